@@ -1,0 +1,31 @@
+// The one build: Electron main (window + host + worktree process entry), the preload, and the
+// React renderer. `grove serve` serves out/renderer; the headless host itself runs from the
+// TypeScript sources under the pinned Node (type stripping), so it needs no bundle.
+import { resolve } from 'node:path';
+import { defineConfig } from 'electron-vite';
+import react from '@vitejs/plugin-react';
+
+export default defineConfig({
+  main: {
+    build: {
+      rollupOptions: {
+        input: {
+          'electron-main': resolve(__dirname, 'main/electron/electron-main.ts'),
+          'worktree-process': resolve(__dirname, 'main/worktree/worktree-process.ts'),
+        },
+      },
+    },
+  },
+  preload: {
+    build: {
+      rollupOptions: { input: { preload: resolve(__dirname, 'main/electron/preload.ts') } },
+    },
+  },
+  renderer: {
+    root: resolve(__dirname, 'renderer'),
+    plugins: [react()],
+    build: {
+      rollupOptions: { input: resolve(__dirname, 'renderer/index.html') },
+    },
+  },
+});

@@ -1,0 +1,188 @@
+// `grove` command line. `grove serve <repo>...` runs the host without Electron: one MCP server per
+// worktree of each repo, plus the UI in a browser. Prints, per worktree, its branch, path, URLs and
+// token (or, with --json, machine-readable lines: first {"event":"ready",...}, then host events).
+import { parseArgs } from 'node:util';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { Host } from '../host/host.ts';
+import { GROVE_VERSION } from '../version.ts';
+import { startUiServer, type UiServer } from './ui-server.ts';
+import type { WorktreeState } from '../../shared/model.ts';
+
+const USAGE = `Usage: grove serve [options] <repo-path>...
+
+Runs one sandboxed MCP server per git worktree of each repository, and the Grove UI.
+
+Options:
+  --data-dir DIR   app database and settings (default: ${defaultDataDir()})
+  --ui-port N      port of the UI (default: 47100; 0 picks a free one)
+  --no-ui          do not serve the UI
+  --json           print machine-readable JSON lines instead of text
+  -h, --help       show this help
+  -v, --version    print Grove's version`;
+
+const DEFAULT_UI_PORT = 47100;
+
+/** The per-user config directory, where Electron's app.getPath('userData') also points. */
+export function defaultDataDir(): string {
+  if (process.env.GROVE_DATA_DIR) return process.env.GROVE_DATA_DIR;
+  if (process.platform === 'darwin')
+    return path.join(homedir(), 'Library', 'Application Support', 'Grove');
+  if (process.platform === 'win32') {
+    return path.join(process.env.APPDATA ?? path.join(homedir(), 'AppData', 'Roaming'), 'Grove');
+  }
+  return path.join(process.env.XDG_CONFIG_HOME ?? path.join(homedir(), '.config'), 'Grove');
+}
+
+class UsageError extends Error {}
+
+interface ServeOptions {
+  repoPaths: string[];
+  dataDir: string;
+  uiPort: number;
+  ui: boolean;
+  json: boolean;
+}
+
+function parseServeArgs(args: string[]): ServeOptions {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      'data-dir': { type: 'string' },
+      'ui-port': { type: 'string' },
+      'no-ui': { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  if (positionals.length === 0) throw new UsageError('give at least one repository path');
+  const uiPort = values['ui-port'] === undefined ? DEFAULT_UI_PORT : Number(values['ui-port']);
+  if (!Number.isInteger(uiPort) || uiPort < 0 || uiPort > 65535) {
+    throw new UsageError(`--ui-port must be a port number (0-65535), got ${values['ui-port']}`);
+  }
+  return {
+    repoPaths: positionals,
+    dataDir: path.resolve(values['data-dir'] ?? defaultDataDir()),
+    uiPort,
+    ui: !values['no-ui'],
+    json: values.json,
+  };
+}
+
+function describeStatus(worktree: WorktreeState): string {
+  const { status } = worktree;
+  switch (status.state) {
+    case 'running':
+      return `running on port ${status.port}`;
+    case 'error':
+      return `error: ${status.message}`;
+    default:
+      return status.state;
+  }
+}
+
+async function serve(options: ServeOptions): Promise<void> {
+  const host = await Host.open({ dataDir: options.dataDir });
+  let ui: UiServer | undefined;
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) {
+      process.exit(1); // a second Ctrl+C: give up waiting
+    }
+    stopping = true;
+    if (!options.json) process.stderr.write(`\n${signal}: stopping servers...\n`);
+    await ui?.close();
+    await host.close();
+    if (options.json) console.log(JSON.stringify({ event: 'stopped' }));
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  try {
+    for (const repoPath of options.repoPaths) await host.addRepo(repoPath);
+    await host.startAll();
+    if (options.ui) ui = await startUiServer({ host, port: options.uiPort, token: host.uiToken() });
+  } catch (error) {
+    await ui?.close();
+    await host.close();
+    throw error;
+  }
+
+  const worktrees = host.snapshot().repos.flatMap((repo) => repo.worktrees);
+  if (options.json) {
+    console.log(
+      JSON.stringify({
+        event: 'ready',
+        ui: ui?.url ?? null,
+        worktrees: worktrees.map((worktree) => {
+          const { token } = host.getConnectionInfo(worktree.id);
+          return {
+            path: worktree.path,
+            branch: worktree.branch,
+            sse: worktree.urls.sse,
+            mcp: worktree.urls.mcp,
+            token,
+            ...(worktree.status.state === 'error' ? { error: worktree.status.message } : {}),
+          };
+        }),
+      }),
+    );
+    host.onEvent((event) => {
+      if (event.type !== 'snapshot') console.log(JSON.stringify({ event: event.type, ...event }));
+    });
+    return;
+  }
+  console.log(`Grove ${GROVE_VERSION}: ${worktrees.length} worktree server(s)\n`);
+  for (const worktree of worktrees) {
+    const { token } = host.getConnectionInfo(worktree.id);
+    console.log(`  ${worktree.branch ?? '(detached)'}  ${worktree.path}`);
+    console.log(`    status  ${describeStatus(worktree)}`);
+    if (worktree.portNotice) console.log(`    note    ${worktree.portNotice}`);
+    console.log(`    SSE     ${worktree.urls.sse}`);
+    console.log(`    HTTP    ${worktree.urls.mcp}`);
+    console.log(`    token   ${token}\n`);
+  }
+  if (ui) console.log(`UI: ${ui.url}\n`);
+  console.log('Press Ctrl+C to stop.');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === '-v' || command === '--version') {
+    console.log(GROVE_VERSION);
+    return 0;
+  }
+  if (command === undefined || command === '-h' || command === '--help') {
+    console.log(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  try {
+    if (command !== 'serve') throw new UsageError(`unknown command: ${command}`);
+    if (rest.includes('-h') || rest.includes('--help')) {
+      console.log(USAGE);
+      return 0;
+    }
+    await serve(parseServeArgs(rest));
+    return -1; // keep running until a signal
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`grove: ${message}\n`);
+    if (
+      error instanceof UsageError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
+      process.stderr.write(`\n${USAGE}\n`);
+      return 2;
+    }
+    return 1;
+  }
+}
+
+/** Runs the CLI and exits when it is done (a running `serve` exits on SIGINT/SIGTERM). */
+export async function runCli(argv: string[]): Promise<void> {
+  const code = await main(argv);
+  if (code >= 0) process.exit(code);
+}
+
+if (import.meta.main) await runCli(process.argv.slice(2));

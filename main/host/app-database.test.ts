@@ -1,0 +1,73 @@
+import Database from 'better-sqlite3';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { makeTempDir } from '../testing/temp-repo.ts';
+import { AppDatabase, FIRST_WORKTREE_PORT } from './app-database.ts';
+
+describe('AppDatabase', () => {
+  it('gives each worktree a distinct port and token, and the same ones after reopening', async () => {
+    const dataDir = await makeTempDir();
+    const first = await AppDatabase.open(dataDir);
+    const repo = first.upsertRepo('/r/main');
+    const a = first.ensureWorktree(repo.id, '/r/main');
+    const b = first.ensureWorktree(repo.id, '/r/feature');
+    expect(a.port).toBe(FIRST_WORKTREE_PORT);
+    expect(b.port).toBe(FIRST_WORKTREE_PORT + 1);
+    expect(a.token).not.toBe(b.token);
+    expect(a.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    first.close();
+
+    const second = await AppDatabase.open(dataDir);
+    expect(second.upsertRepo('/r/main').id).toBe(repo.id);
+    expect(second.ensureWorktree(repo.id, '/r/feature')).toEqual(b);
+    expect(second.ensureWorktree(repo.id, '/r/main')).toEqual(a);
+    second.close();
+  });
+
+  it('stores a moved port, handing the old one to a worktree that held the new one', async () => {
+    const db = await AppDatabase.open(await makeTempDir());
+    const repo = db.upsertRepo('/r/main');
+    const a = db.ensureWorktree(repo.id, '/r/main');
+    const b = db.ensureWorktree(repo.id, '/r/b');
+    db.setWorktreePort(a.id, b.port);
+    expect(db.getWorktreeByPath('/r/main')?.port).toBe(b.port);
+    expect(db.getWorktreeByPath('/r/b')?.port).toBe(a.port);
+    db.setWorktreePort(a.id, 50000);
+    expect(db.getWorktreeByPath('/r/main')?.port).toBe(50000);
+    expect(db.ensureWorktree(repo.id, '/r/c').port).toBe(50001);
+    db.close();
+  });
+
+  it('keeps settings', async () => {
+    const dataDir = await makeTempDir();
+    const db = await AppDatabase.open(dataDir);
+    const token = db.getOrCreateSetting('ui-token', () => 'first');
+    expect(db.getOrCreateSetting('ui-token', () => 'second')).toBe(token);
+    db.close();
+    const again = await AppDatabase.open(dataDir);
+    expect(again.getSetting('ui-token')).toBe('first');
+    again.close();
+  });
+
+  it('refuses a corrupt database file with a message naming it', async () => {
+    const dataDir = await makeTempDir();
+    await writeFile(
+      path.join(dataDir, 'grove.db'),
+      'this is not a database, just text '.repeat(200),
+    );
+    await expect(AppDatabase.open(dataDir)).rejects.toThrow(
+      `cannot open the app database ${path.join(dataDir, 'grove.db')}: file is not a database`,
+    );
+  });
+
+  it('refuses a database written by a newer Grove', async () => {
+    const dataDir = await makeTempDir();
+    const raw = new Database(path.join(dataDir, 'grove.db'));
+    raw.pragma('user_version = 99');
+    raw.close();
+    await expect(AppDatabase.open(dataDir)).rejects.toThrow(
+      /schema version 99 is newer than this Grove/,
+    );
+  });
+});

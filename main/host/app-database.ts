@@ -1,0 +1,179 @@
+// The app database (SQLite, better-sqlite3) in the data directory: the repos the user opened and,
+// for each worktree, its port and token. Ports are stable: once a worktree has a port it keeps it
+// across restarts, unless another program takes it (then the new port is stored).
+// Schema changes are numbered migrations applied in a transaction (PRAGMA user_version).
+import Database from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+
+export interface RepoRow {
+  id: number;
+  path: string;
+}
+
+export interface WorktreeRow {
+  id: number;
+  repoId: number;
+  path: string;
+  port: number;
+  token: string;
+  autostart: boolean;
+}
+
+/** First port handed to a new worktree; later ones take the next unassigned port. */
+export const FIRST_WORKTREE_PORT = 47110;
+
+const MIGRATIONS: string[] = [
+  `CREATE TABLE repos (
+     id INTEGER PRIMARY KEY,
+     path TEXT NOT NULL UNIQUE,
+     added_at INTEGER NOT NULL
+   );
+   CREATE TABLE worktrees (
+     id INTEGER PRIMARY KEY,
+     repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE,
+     path TEXT NOT NULL UNIQUE,
+     port INTEGER NOT NULL UNIQUE,
+     token TEXT NOT NULL,
+     autostart INTEGER NOT NULL DEFAULT 1
+   );`,
+  `CREATE TABLE settings (
+     key TEXT PRIMARY KEY,
+     value TEXT NOT NULL
+   );`,
+];
+
+export function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export class AppDatabase {
+  private readonly db: Database.Database;
+
+  private constructor(db: Database.Database) {
+    this.db = db;
+  }
+
+  /** Opens (creating if needed) `<dataDir>/grove.db`; throws a clear error if it is unusable. */
+  static async open(dataDir: string): Promise<AppDatabase> {
+    await mkdir(dataDir, { recursive: true });
+    const file = path.join(dataDir, 'grove.db');
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(file, { timeout: 2000 });
+      db.pragma('journal_mode = WAL');
+      db.pragma('foreign_keys = ON');
+      const appDb = new AppDatabase(db);
+      appDb.migrate();
+      return appDb;
+    } catch (error) {
+      db?.close();
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`cannot open the app database ${file}: ${reason}`, { cause: error });
+    }
+  }
+
+  private migrate(): void {
+    const current = this.db.pragma('user_version', { simple: true }) as number;
+    if (current > MIGRATIONS.length) {
+      throw new Error(
+        `database schema version ${current} is newer than this Grove (${MIGRATIONS.length})`,
+      );
+    }
+    this.db.transaction(() => {
+      for (let version = current; version < MIGRATIONS.length; version++) {
+        this.db.exec(MIGRATIONS[version]!);
+      }
+      this.db.pragma(`user_version = ${MIGRATIONS.length}`);
+    })();
+  }
+
+  /** Returns the repo row for `repoPath`, inserting it if new. */
+  upsertRepo(repoPath: string): RepoRow {
+    this.db
+      .prepare('INSERT INTO repos (path, added_at) VALUES (?, ?) ON CONFLICT(path) DO NOTHING')
+      .run(repoPath, Math.floor(Date.now() / 1000));
+    return this.db.prepare('SELECT id, path FROM repos WHERE path = ?').get(repoPath) as RepoRow;
+  }
+
+  listRepos(): RepoRow[] {
+    return this.db.prepare('SELECT id, path FROM repos ORDER BY id').all() as RepoRow[];
+  }
+
+  /**
+   * Returns the worktree row for `worktreePath`, creating it with a fresh token and the next
+   * unassigned port if new. (A port another program holds is handled at listen time: the worktree
+   * process moves to the next free one and the host records it with setWorktreePort.)
+   */
+  ensureWorktree(repoId: number, worktreePath: string): WorktreeRow {
+    const existing = this.getWorktreeByPath(worktreePath);
+    if (existing) return existing;
+    const insert = this.db.transaction(() => {
+      const maxPort = this.db.prepare('SELECT MAX(port) AS port FROM worktrees').get() as {
+        port: number | null;
+      };
+      const port = Math.max(FIRST_WORKTREE_PORT, (maxPort.port ?? FIRST_WORKTREE_PORT - 1) + 1);
+      this.db
+        .prepare('INSERT INTO worktrees (repo_id, path, port, token) VALUES (?, ?, ?, ?)')
+        .run(repoId, worktreePath, port, newToken());
+    });
+    insert();
+    return this.getWorktreeByPath(worktreePath)!;
+  }
+
+  /** Records that a worktree's server now lives on `port` (its old port was taken). */
+  setWorktreePort(worktreeId: number, port: number): void {
+    this.db.transaction(() => {
+      // Another worktree may have been assigned this port but is not using it right now: give it
+      // our old port instead, so assignments stay unique.
+      const holder = this.db
+        .prepare('SELECT id FROM worktrees WHERE port = ? AND id != ?')
+        .get(port, worktreeId) as { id: number } | undefined;
+      const own = this.db.prepare('SELECT port FROM worktrees WHERE id = ?').get(worktreeId) as {
+        port: number;
+      };
+      if (holder) this.db.prepare('UPDATE worktrees SET port = -id WHERE id = ?').run(holder.id);
+      this.db.prepare('UPDATE worktrees SET port = ? WHERE id = ?').run(port, worktreeId);
+      if (holder) {
+        this.db.prepare('UPDATE worktrees SET port = ? WHERE id = ?').run(own.port, holder.id);
+      }
+    })();
+  }
+
+  getWorktreeByPath(worktreePath: string): WorktreeRow | undefined {
+    const row = this.db
+      .prepare(
+        'SELECT id, repo_id AS repoId, path, port, token, autostart FROM worktrees WHERE path = ?',
+      )
+      .get(worktreePath) as (Omit<WorktreeRow, 'autostart'> & { autostart: number }) | undefined;
+    return row && { ...row, autostart: row.autostart === 1 };
+  }
+
+  getSetting(key: string): string | undefined {
+    const row = this.db.prepare('SELECT value FROM settings WHERE key = ?').get(key) as
+      { value: string } | undefined;
+    return row?.value;
+  }
+
+  setSetting(key: string, value: string): void {
+    this.db
+      .prepare(
+        'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+      )
+      .run(key, value);
+  }
+
+  /** Returns the stored value of `key`, storing `create()` first if there is none. */
+  getOrCreateSetting(key: string, create: () => string): string {
+    const existing = this.getSetting(key);
+    if (existing !== undefined) return existing;
+    const value = create();
+    this.setSetting(key, value);
+    return value;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,42 @@
+// How the host starts a worktree process. Headless and in tests: child_process.fork of
+// main/worktree/worktree-process.ts under the same Node. The Electron shell provides another
+// launcher (utilityProcess) implementing the same interface.
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { HostToWorktree } from '../worktree/worktree-protocol.ts';
+
+export interface WorktreeProcessHandle {
+  readonly pid: number | undefined;
+  send(message: HostToWorktree): void;
+  onMessage(listener: (message: unknown) => void): void;
+  /** Called once when the process has exited, whatever the reason. */
+  onExit(listener: (code: number | null, signal: string | null) => void): void;
+  /** Ends the process at once (SIGKILL). */
+  kill(): void;
+}
+
+export interface WorktreeLauncher {
+  launch(): WorktreeProcessHandle;
+}
+
+const WORKTREE_ENTRY = fileURLToPath(new URL('../worktree/worktree-process.ts', import.meta.url));
+
+/** Launches each worktree process with child_process.fork. */
+export const forkLauncher: WorktreeLauncher = {
+  launch() {
+    const child = fork(WORKTREE_ENTRY, [], {
+      execPath: process.execPath,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'json',
+    });
+    return {
+      pid: child.pid,
+      send: (message) => {
+        if (child.connected) child.send(message);
+      },
+      onMessage: (listener) => child.on('message', listener),
+      onExit: (listener) => child.once('exit', listener),
+      kill: () => child.kill('SIGKILL'),
+    };
+  },
+};

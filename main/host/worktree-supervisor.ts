@@ -1,0 +1,163 @@
+// Supervises one worktree process: starts it, stops it, and keeps the worktree's ServerStatus
+// true. A process that exits unexpectedly is marked `error` and restarted with exponential backoff;
+// after repeated failures the supervisor gives up and leaves the reason in the status.
+import type { ServerStatus } from '../../shared/model.ts';
+import { WorktreeToHostSchema } from '../worktree/worktree-protocol.ts';
+import type { WorktreeLauncher, WorktreeProcessHandle } from './worktree-launcher.ts';
+
+export interface SupervisorOptions {
+  root: string;
+  port: number;
+  token: string;
+  launcher: WorktreeLauncher;
+  /** Called on every status change. */
+  onStatus(status: ServerStatus): void;
+  /** Called when the process had to listen on another port than the one requested. */
+  onPortMoved(port: number, requestedPort: number): void;
+  startTimeoutMs?: number;
+  stopTimeoutMs?: number;
+}
+
+/** Restart delays after unexpected exits; past the last one the supervisor gives up. */
+const RESTART_DELAYS_MS = [250, 500, 1000, 2000, 4000];
+/** A process that ran this long without crashing resets the backoff. */
+const STABLE_AFTER_MS = 30_000;
+
+export class WorktreeSupervisor {
+  private readonly options: SupervisorOptions;
+  private current: WorktreeProcessHandle | undefined;
+  private statusValue: ServerStatus = { state: 'stopped' };
+  /** True while the user wants this server running (Start pressed, autostart). */
+  private wanted = false;
+  private pendingStart: Promise<void> | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private consecutiveFailures = 0;
+  private startedAt = 0;
+
+  constructor(options: SupervisorOptions) {
+    this.options = options;
+  }
+
+  get status(): ServerStatus {
+    return this.statusValue;
+  }
+
+  get port(): number {
+    return this.options.port;
+  }
+
+  get pid(): number | undefined {
+    return this.current?.pid;
+  }
+
+  private setStatus(status: ServerStatus): void {
+    this.statusValue = status;
+    this.options.onStatus(status);
+  }
+
+  /** Starts the server; resolves once it is running or has failed (the status says which). */
+  start(): Promise<void> {
+    this.wanted = true;
+    this.consecutiveFailures = 0;
+    clearTimeout(this.restartTimer);
+    if (this.statusValue.state === 'running') return Promise.resolve();
+    return this.launch();
+  }
+
+  private launch(): Promise<void> {
+    if (this.pendingStart) return this.pendingStart;
+    this.setStatus({ state: 'starting' });
+    const handle = this.options.launcher.launch();
+    this.current = handle;
+    this.startedAt = Date.now();
+    this.pendingStart = new Promise<void>((resolve) => {
+      const settle = (): void => {
+        clearTimeout(timer);
+        this.pendingStart = undefined;
+        resolve();
+      };
+      const timeoutMs = this.options.startTimeoutMs ?? 15_000;
+      const timer = setTimeout(() => {
+        this.setStatus({ state: 'error', message: `server did not start within ${timeoutMs} ms` });
+        handle.kill();
+        settle();
+      }, timeoutMs);
+
+      handle.onMessage((raw) => {
+        const parsed = WorktreeToHostSchema.safeParse(raw);
+        if (!parsed.success || handle !== this.current) return;
+        const message = parsed.data;
+        if (message.type === 'listening') {
+          if (message.requestedPort !== null) {
+            this.options.port = message.port;
+            this.options.onPortMoved(message.port, message.requestedPort);
+          }
+          this.setStatus({ state: 'running', port: message.port });
+          settle();
+        } else if (message.type === 'fatal') {
+          // The process cannot serve this worktree (directory gone, no free port): do not retry.
+          this.wanted = false;
+          this.setStatus({ state: 'error', message: message.message });
+          settle();
+        }
+      });
+
+      handle.onExit((code, signal) => {
+        if (handle !== this.current) return;
+        this.current = undefined;
+        settle();
+        if (!this.wanted) {
+          if (this.statusValue.state !== 'error') this.setStatus({ state: 'stopped' });
+          return;
+        }
+        const how = signal ? `signal ${signal}` : `code ${code}`;
+        this.setStatus({ state: 'error', message: `server process exited unexpectedly (${how})` });
+        this.scheduleRestart();
+      });
+    });
+    handle.send({
+      type: 'start',
+      root: this.options.root,
+      port: this.options.port,
+      token: this.options.token,
+    });
+    return this.pendingStart;
+  }
+
+  private scheduleRestart(): void {
+    if (Date.now() - this.startedAt > STABLE_AFTER_MS) this.consecutiveFailures = 0;
+    const delay = RESTART_DELAYS_MS[this.consecutiveFailures];
+    if (delay === undefined) {
+      this.wanted = false;
+      this.setStatus({
+        state: 'error',
+        message: `server crashed ${this.consecutiveFailures} times in a row; gave up (press Start to retry)`,
+      });
+      return;
+    }
+    this.consecutiveFailures++;
+    this.restartTimer = setTimeout(() => {
+      if (this.wanted && !this.current) void this.launch();
+    }, delay);
+  }
+
+  /** Stops the server and waits for its process to exit. */
+  async stop(): Promise<void> {
+    this.wanted = false;
+    clearTimeout(this.restartTimer);
+    const handle = this.current;
+    if (!handle) {
+      if (this.statusValue.state !== 'stopped') this.setStatus({ state: 'stopped' });
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => handle.kill(), this.options.stopTimeoutMs ?? 5000);
+      handle.onExit(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      handle.send({ type: 'shutdown' });
+    });
+    this.setStatus({ state: 'stopped' });
+  }
+}

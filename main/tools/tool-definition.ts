@@ -1,0 +1,57 @@
+// The shape of one MCP tool, defined once: name, title, description, input and output schemas,
+// annotations and handler. The MCP server registers every definition on every session (all
+// transports); the UI's tool console and docs/tools.md read the same list.
+import type { z } from 'zod';
+
+/** What a tool handler knows about the worktree it serves. */
+export interface ToolContext {
+  /** Real (symlink-resolved) absolute path of the worktree root. Tools never read outside it. */
+  readonly root: string;
+  /** Aborted when the client cancels the call or goes away. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * A refusal or failure a model can act on ("path escapes the worktree: ../x"). The MCP layer turns
+ * it into an `isError: true` result carrying the message; any other exception is reported the same
+ * way but logged as unexpected.
+ */
+export class ToolError extends Error {
+  override name = 'ToolError';
+}
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+export interface ToolDefinition<
+  In extends z.ZodObject = z.ZodObject,
+  Out extends z.ZodObject = z.ZodObject,
+> {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: In;
+  outputSchema: Out;
+  annotations: ToolAnnotations;
+  /** Returns the structured result; throws ToolError for a refusal. */
+  handler(args: z.infer<In>, ctx: ToolContext): Promise<z.infer<Out>>;
+}
+
+/** Annotations shared by every read-only tool that stays inside the worktree. */
+export const readOnlyLocal: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+/** Helps TypeScript infer a definition's schema types while storing it in a plain list. */
+export function defineTool<In extends z.ZodObject, Out extends z.ZodObject>(
+  definition: ToolDefinition<In, Out>,
+): ToolDefinition {
+  return definition as unknown as ToolDefinition;
+}

@@ -1,0 +1,114 @@
+// Entry point of one worktree process: owns that worktree's MCP listener (and, later, its
+// reconciliation engine). Started by the host with child_process.fork (headless, tests) or
+// Electron's utilityProcess (app); talks to the host only through the messages in
+// worktree-protocol.ts. A crash here never touches the host or other worktrees.
+import { stat } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
+import { createMcpListener, type McpListener } from '../mcp/mcp-listener.ts';
+import { fileTools } from '../tools/index.ts';
+import { GROVE_VERSION } from '../version.ts';
+import {
+  HostToWorktreeSchema,
+  PORT_ATTEMPTS,
+  type HostToWorktree,
+  type WorktreeToHost,
+} from './worktree-protocol.ts';
+
+/** The channel to the host: process.send under fork, parentPort under utilityProcess. */
+interface HostChannel {
+  send(message: WorktreeToHost): void;
+  onMessage(listener: (message: unknown) => void): void;
+  onDisconnect(listener: () => void): void;
+}
+
+function forkChannel(): HostChannel {
+  if (!process.send) throw new Error('worktree-process must be started by the Grove host');
+  return {
+    send: (message) => process.send?.(message),
+    onMessage: (listener) => process.on('message', listener),
+    onDisconnect: (listener) => process.on('disconnect', listener),
+  };
+}
+
+async function listenFromPort(
+  root: string,
+  token: string,
+  requestedPort: number,
+): Promise<McpListener> {
+  let lastError: unknown;
+  const attempts = requestedPort === 0 ? 1 : PORT_ATTEMPTS;
+  for (let offset = 0; offset < attempts; offset++) {
+    const port = requestedPort === 0 ? 0 : requestedPort + offset;
+    if (port > 65535) break;
+    try {
+      return await createMcpListener({
+        root,
+        token,
+        port,
+        tools: fileTools,
+        serverInfo: { name: 'grove', version: GROVE_VERSION },
+      });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      lastError = error;
+    }
+  }
+  throw new Error(
+    `no free port in ${requestedPort}-${requestedPort + attempts - 1}: ${String(lastError)}`,
+  );
+}
+
+export function runWorktreeProcess(channel: HostChannel): void {
+  let listener: McpListener | undefined;
+  let stopping = false;
+
+  const shutdown = async (code: number): Promise<never> => {
+    if (!stopping) {
+      stopping = true;
+      await listener?.close().catch(() => undefined);
+    }
+    process.exit(code);
+  };
+
+  const fail = (message: string): void => {
+    channel.send({ type: 'fatal', message });
+    void shutdown(1);
+  };
+
+  const handle = async (message: HostToWorktree): Promise<void> => {
+    switch (message.type) {
+      case 'start': {
+        if (listener) return;
+        const info = await stat(message.root).catch(() => undefined);
+        if (!info?.isDirectory()) return fail(`worktree directory not found: ${message.root}`);
+        const root = await realpath(message.root);
+        listener = await listenFromPort(root, message.token, message.port);
+        channel.send({
+          type: 'listening',
+          port: listener.port,
+          requestedPort: listener.port === message.port ? null : message.port,
+        });
+        return;
+      }
+      case 'ping':
+        channel.send({ type: 'pong', id: message.id });
+        return;
+      case 'shutdown':
+        await shutdown(0);
+    }
+  };
+
+  channel.onMessage((raw) => {
+    const parsed = HostToWorktreeSchema.safeParse(raw);
+    if (!parsed.success) return fail(`invalid message from host: ${parsed.error.message}`);
+    handle(parsed.data).catch((error: unknown) =>
+      fail(error instanceof Error ? error.message : String(error)),
+    );
+  });
+  // The host went away (crashed or was killed): never outlive it.
+  channel.onDisconnect(() => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+  process.on('SIGINT', () => void shutdown(0));
+}
+
+runWorktreeProcess(forkChannel());

@@ -1,0 +1,33 @@
+// The messages exchanged between the host and one worktree process (over the fork/utilityProcess
+// IPC channel). Both sides validate what they receive with these schemas.
+import { z } from 'zod';
+
+export const HostToWorktreeSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('start'),
+    /** Absolute path of the worktree root. */
+    root: z.string(),
+    /** The port to listen on; when taken, the process tries the following ones. */
+    port: z.number().int().min(0).max(65535),
+    token: z.string().min(16),
+  }),
+  z.object({ type: z.literal('ping'), id: z.number().int() }),
+  z.object({ type: z.literal('shutdown') }),
+]);
+export type HostToWorktree = z.infer<typeof HostToWorktreeSchema>;
+
+export const WorktreeToHostSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('listening'),
+    port: z.number().int().positive(),
+    /** Set when the requested port was in use and the server took this one instead. */
+    requestedPort: z.number().int().nullable(),
+  }),
+  z.object({ type: z.literal('pong'), id: z.number().int() }),
+  /** The process cannot serve (root missing, no free port...); it exits after sending this. */
+  z.object({ type: z.literal('fatal'), message: z.string() }),
+]);
+export type WorktreeToHost = z.infer<typeof WorktreeToHostSchema>;
+
+/** How many ports after the requested one a worktree process tries before giving up. */
+export const PORT_ATTEMPTS = 20;

@@ -1,0 +1,192 @@
+// The renderer's mirror of the host: a pure reducer over HostApi events (a full `snapshot`, then
+// `worktree-changed` deltas) plus the renderer's own bookkeeping (connection health, commands in
+// flight, the last command error per worktree). The host stays the single source of truth: commands
+// never edit the mirror optimistically, they wait for the event that reports the change. React reads
+// the store through useSyncExternalStore; nothing polls.
+import type { HostApi, HostEvent } from '../../../shared/host-api.ts';
+import type { HostSnapshot, WorktreeState } from '../../../shared/model.ts';
+import type { ConnectionSource, ConnectionState } from '../host-api/connection.ts';
+import type { HostTransport } from '../host-api/pick-host-api.ts';
+
+export type ServerCommand = 'start' | 'stop';
+
+export interface CommandError {
+  command: ServerCommand;
+  message: string;
+}
+
+export interface HostStoreState {
+  /** The host's state as last reported; null until the first snapshot arrives. */
+  snapshot: HostSnapshot | null;
+  connection: ConnectionState;
+  /** Commands sent and not yet answered, by worktree id. */
+  pending: Readonly<Record<string, ServerCommand>>;
+  /** The last failed command, by worktree id (cleared by the next command). */
+  commandErrors: Readonly<Record<string, CommandError>>;
+}
+
+export type HostStoreAction =
+  | { type: 'event'; event: HostEvent }
+  | { type: 'connection'; connection: ConnectionState }
+  | { type: 'command-sent'; worktreeId: string; command: ServerCommand }
+  | { type: 'command-done'; worktreeId: string; command: ServerCommand; error: string | null };
+
+export const initialHostStoreState: HostStoreState = {
+  snapshot: null,
+  connection: { state: 'connecting' },
+  pending: {},
+  commandErrors: {},
+};
+
+export function hostStoreReducer(state: HostStoreState, action: HostStoreAction): HostStoreState {
+  switch (action.type) {
+    case 'event':
+      return applyEvent(state, action.event);
+    case 'connection':
+      return { ...state, connection: action.connection };
+    case 'command-sent':
+      return {
+        ...state,
+        pending: { ...state.pending, [action.worktreeId]: action.command },
+        commandErrors: without(state.commandErrors, action.worktreeId),
+      };
+    case 'command-done':
+      return {
+        ...state,
+        pending: without(state.pending, action.worktreeId),
+        commandErrors:
+          action.error === null
+            ? state.commandErrors
+            : {
+                ...state.commandErrors,
+                [action.worktreeId]: { command: action.command, message: action.error },
+              },
+      };
+  }
+}
+
+function applyEvent(state: HostStoreState, event: HostEvent): HostStoreState {
+  switch (event.type) {
+    case 'snapshot':
+      return { ...state, snapshot: event.snapshot };
+    case 'worktree-changed': {
+      // A delta before any snapshot has nothing to apply to; the snapshot will carry it.
+      if (!state.snapshot) return state;
+      const snapshot = upsertWorktree(state.snapshot, event.worktree);
+      return snapshot === state.snapshot ? state : { ...state, snapshot };
+    }
+  }
+}
+
+/** Replaces the worktree with the same id, or appends it to its repo; unknown repo: unchanged. */
+export function upsertWorktree(snapshot: HostSnapshot, worktree: WorktreeState): HostSnapshot {
+  const repoIndex = snapshot.repos.findIndex((repo) => repo.id === worktree.repoId);
+  if (repoIndex === -1) return snapshot;
+  const repos = snapshot.repos.map((repo, index) => {
+    if (index !== repoIndex) {
+      // A worktree never moves between repos, but drop a stale copy if the host says it did.
+      return repo.worktrees.some((w) => w.id === worktree.id)
+        ? { ...repo, worktrees: repo.worktrees.filter((w) => w.id !== worktree.id) }
+        : repo;
+    }
+    const at = repo.worktrees.findIndex((w) => w.id === worktree.id);
+    const worktrees =
+      at === -1
+        ? [...repo.worktrees, worktree]
+        : repo.worktrees.map((w, i) => (i === at ? worktree : w));
+    return { ...repo, worktrees };
+  });
+  return { ...snapshot, repos };
+}
+
+function without<T>(record: Readonly<Record<string, T>>, key: string): Readonly<Record<string, T>> {
+  if (!Object.hasOwn(record, key)) return record;
+  const copy = { ...record };
+  delete copy[key];
+  return copy;
+}
+
+/** Holds the state, feeds it from the transport, and runs commands. */
+export class HostStore {
+  readonly #api: HostApi | null;
+  readonly #connectionSource: ConnectionSource | null;
+  readonly #listeners = new Set<() => void>();
+  #state: HostStoreState;
+
+  constructor(transport: HostTransport) {
+    this.#api = transport.kind === 'unavailable' ? null : transport.api;
+    this.#connectionSource = transport.kind === 'http' ? transport.connection : null;
+    this.#state =
+      transport.kind === 'unavailable'
+        ? {
+            ...initialHostStoreState,
+            connection: { state: 'failed', message: transport.message },
+          }
+        : initialHostStoreState;
+  }
+
+  /** Starts mirroring the host; returns the function that stops. */
+  connect(): () => void {
+    const api = this.#api;
+    if (!api) return () => {};
+    const stops: (() => void)[] = [];
+    const source = this.#connectionSource;
+    if (source) {
+      stops.push(
+        source.onConnectionChange((connection) => this.#dispatch({ type: 'connection', connection })),
+      );
+    }
+    stops.push(
+      api.onEvent((event) => {
+        this.#dispatch({ type: 'event', event });
+        // A transport without a connection of its own (the preload) is live once it has spoken.
+        if (!source && event.type === 'snapshot') {
+          this.#dispatch({ type: 'connection', connection: { state: 'open' } });
+        }
+      }),
+    );
+    if (source) this.#dispatch({ type: 'connection', connection: source.connectionState() });
+    return () => {
+      for (const stop of stops) stop();
+    };
+  }
+
+  readonly getState = (): HostStoreState => this.#state;
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  };
+
+  startServer(worktreeId: string): Promise<void> {
+    return this.#run(worktreeId, 'start', (api) => api.startServer(worktreeId));
+  }
+
+  stopServer(worktreeId: string): Promise<void> {
+    return this.#run(worktreeId, 'stop', (api) => api.stopServer(worktreeId));
+  }
+
+  async #run(
+    worktreeId: string,
+    command: ServerCommand,
+    send: (api: HostApi) => Promise<void>,
+  ): Promise<void> {
+    const api = this.#api;
+    if (!api || this.#state.pending[worktreeId]) return;
+    this.#dispatch({ type: 'command-sent', worktreeId, command });
+    let error: string | null = null;
+    try {
+      await send(api);
+    } catch (caught) {
+      error = caught instanceof Error ? caught.message : String(caught);
+    }
+    this.#dispatch({ type: 'command-done', worktreeId, command, error });
+  }
+
+  #dispatch(action: HostStoreAction): void {
+    const next = hostStoreReducer(this.#state, action);
+    if (next === this.#state) return;
+    this.#state = next;
+    for (const listener of this.#listeners) listener();
+  }
+}
