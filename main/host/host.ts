@@ -121,6 +121,11 @@ export class Host {
     return { worktreeId, urls: serverUrls(worktree.supervisor.port), token: worktree.token };
   }
 
+  /** The OS process id of a worktree's server process, while it has one. */
+  processId(worktreeId: string): number | undefined {
+    return this.worktree(worktreeId).supervisor.pid;
+  }
+
   snapshot(): HostSnapshot {
     return { repos: this.repos.map((repo) => this.repoState(repo)) };
   }

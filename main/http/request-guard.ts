@@ -58,11 +58,9 @@ export function presentedToken(req: Request): string | undefined {
 export function requestGuard(options: RequestGuardOptions) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (!isAllowedHost(req.headers.host, options.port())) {
-      res
-        .status(403)
-        .json({
-          error: `forbidden: Host header ${JSON.stringify(req.headers.host ?? '')} is not this local server`,
-        });
+      res.status(403).json({
+        error: `forbidden: Host header ${JSON.stringify(req.headers.host ?? '')} is not this local server`,
+      });
       return;
     }
     if (!isAllowedOrigin(req.headers.origin)) {

@@ -94,7 +94,9 @@ interface LexicalTarget {
 /** Checks the text of the path; never touches the file system. */
 function checkLexically(root: string, requested: unknown): LexicalTarget {
   if (typeof requested !== 'string') {
-    throw new ToolError(`path must be a string, got ${requested === null ? 'null' : typeof requested}`);
+    throw new ToolError(
+      `path must be a string, got ${requested === null ? 'null' : typeof requested}`,
+    );
   }
   if (requested.length === 0) {
     throw new ToolError('path is empty; use "." for the worktree root');
@@ -144,7 +146,8 @@ function fsRefusal(error: unknown, requested: string, shown: string): ToolError 
     case 'ENOENT':
     case 'ENOTDIR': {
       let hint = '';
-      if (/^~($|[\\/])/.test(requested)) hint = ' (paths are relative to the worktree root; ~ is not expanded)';
+      if (/^~($|[\\/])/.test(requested))
+        hint = ' (paths are relative to the worktree root; ~ is not expanded)';
       else if (/%[0-9a-f]{2}/i.test(requested)) hint = ' (percent-encoding is not decoded)';
       return new ToolError(`no such file or directory in the worktree: ${shown}${hint}`);
     }
@@ -272,8 +275,7 @@ export async function resolveInsideRoot(root: string, requested: unknown): Promi
   return { realPath: real, relativePath: toRelativePosix(root, real) };
 }
 
-const OPEN_FLAGS =
-  constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /**
  * After opening `checked.realPath`, proves the handle is that file: the path still resolves to
@@ -309,7 +311,9 @@ export async function openFileInsideRoot(root: string, requested: unknown): Prom
     );
   }
   if (!before.isFile()) {
-    throw new ToolError(`not a regular file (a FIFO, socket or device), refusing to read: ${shown}`);
+    throw new ToolError(
+      `not a regular file (a FIFO, socket or device), refusing to read: ${shown}`,
+    );
   }
   let handle: FileHandle;
   try {

@@ -173,7 +173,9 @@ export class HttpHostApi implements HostApi, ConnectionSource {
     } catch (error) {
       const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
       throw new HostApiError(
-        timedOut ? `The Grove host did not answer ${name} in time.` : 'Cannot reach the Grove host.',
+        timedOut
+          ? `The Grove host did not answer ${name} in time.`
+          : 'Cannot reach the Grove host.',
         0,
       );
     }
@@ -187,7 +189,10 @@ export class HttpHostApi implements HostApi, ConnectionSource {
     }
     const parsed = hostCommands[name].output.safeParse(body);
     if (!parsed.success) {
-      throw new HostApiError(`The Grove host sent an unexpected answer to ${name}.`, response.status);
+      throw new HostApiError(
+        `The Grove host sent an unexpected answer to ${name}.`,
+        response.status,
+      );
     }
     return parsed.data as HostCommandOutput<N>;
   }

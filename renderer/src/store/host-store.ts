@@ -133,7 +133,9 @@ export class HostStore {
     const source = this.#connectionSource;
     if (source) {
       stops.push(
-        source.onConnectionChange((connection) => this.#dispatch({ type: 'connection', connection })),
+        source.onConnectionChange((connection) =>
+          this.#dispatch({ type: 'connection', connection }),
+        ),
       );
     }
     stops.push(

@@ -32,7 +32,7 @@ export function App() {
       />
     );
   } else {
-    body = <RepoList state={{ ...state, snapshot }} />;
+    body = <RepoList snapshot={snapshot} state={state} />;
   }
 
   return (
@@ -53,7 +53,9 @@ function summary(snapshot: HostSnapshot): string {
   const worktrees = snapshot.repos.flatMap((repo) => repo.worktrees);
   const running = worktrees.filter((w) => w.status.state === 'running').length;
   const errors = worktrees.filter((w) => w.status.state === 'error').length;
-  const parts = [`${running} of ${worktrees.length} ${worktrees.length === 1 ? 'server' : 'servers'} running`];
+  const parts = [
+    `${running} of ${worktrees.length} ${worktrees.length === 1 ? 'server' : 'servers'} running`,
+  ];
   if (errors > 0) parts.push(`${errors} with errors`);
   return parts.join(', ');
 }

@@ -1,14 +1,14 @@
 // The open repositories, each a named region listing its worktrees.
 import { useId } from 'react';
-import type { RepoState } from '../../../shared/model.ts';
+import type { HostSnapshot, RepoState } from '../../../shared/model.ts';
 import type { HostStoreState } from '../store/host-store.ts';
 import { WorktreeCard } from './worktree-card.tsx';
 
-export function RepoList({ state }: { state: HostStoreState & { snapshot: { repos: RepoState[] } } }) {
+export function RepoList({ snapshot, state }: { snapshot: HostSnapshot; state: HostStoreState }) {
   const live = state.connection.state === 'open';
   return (
     <div className="repos">
-      {state.snapshot.repos.map((repo) => (
+      {snapshot.repos.map((repo) => (
         <RepoSection key={repo.id} repo={repo} state={state} live={live} />
       ))}
     </div>

@@ -23,7 +23,11 @@ export function WorktreeCard({ worktree, pending, commandError, live }: Worktree
   const canStop = live && !pending && (status.state === 'running' || status.state === 'starting');
 
   return (
-    <section className="worktree" aria-labelledby={headingId} aria-busy={pending ? true : undefined}>
+    <section
+      className="worktree"
+      aria-labelledby={headingId}
+      aria-busy={pending ? true : undefined}
+    >
       <header className="worktree__header">
         <StatusDot status={status} />
         <div className="worktree__title">

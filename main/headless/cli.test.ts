@@ -1,0 +1,125 @@
+// Runs the real `grove serve` command as a child process, as a user would.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isPortOpen } from '../testing/net.ts';
+import { addWorktree, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
+
+const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
+
+interface Run {
+  child: ChildProcessWithoutNullStreams;
+  lines: AsyncIterableIterator<string>;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+const children: ChildProcessWithoutNullStreams[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+function runGrove(...args: string[]): Run {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: 'pipe' });
+  children.push(child);
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    lines: createInterface({ input: child.stdout })[Symbol.asyncIterator](),
+    stderr: () => stderr,
+    exit,
+  };
+}
+
+async function nextLine(run: Run, timeoutMs = 20_000): Promise<string> {
+  const timeout = new Promise<never>((_, reject) =>
+    setTimeout(
+      () => reject(new Error(`no output within ${timeoutMs} ms; stderr: ${run.stderr()}`)),
+      timeoutMs,
+    ),
+  );
+  const result = await Promise.race([run.lines.next(), timeout]);
+  if (result.done) throw new Error(`grove exited; stderr: ${run.stderr()}`);
+  return result.value;
+}
+
+describe('grove serve', () => {
+  it('prints a ready line with every worktree, serves them, and stops cleanly on SIGTERM', async () => {
+    const repo = await makeTempRepo();
+    const linked = await addWorktree(repo, 'feature-x');
+    const run = runGrove('serve', '--json', '--no-ui', '--data-dir', await makeTempDir(), linked);
+    const ready = JSON.parse(await nextLine(run)) as {
+      event: string;
+      ui: string | null;
+      worktrees: { path: string; branch: string; sse: string; mcp: string; token: string }[];
+    };
+    expect(ready.event).toBe('ready');
+    expect(ready.ui).toBeNull();
+    expect(ready.worktrees.map(({ path, branch }) => ({ path, branch }))).toEqual([
+      { path: repo.root, branch: 'main' },
+      { path: linked, branch: 'feature-x' },
+    ]);
+    for (const worktree of ready.worktrees) {
+      expect(worktree.sse).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/sse$/);
+      expect(worktree.mcp).toBe(worktree.sse.replace(/\/sse$/, '/mcp'));
+      const health = await fetch(worktree.mcp.replace(/\/mcp$/, '/healthz'), {
+        headers: { Authorization: `Bearer ${worktree.token}` },
+      });
+      expect(health.status).toBe(200);
+    }
+
+    run.child.kill('SIGTERM');
+    expect(JSON.parse(await nextLine(run))).toEqual({ event: 'stopped' });
+    expect(await run.exit).toBe(0);
+    for (const worktree of ready.worktrees) {
+      expect(await isPortOpen(Number(new URL(worktree.mcp).port))).toBe(false);
+    }
+    await repo.cleanup();
+  });
+
+  it('prints branch, path, URLs, token and the UI URL for people', async () => {
+    const repo = await makeTempRepo();
+    const run = runGrove('serve', '--ui-port', '0', '--data-dir', await makeTempDir(), repo.root);
+    let output = '';
+    while (!output.includes('Press Ctrl+C to stop.')) output += (await nextLine(run)) + '\n';
+    expect(output).toContain(`main  ${repo.root}`);
+    expect(output).toMatch(/SSE {5}http:\/\/127\.0\.0\.1:\d+\/sse/);
+    expect(output).toMatch(/HTTP {4}http:\/\/127\.0\.0\.1:\d+\/mcp/);
+    expect(output).toMatch(/token {3}[A-Za-z0-9_-]{43}/);
+    const ui = /UI: (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(output)?.[1];
+    expect(ui).toBeDefined();
+    const page = await fetch(ui!);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<div id="root">');
+    run.child.kill('SIGINT');
+    expect(await run.exit).toBe(0);
+    await repo.cleanup();
+  });
+
+  it('refuses a path that is not a git repository, with a clear error and a non-zero exit', async () => {
+    const plain = await makeTempDir();
+    const run = runGrove('serve', '--no-ui', '--data-dir', await makeTempDir(), plain);
+    expect(await run.exit).toBe(1);
+    expect(run.stderr()).toBe(`grove: not a git repository: ${plain}\n`);
+  });
+
+  it('refuses a path that does not exist', async () => {
+    const missing = path.join(await makeTempDir(), 'missing');
+    const run = runGrove('serve', '--no-ui', '--data-dir', await makeTempDir(), missing);
+    expect(await run.exit).toBe(1);
+    expect(run.stderr()).toBe(`grove: path does not exist: ${missing}\n`);
+  });
+
+  it('explains usage errors', async () => {
+    const noRepo = runGrove('serve');
+    expect(await noRepo.exit).toBe(2);
+    expect(noRepo.stderr()).toContain('grove: give at least one repository path');
+    const badPort = runGrove('serve', '--ui-port', 'eighty', '.');
+    expect(await badPort.exit).toBe(2);
+    expect(badPort.stderr()).toContain('--ui-port must be a port number (0-65535), got eighty');
+  });
+});

@@ -1,0 +1,65 @@
+// What the MCP listener tells its owner about clients: sessions opening and closing on the legacy
+// legs, modern (stateless) clients being seen, and tool calls. The worktree process forwards these
+// to the host, whose client registry is the "clients" list of the UI. Plain data, no secrets.
+
+/** The wire transport a client uses. */
+export type McpTransportKind = 'sse' | 'streamable-http';
+
+/** The protocol era: `legacy` (2024/2025 `initialize` handshake, sessions) or `modern` (2026-07-28, stateless). */
+export type McpEra = 'legacy' | 'modern';
+
+/** A client's self-reported identity (`clientInfo` from `initialize` or the request envelope). */
+export interface McpClientIdentity {
+  name: string;
+  version: string;
+}
+
+/** Why a legacy session ended. */
+export type SessionCloseReason = 'client' | 'idle' | 'evicted' | 'shutdown';
+
+export type McpClientEvent =
+  | {
+      type: 'session-opened';
+      sessionId: string;
+      transport: McpTransportKind;
+      era: 'legacy';
+      clientInfo?: McpClientIdentity;
+      at: number;
+    }
+  | {
+      type: 'session-closed';
+      sessionId: string;
+      transport: McpTransportKind;
+      era: 'legacy';
+      clientInfo?: McpClientIdentity;
+      reason: SessionCloseReason;
+      at: number;
+    }
+  | {
+      /** A modern client made a request (modern clients hold no session: show them as "recently seen"). */
+      type: 'client-seen';
+      transport: 'streamable-http';
+      era: 'modern';
+      clientInfo?: McpClientIdentity;
+      method: string;
+      at: number;
+    }
+  | {
+      type: 'tool-called';
+      tool: string;
+      transport: McpTransportKind;
+      era: McpEra;
+      sessionId?: string;
+      clientInfo?: McpClientIdentity;
+      isError: boolean;
+      durationMs: number;
+      at: number;
+    };
+
+/** Reads a `{ name, version }` identity out of an untrusted value, or undefined. */
+export function toClientIdentity(value: unknown): McpClientIdentity | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const { name, version } = value as { name?: unknown; version?: unknown };
+  if (typeof name !== 'string') return undefined;
+  return { name, version: typeof version === 'string' ? version : '' };
+}

@@ -1,0 +1,110 @@
+// The one factory that builds an McpServer for every leg (legacy SSE, legacy Streamable HTTP,
+// modern stateless): registers every ToolDefinition with its schemas and annotations and turns
+// handler results into `structuredContent` plus the same JSON as text. Cheap and side-effect free:
+// the modern leg calls it once per request. Worktree state lives outside it.
+import { CLIENT_INFO_META_KEY, McpServer } from '@modelcontextprotocol/server';
+import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
+import { ToolError } from '../tools/tool-definition.ts';
+import type { ToolDefinition } from '../tools/tool-definition.ts';
+import { toClientIdentity } from './client-events.ts';
+import type { McpClientIdentity, McpEra, McpTransportKind } from './client-events.ts';
+import { stableStringify } from './stable-json.ts';
+
+/** Which leg a server instance serves. */
+export interface ServerLeg {
+  era: McpEra;
+  transport: McpTransportKind;
+}
+
+/** One finished tool call, as reported to the listener. */
+export interface ToolCallRecord {
+  tool: string;
+  leg: ServerLeg;
+  /** Legacy sessions only. */
+  sessionId?: string;
+  /** Modern requests carry the client's identity in their envelope. */
+  envelopeClientInfo?: McpClientIdentity;
+  isError: boolean;
+  durationMs: number;
+}
+
+export interface ServerFactoryOptions {
+  /** Real path of the worktree root, handed to every tool. */
+  root: string;
+  tools: readonly ToolDefinition[];
+  serverInfo: { name: string; version: string };
+  instructions?: string;
+  onToolCalled?: (call: ToolCallRecord) => void;
+  /** Unexpected failures (a tool throwing something other than ToolError). */
+  onError?: (error: Error) => void;
+}
+
+export type ServerFactory = (leg: ServerLeg) => McpServer;
+
+/** A successful result: sorted-key JSON as text, and the same value as structuredContent. */
+export function toolResult(value: unknown): CallToolResult {
+  const text = stableStringify(value);
+  return {
+    content: [{ type: 'text', text }],
+    structuredContent: JSON.parse(text) as Record<string, unknown>,
+  };
+}
+
+/** A failed call as a result the model can read (`isError: true`), never a protocol error. */
+export function toolErrorResult(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+export function createServerFactory(options: ServerFactoryOptions): ServerFactory {
+  const { root, tools, serverInfo, instructions, onToolCalled, onError } = options;
+  return (leg) => {
+    const server = new McpServer(
+      { name: serverInfo.name, version: serverInfo.version },
+      instructions === undefined ? {} : { instructions },
+    );
+    for (const tool of tools) {
+      server.registerTool(
+        tool.name,
+        {
+          title: tool.title,
+          description: tool.description,
+          inputSchema: tool.inputSchema,
+          outputSchema: tool.outputSchema,
+          annotations: { ...tool.annotations },
+        },
+        async (args: Record<string, unknown>, ctx: ServerContext) => {
+          const started = performance.now();
+          let result: CallToolResult;
+          try {
+            const value = await tool.handler(args, { root, signal: ctx.mcpReq.signal });
+            result = toolResult(value);
+          } catch (error) {
+            if (!(error instanceof ToolError)) {
+              onError?.(
+                new Error(`tool ${tool.name} failed unexpectedly: ${describeError(error)}`, {
+                  cause: error,
+                }),
+              );
+            }
+            result = toolErrorResult(describeError(error));
+          }
+          onToolCalled?.({
+            tool: tool.name,
+            leg,
+            sessionId: ctx.sessionId,
+            envelopeClientInfo: toClientIdentity(ctx.mcpReq.envelope?.[CLIENT_INFO_META_KEY]),
+            isError: result.isError === true,
+            durationMs: performance.now() - started,
+          });
+          return result;
+        },
+      );
+    }
+    return server;
+  };
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}

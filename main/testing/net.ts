@@ -1,0 +1,38 @@
+// Test helpers for loopback networking: whether a port accepts connections, bounded polling.
+import { createServer, connect, type Server } from 'node:net';
+
+/** Resolves true if 127.0.0.1:port accepts a TCP connection. */
+export function isPortOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Polls `check` every `intervalMs` until it returns true; throws after `timeoutMs`. */
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  description: string,
+  timeoutMs = 10_000,
+  intervalMs = 50,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}`);
+}
+
+/** Occupies 127.0.0.1:port with a plain TCP server (another program holding the port). */
+export function occupyPort(port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
