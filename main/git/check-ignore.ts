@@ -3,6 +3,7 @@
 // nested repository or submodule answers with its own rules. Read-only: no locks, no fsmonitor,
 // no repository discovery above the given ceiling, no GIT_* variables inherited from our caller.
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 
 /** Longest a check-ignore call may take before we give up and filter nothing. */
 const CHECK_IGNORE_TIMEOUT_MS = 30_000;
@@ -26,7 +27,8 @@ function gitEnvironment(ceiling: string): NodeJS.ProcessEnv {
   for (const [key, value] of Object.entries(process.env)) {
     if (!key.startsWith('GIT_')) env[key] = value;
   }
-  env.GIT_CEILING_DIRECTORIES = ceiling;
+  // The variable is a list; a ceiling whose name holds the separator cannot be expressed.
+  if (!ceiling.includes(path.delimiter)) env.GIT_CEILING_DIRECTORIES = ceiling;
   env.GIT_OPTIONAL_LOCKS = '0';
   env.GIT_TERMINAL_PROMPT = '0';
   return env;

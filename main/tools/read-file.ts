@@ -62,14 +62,14 @@ const outputSchema = z.object({
   truncated: z
     .boolean()
     .describe(
-      'True if the requested lines did not fit in the 1 MiB content cap: content stops at ' +
-        'end_line; continue with start_line = end_line + 1. (A single line longer than the cap ' +
-        'is cut inside the line.)',
+      `True if the requested lines did not fit in the ${MAX_CONTENT_BYTES / 1024 / 1024} MiB ` +
+        'content cap: content stops at end_line; continue with start_line = end_line + 1. ' +
+        '(A single line longer than the cap is cut inside the line.)',
     ),
 });
 
 type ReadFileArgs = z.infer<typeof inputSchema>;
-type ReadFileResult = z.infer<typeof outputSchema>;
+export type ReadFileResult = z.infer<typeof outputSchema>;
 
 /** The lines wanted, before the file is scanned. `to` may be Infinity. */
 interface LineRange {
@@ -278,9 +278,10 @@ export const readFileTool = defineTool({
   title: 'Read file',
   description:
     'Read a text file from the worktree (read-only). Paths are relative to the worktree root. ' +
-    `Files up to ${formatSize(MAX_WHOLE_FILE_BYTES)} can be read whole; for larger files, or to ` +
-    'save space, choose lines with start_line/end_line (1-based, inclusive), head or tail (N ' +
-    'lines). Returns the content with line numbers of the slice and the total line count. ' +
+    `Files up to ${MAX_WHOLE_FILE_BYTES / 1024 / 1024} MiB can be read whole; for larger ` +
+    'files, or to save space, choose lines with start_line/end_line (1-based, inclusive), head ' +
+    "or tail (N lines). Returns the content, the line numbers of the slice and the file's " +
+    'total line count. ' +
     'Refuses binary files, directories (use list_directory), paths outside the worktree, ' +
     'symlinks pointing outside it, and anything inside .git.',
   inputSchema,

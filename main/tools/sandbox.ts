@@ -30,11 +30,21 @@ export interface OpenedFile extends SandboxPath {
   readonly stats: Stats;
 }
 
+/** One directory entry. */
+export interface DirectoryEntry {
+  /** The name decoded as UTF-8 (bytes that are not valid UTF-8 become U+FFFD). */
+  readonly name: string;
+  /** The name's bytes as stored on disk. */
+  readonly rawName: Buffer;
+  /** Type as reported by readdir (never follows a symlink). */
+  readonly dirent: Dirent<Buffer>;
+}
+
 export interface OpenedDirectory extends SandboxPath {
   /** Raw entries, `.git` included: filtering is the caller's job. */
-  readonly entries: Dirent[];
-  /** lstat of an entry by name (never follows a symlink); undefined if it vanished meanwhile. */
-  lstatEntry(name: string): Promise<Stats | undefined>;
+  readonly entries: DirectoryEntry[];
+  /** lstat of an entry (never follows a symlink); undefined if it vanished meanwhile. */
+  lstatEntry(entry: DirectoryEntry): Promise<Stats | undefined>;
 }
 
 /** True if `candidate` is `root` or under it, compared by path segments (never a string prefix). */
@@ -59,13 +69,13 @@ export function displayPath(requested: string): string {
   return JSON.stringify(shown);
 }
 
-/** A `.git` segment, also in the spellings that alias it on case-insensitive or Windows disks. */
-function isGitSegment(segment: string): boolean {
+/** A `.git` name, also in the spellings that alias it on case-insensitive or Windows disks. */
+export function isGitName(segment: string): boolean {
   return /^\.git[. ]*$/i.test(segment);
 }
 
 function hasGitSegment(relative: string): boolean {
-  return relative.split(/[\\/]/).some(isGitSegment);
+  return relative.split(/[\\/]/).some(isGitName);
 }
 
 function gitRefusal(shown: string, viaSymlink: boolean): ToolError {
@@ -78,7 +88,8 @@ function gitRefusal(shown: string, viaSymlink: boolean): ToolError {
 
 function symlinkEscape(shown: string): ToolError {
   return new ToolError(
-    `path resolves outside the worktree root through a symbolic link, which is not allowed: ${shown}`,
+    'path resolves outside the worktree root through a symbolic link, which is not allowed: ' +
+      shown,
   );
 }
 
@@ -107,7 +118,8 @@ function checkLexically(root: string, requested: unknown): LexicalTarget {
   }
   if (requested.length > MAX_PATH_LENGTH) {
     throw new ToolError(
-      `path is too long (${requested.length} characters; the limit is ${MAX_PATH_LENGTH}): ${shown}`,
+      `path is too long (${requested.length} characters; the limit is ${MAX_PATH_LENGTH}): ` +
+        shown,
     );
   }
   const segments = requested.split(/[\\/]/);
@@ -132,7 +144,7 @@ function checkLexically(root: string, requested: unknown): LexicalTarget {
       depth += 1;
     }
   }
-  if (segments.some(isGitSegment)) throw gitRefusal(shown, false);
+  if (segments.some(isGitName)) throw gitRefusal(shown, false);
   return { absolute: path.resolve(root, requested), wantsDirectory, shown };
 }
 
@@ -384,13 +396,22 @@ export async function withDirectoryInsideRoot<T>(
   try {
     await verifyOpened(checked, await handle.stat(), shown);
     const base = (await hasProcFd()) ? `/proc/self/fd/${handle.fd}` : checked.realPath;
-    const entries = await readdir(base, { withFileTypes: true }).catch((error: unknown) => {
-      throw fsRefusal(error, requested as string, shown);
-    });
+    const dirents = await readdir(base, { withFileTypes: true, encoding: 'buffer' }).catch(
+      (error: unknown) => {
+        throw fsRefusal(error, requested as string, shown);
+      },
+    );
+    const baseBytes = Buffer.from(base + path.sep);
     return await use({
       ...checked,
-      entries,
-      lstatEntry: (name) => lstat(path.join(base, name)).catch(() => undefined),
+      entries: dirents.map((dirent) => ({
+        name: dirent.name.toString('utf8'),
+        rawName: dirent.name,
+        dirent,
+      })),
+      // By bytes, so a name that is not valid UTF-8 still resolves.
+      lstatEntry: (entry) =>
+        lstat(Buffer.concat([baseBytes, entry.rawName])).catch(() => undefined),
     });
   } finally {
     await handle.close();
