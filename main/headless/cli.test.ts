@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isPortOpen } from '../testing/net.ts';
+import { isPortOpen, randomFirstPort } from '../testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 
 const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
@@ -22,7 +22,10 @@ afterEach(() => {
 });
 
 function runGrove(...args: string[]): Run {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: 'pipe' });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    stdio: 'pipe',
+    env: { ...process.env, GROVE_FIRST_PORT: String(randomFirstPort()) },
+  });
   children.push(child);
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -73,7 +76,14 @@ describe('grove serve', () => {
     }
 
     run.child.kill('SIGTERM');
-    expect(JSON.parse(await nextLine(run))).toEqual({ event: 'stopped' });
+    const stopping: { event: string; worktree?: { status: { state: string } } }[] = [];
+    do stopping.push(JSON.parse(await nextLine(run)));
+    while (stopping.at(-1)!.event !== 'stopped');
+    // Each server reports it stopped, then the host says it is done.
+    expect(stopping.slice(0, -1).map((line) => [line.event, line.worktree?.status.state])).toEqual([
+      ['worktree-changed', 'stopped'],
+      ['worktree-changed', 'stopped'],
+    ]);
     expect(await run.exit).toBe(0);
     for (const worktree of ready.worktrees) {
       expect(await isPortOpen(Number(new URL(worktree.mcp).port))).toBe(false);

@@ -42,6 +42,8 @@ interface ServeOptions {
   uiPort: number;
   ui: boolean;
   json: boolean;
+  /** First port for new worktrees (env GROVE_FIRST_PORT), so several hosts can coexist. */
+  firstPort: number | undefined;
 }
 
 function parseServeArgs(args: string[]): ServeOptions {
@@ -60,7 +62,17 @@ function parseServeArgs(args: string[]): ServeOptions {
   if (!Number.isInteger(uiPort) || uiPort < 0 || uiPort > 65535) {
     throw new UsageError(`--ui-port must be a port number (0-65535), got ${values['ui-port']}`);
   }
+  const firstPort = process.env.GROVE_FIRST_PORT ? Number(process.env.GROVE_FIRST_PORT) : undefined;
+  if (
+    firstPort !== undefined &&
+    !(Number.isInteger(firstPort) && firstPort > 0 && firstPort < 65536)
+  ) {
+    throw new UsageError(
+      `GROVE_FIRST_PORT must be a port number, got ${process.env.GROVE_FIRST_PORT}`,
+    );
+  }
   return {
+    firstPort,
     repoPaths: positionals,
     dataDir: path.resolve(values['data-dir'] ?? defaultDataDir()),
     uiPort,
@@ -82,7 +94,7 @@ function describeStatus(worktree: WorktreeState): string {
 }
 
 async function serve(options: ServeOptions): Promise<void> {
-  const host = await Host.open({ dataDir: options.dataDir });
+  const host = await Host.open({ dataDir: options.dataDir, firstPort: options.firstPort });
   let ui: UiServer | undefined;
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
@@ -129,7 +141,9 @@ async function serve(options: ServeOptions): Promise<void> {
       }),
     );
     host.onEvent((event) => {
-      if (event.type !== 'snapshot') console.log(JSON.stringify({ event: event.type, ...event }));
+      if (event.type === 'snapshot') return;
+      const { type, ...rest } = event;
+      console.log(JSON.stringify({ event: type, ...rest }));
     });
     return;
   }

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { HostEvent } from '../../shared/host-api.ts';
 import { runHostCommand } from '../host/host-commands.ts';
 import { HostCommandError, type Host } from '../host/host.ts';
-import { requestGuard } from '../http/request-guard.ts';
+import { hostAndOriginGuard, tokenGuard } from '../http/request-guard.ts';
 
 /** Where `electron-vite build` puts the renderer. */
 export const RENDERER_DIR = fileURLToPath(new URL('../../out/renderer/', import.meta.url));
@@ -46,8 +46,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   let port = options.port;
 
   // Static files are the public renderer bundle; the API needs the token.
-  app.use(requestGuard({ port: () => port, token: options.token, tokenRequired: false }));
-  app.use('/api', requestGuard({ port: () => port, token: options.token, tokenRequired: true }));
+  app.use(hostAndOriginGuard(() => port));
+  app.use('/api', tokenGuard({ token: () => options.token }));
   app.use('/api', express.json({ limit: '1mb' }));
 
   app.get('/api/events', (req, res) => {

@@ -106,14 +106,18 @@ export class AppDatabase {
    * unassigned port if new. (A port another program holds is handled at listen time: the worktree
    * process moves to the next free one and the host records it with setWorktreePort.)
    */
-  ensureWorktree(repoId: number, worktreePath: string): WorktreeRow {
+  ensureWorktree(
+    repoId: number,
+    worktreePath: string,
+    firstPort: number = FIRST_WORKTREE_PORT,
+  ): WorktreeRow {
     const existing = this.getWorktreeByPath(worktreePath);
     if (existing) return existing;
     const insert = this.db.transaction(() => {
       const maxPort = this.db.prepare('SELECT MAX(port) AS port FROM worktrees').get() as {
         port: number | null;
       };
-      const port = Math.max(FIRST_WORKTREE_PORT, (maxPort.port ?? FIRST_WORKTREE_PORT - 1) + 1);
+      const port = Math.max(firstPort, (maxPort.port ?? firstPort - 1) + 1);
       this.db
         .prepare('INSERT INTO worktrees (repo_id, path, port, token) VALUES (?, ?, ?, ?)')
         .run(repoId, worktreePath, port, newToken());

@@ -3,11 +3,12 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorktreeState } from '../../shared/model.ts';
-import { isPortOpen, occupyPort, waitFor } from '../testing/net.ts';
+import { isPortOpen, occupyPort, randomFirstPort, waitFor } from '../testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo, type TempRepo } from '../testing/temp-repo.ts';
 import { Host } from './host.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
+const testFirstPort = randomFirstPort();
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
@@ -21,7 +22,7 @@ async function repoWithTwoLinkedWorktrees(): Promise<TempRepo> {
 }
 
 async function openHost(dataDir: string): Promise<Host> {
-  const host = await Host.open({ dataDir });
+  const host = await Host.open({ dataDir, firstPort: testFirstPort });
   cleanups.push(() => host.close());
   return host;
 }

@@ -12,7 +12,7 @@ import {
   type RepoState,
   type WorktreeState,
 } from '../../shared/model.ts';
-import { AppDatabase, newToken } from './app-database.ts';
+import { AppDatabase, FIRST_WORKTREE_PORT, newToken } from './app-database.ts';
 import { discoverRepo, type DiscoveredWorktree } from './worktree-discovery.ts';
 import { forkLauncher, type WorktreeLauncher } from './worktree-launcher.ts';
 import { WorktreeSupervisor } from './worktree-supervisor.ts';
@@ -21,6 +21,8 @@ export interface HostOptions {
   /** Directory of the app database and settings. */
   dataDir: string;
   launcher?: WorktreeLauncher;
+  /** First port handed to new worktrees (default FIRST_WORKTREE_PORT; env GROVE_FIRST_PORT). */
+  firstPort?: number;
 }
 
 /** A command refers to something that does not exist (unknown worktree id...). */
@@ -46,18 +48,19 @@ interface OpenRepo {
 export class Host {
   private readonly db: AppDatabase;
   private readonly launcher: WorktreeLauncher;
+  private readonly firstPort: number;
   private readonly events = new EventEmitter<{ event: [HostEvent] }>();
   private readonly repos: OpenRepo[] = [];
   private closed = false;
 
-  private constructor(db: AppDatabase, launcher: WorktreeLauncher) {
+  private constructor(db: AppDatabase, options: HostOptions) {
     this.db = db;
-    this.launcher = launcher;
+    this.launcher = options.launcher ?? forkLauncher;
+    this.firstPort = options.firstPort ?? FIRST_WORKTREE_PORT;
   }
 
   static async open(options: HostOptions): Promise<Host> {
-    const db = await AppDatabase.open(options.dataDir);
-    return new Host(db, options.launcher ?? forkLauncher);
+    return new Host(await AppDatabase.open(options.dataDir), options);
   }
 
   /**
@@ -72,7 +75,7 @@ export class Host {
     const repoRow = this.db.upsertRepo(discovered.path);
     const repo: OpenRepo = { id: String(repoRow.id), path: discovered.path, worktrees: [] };
     for (const worktree of discovered.worktrees) {
-      const row = this.db.ensureWorktree(repoRow.id, worktree.path);
+      const row = this.db.ensureWorktree(repoRow.id, worktree.path, this.firstPort);
       const open: OpenWorktree = {
         id: String(row.id),
         repoId: repo.id,

@@ -158,6 +158,6 @@ export class WorktreeSupervisor {
       });
       handle.send({ type: 'shutdown' });
     });
-    this.setStatus({ state: 'stopped' });
+    if (this.statusValue.state !== 'stopped') this.setStatus({ state: 'stopped' });
   }
 }

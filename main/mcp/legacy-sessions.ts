@@ -24,8 +24,8 @@ export interface LegacySessionRegistryOptions {
   now?: () => number;
 }
 
-export class LegacySessionRegistry {
-  readonly #sessions = new Map<string, LegacySession>();
+export class LegacySessionRegistry<S extends LegacySession = LegacySession> {
+  readonly #sessions = new Map<string, S>();
   readonly #maxSessions: number;
   readonly #idleMs: number;
   readonly #now: () => number;
@@ -44,20 +44,20 @@ export class LegacySessionRegistry {
     return this.#now();
   }
 
-  get(id: string): LegacySession | undefined {
+  get(id: string): S | undefined {
     return this.#sessions.get(id);
   }
 
   /** Records client activity; returns the session when it exists. */
-  touch(id: string): LegacySession | undefined {
+  touch(id: string): S | undefined {
     const session = this.#sessions.get(id);
     if (session) session.lastActivity = this.#now();
     return session;
   }
 
   /** Adds a session, evicting the least recently active ones when the cap is reached. */
-  async add(session: LegacySession): Promise<void> {
-    const evicted: LegacySession[] = [];
+  async add(session: S): Promise<void> {
+    const evicted: S[] = [];
     while (this.#sessions.size >= this.#maxSessions) {
       const oldest = this.#leastRecentlyActive();
       if (!oldest) break;
@@ -70,7 +70,7 @@ export class LegacySessionRegistry {
   }
 
   /** Forgets a session (called from its close path). Returns it if it was registered. */
-  remove(id: string): LegacySession | undefined {
+  remove(id: string): S | undefined {
     const session = this.#sessions.get(id);
     this.#sessions.delete(id);
     return session;
@@ -97,8 +97,8 @@ export class LegacySessionRegistry {
     await Promise.allSettled(all.map((session) => session.close()));
   }
 
-  #leastRecentlyActive(): LegacySession | undefined {
-    let oldest: LegacySession | undefined;
+  #leastRecentlyActive(): S | undefined {
+    let oldest: S | undefined;
     for (const session of this.#sessions.values()) {
       if (!oldest || session.lastActivity < oldest.lastActivity) oldest = session;
     }

@@ -92,7 +92,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
             tool: tool.name,
             leg,
             sessionId: ctx.sessionId,
-            envelopeClientInfo: toClientIdentity(ctx.mcpReq.envelope?.[CLIENT_INFO_META_KEY]),
+            envelopeClientInfo: envelopeClientInfo(ctx),
             isError: result.isError === true,
             durationMs: performance.now() - started,
           });
@@ -102,6 +102,14 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
     }
     return server;
   };
+}
+
+/** The clientInfo a modern request carries in its `_meta` envelope (the SDK types it as `{}`). */
+function envelopeClientInfo(ctx: ServerContext): McpClientIdentity | undefined {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  return toClientIdentity(
+    envelope?.[CLIENT_INFO_META_KEY] ?? ctx.mcpReq._meta?.[CLIENT_INFO_META_KEY],
+  );
 }
 
 function describeError(error: unknown): string {

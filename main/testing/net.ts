@@ -36,3 +36,11 @@ export function occupyPort(port: number): Promise<Server> {
     server.listen(port, '127.0.0.1', () => resolve(server));
   });
 }
+
+/**
+ * A random base port for one test's worktrees (GROVE_FIRST_PORT / HostOptions.firstPort), so test
+ * files running in parallel do not contend for Grove's default ports.
+ */
+export function randomFirstPort(): number {
+  return 20_000 + Math.floor(Math.random() * 800) * 50;
+}

@@ -1,0 +1,484 @@
+// The HTTP listener of one worktree's MCP server, on 127.0.0.1 only, serving three legs on one
+// port: `GET /sse` + `POST /messages` (Grove's legacy SSE transport, for mcp-remote/Claude Desktop),
+// `/mcp` legacy Streamable HTTP with sessions (picked with isLegacyRequest), `/mcp` modern
+// stateless (createMcpHandler, legacy: 'reject'); plus `GET /healthz`. It owns the legacy session
+// map, idle reaping, the session cap, security checks on every route and client events.
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import {
+  CLIENT_INFO_META_KEY,
+  createMcpHandler,
+  isInitializeRequest,
+  isJsonContentType,
+  isLegacyRequest,
+} from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, McpServer, Transport } from '@modelcontextprotocol/server';
+import {
+  NodeStreamableHTTPServerTransport,
+  toNodeHandler,
+  toWebRequest,
+} from '@modelcontextprotocol/node';
+import type { ToolDefinition } from '../tools/tool-definition.ts';
+import { toClientIdentity } from './client-events.ts';
+import type { McpClientEvent } from './client-events.ts';
+import { LegacySessionRegistry } from './legacy-sessions.ts';
+import type { LegacySession } from './legacy-sessions.ts';
+import { hostAndOriginGuard, tokenGuard } from '../http/request-guard.ts';
+import { createServerFactory } from './server-factory.ts';
+import type { ServerFactory, ToolCallRecord } from './server-factory.ts';
+import { InvalidMessageError, SseServerTransport } from './sse-transport.ts';
+
+export const LISTEN_HOST = '127.0.0.1';
+/** JSON bodies above this are refused with 413. */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_KEEP_ALIVE_MS = 15_000;
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+export const DEFAULT_MAX_SESSIONS = 100;
+/** `retry:` sent in the first SSE frame: clients reconnect quickly after a server restart. */
+export const SSE_RETRY_MS = 500;
+
+export interface McpListenerOptions {
+  /** Real path of the worktree root (tools never read outside it). */
+  root: string;
+  /** The worktree's secret; required on every route except /healthz. */
+  token: string;
+  /** Exactly this port on 127.0.0.1 (0 picks a free one). Taken -> rejects with code EADDRINUSE. */
+  port: number;
+  tools: readonly ToolDefinition[];
+  serverInfo: { name: string; version: string };
+  instructions?: string;
+  /** Sessions opening/closing, modern clients seen, tool calls. */
+  onClientEvent?: (event: McpClientEvent) => void;
+  /** Unexpected errors (never carries the token). */
+  onError?: (error: Error) => void;
+  /** Interval of SSE keep-alive comments on every leg (default 15 s; 0 disables). */
+  keepAliveMs?: number;
+  /** Legacy sessions idle this long are closed (default 30 min). SSE sessions end with their stream. */
+  sessionIdleMs?: number;
+  /** Cap on legacy sessions (both legs); the least recently active is evicted (default 100). */
+  maxSessions?: number;
+}
+
+export interface McpListener {
+  /** The port actually bound (useful with port 0). */
+  readonly port: number;
+  /** Ends SSE streams, closes sessions and the HTTP server (all sockets). Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Starts the listener; resolves once it is bound to 127.0.0.1:port. */
+export async function createMcpListener(options: McpListenerOptions): Promise<McpListener> {
+  const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const reportError = (error: unknown): void => {
+    options.onError?.(error instanceof Error ? error : new Error(String(error)));
+  };
+  const emit = (event: McpClientEvent): void => {
+    try {
+      options.onClientEvent?.(event);
+    } catch (error) {
+      reportError(error);
+    }
+  };
+
+  const sessions = new LegacySessionRegistry<LiveSession>({
+    maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
+    idleMs,
+  });
+
+  const onToolCalled = (call: ToolCallRecord): void => {
+    const clientInfo =
+      call.leg.era === 'modern'
+        ? call.envelopeClientInfo
+        : call.sessionId === undefined
+          ? undefined
+          : sessions.get(call.sessionId)?.clientInfo;
+    emit({
+      type: 'tool-called',
+      tool: call.tool,
+      transport: call.leg.transport,
+      era: call.leg.era,
+      ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),
+      ...(clientInfo === undefined ? {} : { clientInfo }),
+      isError: call.isError,
+      durationMs: call.durationMs,
+      at: Date.now(),
+    });
+  };
+
+  const buildServer = createServerFactory({
+    root: options.root,
+    tools: options.tools,
+    serverInfo: options.serverInfo,
+    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    onToolCalled,
+    onError: reportError,
+  });
+
+  const modern = createMcpHandler(
+    () => buildServer({ era: 'modern', transport: 'streamable-http' }),
+    {
+      legacy: 'reject',
+      keepAliveMs,
+      maxRequestBodySize: MAX_BODY_BYTES,
+      onerror: reportError,
+    },
+  );
+  const modernNode = toNodeHandler(modern, {
+    onerror: reportError,
+    maxRequestBodySize: MAX_BODY_BYTES,
+  });
+
+  const legacyLegs = new LegacyLegs({
+    buildServer,
+    sessions,
+    keepAliveMs,
+    emit,
+    reportError,
+  });
+
+  let boundPort = 0;
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(hostAndOriginGuard(() => boundPort));
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+  app.use(
+    tokenGuard({
+      token: () => options.token,
+      // The id of a live SSE session was handed out over an authenticated stream.
+      acceptsWithoutToken: (req) => {
+        const sessionId: unknown = req.query['sessionId'];
+        return (
+          req.method === 'POST' &&
+          req.path === '/messages' &&
+          typeof sessionId === 'string' &&
+          sessions.get(sessionId)?.transport === 'sse'
+        );
+      },
+    }),
+  );
+  app.use(express.json({ limit: MAX_BODY_BYTES }));
+
+  app.get('/sse', (req, res, next) => {
+    legacyLegs.openSse(req, res).catch(next);
+  });
+  app.post('/messages', (req, res, next) => {
+    legacyLegs.postSseMessage(req, res).catch(next);
+  });
+  app.all('/mcp', (req, res, next) => {
+    (async () => {
+      if (req.method === 'POST' && !isJsonContentType(req.headers['content-type'])) {
+        jsonRpcError(
+          res,
+          415,
+          -32000,
+          'Unsupported Media Type: Content-Type must be application/json',
+        );
+        return;
+      }
+      const probe = await toWebRequest(req, req.body);
+      if (await isLegacyRequest(probe)) {
+        await legacyLegs.handleStreamable(req, res);
+        return;
+      }
+      reportModernClient(req.body, emit);
+      await modernNode(req, res, req.body);
+    })().catch(next);
+  });
+  app.use((_req, res) => {
+    res.status(404).json({ error: 'not found: use /sse, /messages, /mcp or /healthz' });
+  });
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    handleRouteError(error, res, reportError);
+  });
+
+  const httpServer = createServer(app);
+  try {
+    await listen(httpServer, options.port);
+  } catch (error) {
+    await modern.close().catch(() => undefined);
+    throw error;
+  }
+  boundPort = (httpServer.address() as AddressInfo).port;
+
+  const reaper = setInterval(
+    () => {
+      sessions.reapIdle().catch(reportError);
+    },
+    Math.max(10, Math.min(idleMs / 2, 60_000)),
+  );
+  reaper.unref();
+
+  let closing: Promise<void> | undefined;
+  return {
+    port: boundPort,
+    close: () => {
+      closing ??= (async () => {
+        clearInterval(reaper);
+        await sessions.closeAll();
+        await modern.close().catch(reportError);
+        await new Promise<void>((resolve) => {
+          httpServer.close(() => resolve());
+          httpServer.closeAllConnections();
+        });
+      })();
+      return closing;
+    },
+  };
+}
+
+/** A registered legacy session with the transport that serves it. */
+type LiveSession = LegacySession &
+  (
+    | { readonly transport: 'sse'; readonly sse: SseServerTransport }
+    | { readonly transport: 'streamable-http'; readonly http: NodeStreamableHTTPServerTransport }
+  );
+
+interface LegacyLegsOptions {
+  buildServer: ServerFactory;
+  sessions: LegacySessionRegistry<LiveSession>;
+  keepAliveMs: number;
+  emit: (event: McpClientEvent) => void;
+  reportError: (error: unknown) => void;
+}
+
+/** The two sessionful legacy legs: SSE and Streamable HTTP. */
+class LegacyLegs {
+  readonly #options: LegacyLegsOptions;
+
+  constructor(options: LegacyLegsOptions) {
+    this.#options = options;
+  }
+
+  /** `GET /sse`: opens a stream and a session. */
+  async openSse(req: Request, res: Response): Promise<void> {
+    const { buildServer, sessions, keepAliveMs } = this.#options;
+    if (req.method !== 'GET') {
+      res.status(405).set('Allow', 'GET').end(); // express routes HEAD to GET handlers
+      return;
+    }
+    const sse = new SseServerTransport({
+      res,
+      endpoint: '/messages',
+      keepAliveMs,
+      retryMs: SSE_RETRY_MS,
+    });
+    const server = buildServer({ era: 'legacy', transport: 'sse' });
+    const session: LiveSession = {
+      id: sse.sessionId,
+      transport: 'sse',
+      sse,
+      lastActivity: sessions.now(),
+      isHeld: () => sse.isOpen,
+      close: () => server.close(),
+    };
+    this.#wire(session, server, sse);
+    await sessions.add(session);
+    await server.connect(sse);
+  }
+
+  /** `POST /messages?sessionId=`: one message or a batch for a live SSE session. */
+  async postSseMessage(req: Request, res: Response): Promise<void> {
+    const { sessions } = this.#options;
+    const sessionId: unknown = req.query['sessionId'];
+    const session = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    if (session?.transport !== 'sse' || !session.sse.isOpen) {
+      res.status(404).json({ error: 'unknown or closed SSE session: open GET /sse again' });
+      return;
+    }
+    if (req.body === undefined) {
+      jsonRpcError(
+        res,
+        415,
+        -32000,
+        'Unsupported Media Type: Content-Type must be application/json',
+      );
+      return;
+    }
+    sessions.touch(session.id);
+    const request = await toWebRequest(req, req.body);
+    try {
+      session.sse.handlePostMessage(req.body, { request });
+    } catch (error) {
+      if (error instanceof InvalidMessageError) {
+        jsonRpcError(res, 400, -32600, `Invalid Request: ${error.message}`);
+        return;
+      }
+      throw error;
+    }
+    res.status(202).type('text/plain').send('Accepted');
+  }
+
+  /** `/mcp` requests classified legacy: existing session, new session (initialize) or refusal. */
+  async handleStreamable(req: Request, res: Response): Promise<void> {
+    const { sessions } = this.#options;
+    const header = req.headers['mcp-session-id'];
+    if (typeof header === 'string') {
+      const session = sessions.touch(header);
+      if (session?.transport !== 'streamable-http') {
+        jsonRpcError(res, 404, -32001, 'Session not found: initialize a new session');
+        return;
+      }
+      await session.http.handleRequest(req, res, req.body);
+      return;
+    }
+    if (req.method === 'POST' && containsInitialize(req.body)) {
+      await this.#openStreamable(req, res);
+      return;
+    }
+    jsonRpcError(res, 400, -32000, 'Bad Request: No valid session ID provided');
+  }
+
+  async #openStreamable(req: Request, res: Response): Promise<void> {
+    const { buildServer, sessions, keepAliveMs, reportError } = this.#options;
+    const server = buildServer({ era: 'legacy', transport: 'streamable-http' });
+    // The id is ours, so the session record can be wired before the handshake runs.
+    const id = randomUUID();
+    let registered = false;
+    const http = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      keepAliveMs,
+      onsessioninitialized: async () => {
+        registered = true;
+        await sessions.add(session);
+      },
+    });
+    const session: LiveSession = {
+      id,
+      transport: 'streamable-http',
+      http,
+      lastActivity: sessions.now(),
+      isHeld: () => false,
+      close: () => server.close(),
+    };
+    this.#wire(session, server, http);
+    await server.connect(http);
+    await http.handleRequest(req, res, req.body);
+    // A failed handshake registers nothing, so nothing else would ever close this pair.
+    if (!registered) await server.close().catch(reportError);
+  }
+
+  /**
+   * Hooks activity tracking, clientInfo capture and open/close events onto a session. Runs
+   * before `server.connect`, which chains these callbacks in front of its own.
+   */
+  #wire(session: LiveSession, server: McpServer, transport: Transport): void {
+    const { sessions, emit } = this.#options;
+    let opened = false;
+    let closed = false;
+    transport.onmessage = (message: JSONRPCMessage) => {
+      session.lastActivity = sessions.now();
+      if (isInitializeRequest(message)) {
+        session.clientInfo = toClientIdentity(message.params.clientInfo);
+      }
+    };
+    server.server.oninitialized = () => {
+      if (opened) return;
+      opened = true;
+      emit({
+        type: 'session-opened',
+        sessionId: session.id,
+        transport: session.transport,
+        era: 'legacy',
+        ...(session.clientInfo ? { clientInfo: session.clientInfo } : {}),
+        at: Date.now(),
+      });
+    };
+    transport.onclose = () => {
+      if (closed) return;
+      closed = true;
+      sessions.remove(session.id);
+      if (!opened) return;
+      emit({
+        type: 'session-closed',
+        sessionId: session.id,
+        transport: session.transport,
+        era: 'legacy',
+        ...(session.clientInfo ? { clientInfo: session.clientInfo } : {}),
+        reason: session.closeReason ?? 'client',
+        at: Date.now(),
+      });
+    };
+  }
+}
+
+/** True for an initialize request, alone or inside a batch. */
+function containsInitialize(body: unknown): boolean {
+  return Array.isArray(body)
+    ? body.some((item) => isInitializeRequest(item))
+    : isInitializeRequest(body);
+}
+
+/** Reports the identity a modern request carries in its `_meta` envelope. */
+function reportModernClient(body: unknown, emit: (event: McpClientEvent) => void): void {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
+  const { method, params } = body as {
+    method?: unknown;
+    params?: { _meta?: Record<string, unknown> };
+  };
+  if (typeof method !== 'string') return;
+  const clientInfo = toClientIdentity(params?._meta?.[CLIENT_INFO_META_KEY]);
+  emit({
+    type: 'client-seen',
+    transport: 'streamable-http',
+    era: 'modern',
+    ...(clientInfo ? { clientInfo } : {}),
+    method,
+    at: Date.now(),
+  });
+}
+
+function jsonRpcError(res: Response, status: number, code: number, message: string): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/** Body-parser failures become JSON-RPC errors; anything else is a 500 and reported. */
+function handleRouteError(
+  error: unknown,
+  res: Response,
+  reportError: (error: unknown) => void,
+): void {
+  const type = (error as { type?: unknown }).type;
+  if (type === 'entity.too.large') {
+    jsonRpcError(res, 413, -32600, `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+    return;
+  }
+  if (type === 'entity.parse.failed') {
+    jsonRpcError(res, 400, -32700, 'Parse error: body is not valid JSON');
+    return;
+  }
+  const status = (error as { status?: unknown }).status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    jsonRpcError(res, status, -32600, 'Invalid request body');
+    return;
+  }
+  reportError(error);
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  jsonRpcError(res, 500, -32603, 'Internal error');
+}
+
+/** Binds exactly 127.0.0.1:port; rejects with the listen error (code EADDRINUSE when taken). */
+function listen(server: HttpServer, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error): void => {
+      server.off('listening', onListening);
+      reject(error);
+    };
+    const onListening = (): void => {
+      server.off('error', onError);
+      resolve();
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen({ port, host: LISTEN_HOST, exclusive: true });
+  });
+}

@@ -1,0 +1,160 @@
+// The legacy SSE leg: first frame, keep-alive, batches, body limits, stream lifetime.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SseServerTransport } from './sse-transport.ts';
+import {
+  authHeader,
+  initializeBody,
+  openSseStream,
+  rawRequest,
+  startTestListener,
+} from './mcp-test-support.ts';
+import type { SseStream, TestListener } from './mcp-test-support.ts';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function listen(keepAliveMs?: number): Promise<TestListener> {
+  const server = await startTestListener(keepAliveMs === undefined ? {} : { keepAliveMs });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+async function open(server: TestListener): Promise<{ stream: SseStream; endpoint: string }> {
+  const stream = await openSseStream(server.port);
+  cleanups.push(() => stream.close());
+  const text = await stream.waitFor((received) => received.includes('\n\n'));
+  const endpoint = /data: (\/messages\?sessionId=[^\n]+)/.exec(text)?.[1];
+  if (!endpoint) throw new Error(`no endpoint event in ${text}`);
+  return { stream, endpoint };
+}
+
+function post(server: TestListener, path: string, body: unknown) {
+  return rawRequest({
+    port: server.port,
+    method: 'POST',
+    path,
+    headers: { ...authHeader, 'Content-Type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+describe('the legacy SSE leg', () => {
+  it('starts with a retry line and the endpoint event', async () => {
+    const server = await listen();
+    const stream = await openSseStream(server.port);
+    cleanups.push(() => stream.close());
+    expect(stream.status).toBe(200);
+    const text = await stream.waitFor((received) => received.includes('\n\n'));
+    expect(text).toMatch(
+      /^retry: 500\nevent: endpoint\ndata: \/messages\?sessionId=[0-9a-f-]{36}\n\n/,
+    );
+  });
+
+  it('sends keepalive comments at the configured interval', async () => {
+    const server = await listen(50);
+    const { stream } = await open(server);
+    const text = await stream.waitFor(
+      (received) => received.split(': keepalive\n\n').length >= 3,
+      2_000,
+    );
+    expect(text).toContain(': keepalive\n\n');
+  });
+
+  it('splits a JSON-RPC batch and answers each request on the stream', async () => {
+    const server = await listen();
+    const { stream, endpoint } = await open(server);
+    expect((await post(server, endpoint, initializeBody(1))).status).toBe(202);
+    await stream.waitFor((text) => text.includes('"id":1'));
+    const batch = [
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 3, method: 'ping' },
+    ];
+    expect((await post(server, endpoint, batch)).status).toBe(202);
+    const text = await stream.waitFor((received) => received.includes('"id":3'));
+    expect(text).toMatch(/event: message\ndata: \{"result":\{"tools":\[/);
+    expect(text).toContain('"id":2');
+  });
+
+  it('refuses a body that is not JSON-RPC with 400', async () => {
+    const server = await listen();
+    const { endpoint } = await open(server);
+    const response = await post(server, endpoint, { hello: 'world' });
+    expect(response.status).toBe(400);
+    expect(JSON.parse(response.body)).toMatchObject({ error: { code: -32600 } });
+    expect((await post(server, endpoint, [])).status).toBe(400);
+  });
+
+  it('refuses malformed JSON with a JSON-RPC parse error', async () => {
+    const server = await listen();
+    const { endpoint } = await open(server);
+    const response = await post(server, endpoint, '{"jsonrpc":');
+    expect(response.status).toBe(400);
+    expect(JSON.parse(response.body)).toMatchObject({ error: { code: -32700 } });
+  });
+
+  it('accepts bodies up to 4 MiB and refuses larger ones with 413', async () => {
+    const server = await listen();
+    const { endpoint } = await open(server);
+    const message = (size: number) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/message',
+        params: { data: 'x'.repeat(size) },
+      });
+    expect((await post(server, endpoint, message(3 * 1024 * 1024))).status).toBe(202);
+    const tooBig = await post(server, endpoint, message(4 * 1024 * 1024 + 1));
+    expect(tooBig.status).toBe(413);
+  });
+
+  it('ends the session when the client drops the stream', async () => {
+    const server = await listen();
+    const { stream, endpoint } = await open(server);
+    stream.close();
+    // The close travels asynchronously: poll the endpoint until the session is gone.
+    let status = 202;
+    const deadline = Date.now() + 3_000;
+    while (status !== 404 && Date.now() < deadline) {
+      status = (await post(server, endpoint, initializeBody())).status;
+      if (status !== 404) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(status).toBe(404);
+  });
+});
+
+describe('SseServerTransport', () => {
+  it('fires onclose exactly once, whoever closes first', async () => {
+    let transport: SseServerTransport | undefined;
+    const server = http.createServer((_req, res) => {
+      transport = new SseServerTransport({ res, endpoint: '/m', keepAliveMs: 0, retryMs: 500 });
+      void transport.start();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    const { port } = server.address() as AddressInfo;
+    const stream = await openSseStream(port, '/', {});
+    await stream.waitFor((text) => text.includes('event: endpoint'));
+    let closes = 0;
+    if (!transport) throw new Error('no transport');
+    const open = transport;
+    open.onclose = () => closes++;
+    expect(open.isOpen).toBe(true);
+    await open.close();
+    await open.close();
+    stream.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closes).toBe(1);
+    expect(open.isOpen).toBe(false);
+    await expect(open.send({ jsonrpc: '2.0', method: 'ping', id: 1 })).rejects.toThrow('not open');
+  });
+});

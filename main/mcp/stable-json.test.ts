@@ -1,0 +1,38 @@
+// Sorted-key JSON used for tool result text.
+import { describe, expect, it } from 'vitest';
+import { stableStringify } from './stable-json.ts';
+
+describe('stableStringify', () => {
+  it('sorts keys at every level, arrays keep their order', () => {
+    expect(stableStringify({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}',
+    );
+  });
+
+  it('sorts integer-like keys as strings too (JSON.stringify would not)', () => {
+    expect(stableStringify({ 10: 'a', 2: 'b', x: 'c' })).toBe('{"10":"a","2":"b","x":"c"}');
+  });
+
+  it('follows JSON.stringify for undefined, functions, toJSON and non-finite numbers', () => {
+    const date = new Date('2026-01-02T03:04:05.000Z');
+    expect(
+      stableStringify({ u: undefined, f: () => 1, d: date, n: Number.NaN, list: [undefined] }),
+    ).toBe('{"d":"2026-01-02T03:04:05.000Z","list":[null],"n":null}');
+    expect(stableStringify(undefined)).toBe('null');
+    expect(stableStringify('q"uote\n')).toBe(JSON.stringify('q"uote\n'));
+  });
+
+  it('matches JSON.parse round trips', () => {
+    const value = { é: 'ü', emoji: '😀', nested: { list: [1, 'two', false] } };
+    expect(JSON.parse(stableStringify(value))).toEqual(value);
+  });
+
+  it('refuses cycles and BigInt like JSON.stringify', () => {
+    const cycle: Record<string, unknown> = {};
+    cycle['self'] = cycle;
+    expect(() => stableStringify(cycle)).toThrow(TypeError);
+    expect(() => stableStringify({ n: 1n })).toThrow(TypeError);
+    const shared = { x: 1 };
+    expect(stableStringify({ a: shared, b: shared })).toBe('{"a":{"x":1},"b":{"x":1}}');
+  });
+});
