@@ -22,6 +22,8 @@ const ReadyLineSchema = z.object({
       sse: z.string(),
       mcp: z.string(),
       token: z.string(),
+      /** Present when this worktree's server failed to start. */
+      error: z.string().optional(),
     }),
   ),
 });
@@ -33,6 +35,8 @@ export interface GroveServeOptions {
   repos: string[];
   /** App data directory; a fresh temp dir (deleted on stop) when omitted. */
   dataDir?: string;
+  /** Port of the UI server; 0 (default) picks a free one, so hosts never collide. */
+  uiPort?: number;
   /** How long to wait for the ready line. */
   readyTimeoutMs?: number;
   /** Extra environment variables. */
@@ -62,7 +66,16 @@ export async function startGroveServe(options: GroveServeOptions): Promise<Grove
   const dataDir = options.dataDir ?? (await makeTempDir('grove-serve-data-'));
   const child = spawn(
     process.execPath,
-    [CLI, 'serve', '--json', '--data-dir', dataDir, ...options.repos],
+    [
+      CLI,
+      'serve',
+      '--json',
+      '--data-dir',
+      dataDir,
+      '--ui-port',
+      String(options.uiPort ?? 0),
+      ...options.repos,
+    ],
     {
       cwd: PROJECT_ROOT,
       env: { ...process.env, ...options.env },
@@ -90,8 +103,11 @@ export async function startGroveServe(options: GroveServeOptions): Promise<Grove
   const lines: string[] = [];
   let ready: ReadyLine;
   try {
-    ready = await waitForReady(child, lines, options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS, () =>
-      stderr.trim(),
+    ready = await waitForReady(
+      child,
+      lines,
+      options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS,
+      () => stderr.trim(),
     );
   } catch (error) {
     await stop();
@@ -141,7 +157,8 @@ function waitForReady(
       timeoutMs,
     );
     child.once('error', (error) => fail(`grove serve could not be started: ${error.message}`));
-    child.once('exit', (code, signal) =>
+    // 'close', not 'exit': by then stderr has been read to the end.
+    child.once('close', (code, signal) =>
       fail(`grove serve exited before it was ready (code ${code}, signal ${signal})`),
     );
     reader.on('line', (line) => {

@@ -117,6 +117,15 @@ export class HttpHostApi implements HostApi, ConnectionSource {
         await this.getSnapshot();
         reason = 'The event stream was interrupted.';
       } catch (error) {
+        if (closed) return;
+        if (error instanceof HostApiError && (error.status === 401 || error.status === 403)) {
+          // The token will not get better by waiting: this page's address is stale.
+          this.#setConnection({
+            state: 'failed',
+            message: `The Grove host refused this page's token (${error.message.replace(/\.$/, '')}). Open the address printed by grove serve again.`,
+          });
+          return;
+        }
         reason = errorMessage(error);
       }
       if (closed) return;

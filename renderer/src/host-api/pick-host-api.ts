@@ -23,7 +23,7 @@ export function pickHostApi(win: Window = window): HostTransport {
   return {
     kind: 'unavailable',
     message:
-      'This page needs its access token. Open the full address printed by `grove serve`, ' +
+      'This page needs its access token. Open the full address printed by grove serve, ' +
       'including its ?token=… part.',
   };
 }

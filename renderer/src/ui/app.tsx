@@ -39,7 +39,7 @@ export function App() {
     <div className="app">
       <header className="app__header">
         <h1>Grove</h1>
-        {snapshot && <p className="summary">{summary(snapshot)}</p>}
+        {snapshot && snapshot.repos.length > 0 && <p className="summary">{summary(snapshot)}</p>}
         <ConnectionBadge connection={connection} hasData={snapshot !== null} />
       </header>
       <main className="app__main" aria-busy={!snapshot && connection.state === 'connecting'}>

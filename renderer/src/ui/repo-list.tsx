@@ -7,7 +7,7 @@ import { WorktreeCard } from './worktree-card.tsx';
 export function RepoList({ snapshot, state }: { snapshot: HostSnapshot; state: HostStoreState }) {
   const live = state.connection.state === 'open';
   return (
-    <div className="repos">
+    <div className={live ? 'repos' : 'repos repos--stale'}>
       {snapshot.repos.map((repo) => (
         <RepoSection key={repo.id} repo={repo} state={state} live={live} />
       ))}
