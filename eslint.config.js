@@ -25,7 +25,10 @@ export default tseslint.config(
     files: ['**/*.{ts,tsx,js,mjs}'],
     languageOptions: { globals: { ...globals.node } },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-restricted-imports': ['error', noElectron],
     },
@@ -36,7 +39,12 @@ export default tseslint.config(
   },
   {
     files: ['shared/**'],
-    rules: { 'no-restricted-imports': ['error', { ...noElectron, patterns: [...noElectron.patterns, noNode] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { ...noElectron, patterns: [...noElectron.patterns, noNode] },
+      ],
+    },
   },
   {
     files: ['renderer/**'],
@@ -51,7 +59,10 @@ export default tseslint.config(
           patterns: [
             ...noElectron.patterns,
             noNode,
-            { group: ['**/main/**'], message: 'renderer/ reaches the host only through shared/ (HostApi).' },
+            {
+              group: ['**/main/**'],
+              message: 'renderer/ reaches the host only through shared/ (HostApi).',
+            },
           ],
         },
       ],

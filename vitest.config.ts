@@ -9,7 +9,12 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['main/**/*.test.ts', 'shared/**/*.test.ts', 'renderer/**/*.test.ts', 'scripts/**/*.test.ts'],
+          include: [
+            'main/**/*.test.ts',
+            'shared/**/*.test.ts',
+            'renderer/**/*.test.ts',
+            'scripts/**/*.test.ts',
+          ],
           testTimeout: 30_000,
           hookTimeout: 30_000,
         },

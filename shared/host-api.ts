@@ -25,7 +25,9 @@ export const hostCommands = {
 } as const;
 
 export type HostCommandName = keyof typeof hostCommands;
-export type HostCommandInput<N extends HostCommandName> = z.infer<(typeof hostCommands)[N]['input']>;
+export type HostCommandInput<N extends HostCommandName> = z.infer<
+  (typeof hostCommands)[N]['input']
+>;
 export type HostCommandOutput<N extends HostCommandName> = z.infer<
   (typeof hostCommands)[N]['output']
 >;
