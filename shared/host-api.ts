@@ -4,11 +4,11 @@
 // host validates every input with the same schemas.
 import { z } from 'zod';
 import {
+  ActivityEntrySchema,
   ConnectionInfoSchema,
   HostSnapshotSchema,
+  RepoStateSchema,
   WorktreeStateSchema,
-  type ConnectionInfo,
-  type HostSnapshot,
   type WorktreeState,
 } from './model.ts';
 
@@ -19,9 +19,28 @@ const Ok = z.object({ ok: z.literal(true) });
 /** Every command: its input schema and its output schema. */
 export const hostCommands = {
   getSnapshot: { input: Empty, output: HostSnapshotSchema },
+  /** Opens the repository containing `path` (any path inside one of its worktrees). */
+  addRepo: { input: z.object({ path: z.string().min(1) }), output: RepoStateSchema },
+  /** Stops the repository's servers and forgets it (and its worktrees' ports and tokens). */
+  removeRepo: { input: z.object({ repoId: z.string().min(1) }), output: Ok },
   startServer: { input: WorktreeRef, output: Ok },
   stopServer: { input: WorktreeRef, output: Ok },
+  restartServer: { input: WorktreeRef, output: Ok },
   getConnectionInfo: { input: WorktreeRef, output: ConnectionInfoSchema },
+  /** Replaces the token at once: the old one is refused from then on. */
+  rotateToken: { input: WorktreeRef, output: ConnectionInfoSchema },
+  setWorktreeSettings: {
+    input: WorktreeRef.extend({
+      autostart: z.boolean().optional(),
+      requireToken: z.boolean().optional(),
+    }),
+    output: WorktreeStateSchema,
+  },
+  /** Moves a worktree's server to another port (restarting it if it runs). */
+  setWorktreePort: {
+    input: WorktreeRef.extend({ port: z.number().int().min(1024).max(65535) }),
+    output: WorktreeStateSchema,
+  },
 } as const;
 
 export type HostCommandName = keyof typeof hostCommands;
@@ -40,16 +59,26 @@ export function isHostCommandName(name: string): name is HostCommandName {
 export const HostEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('snapshot'), snapshot: HostSnapshotSchema }),
   z.object({ type: z.literal('worktree-changed'), worktree: WorktreeStateSchema }),
+  /** New tool calls of one worktree, oldest first. */
+  z.object({
+    type: z.literal('activity'),
+    worktreeId: z.string(),
+    entries: z.array(ActivityEntrySchema),
+  }),
 ]);
 export type HostEvent = z.infer<typeof HostEventSchema>;
 
-/** What the renderer holds: one object, whichever transport is underneath. */
+/**
+ * What the renderer holds: one object, whichever transport is underneath (Electron preload IPC,
+ * or HTTP under `grove serve`). Commands go through one typed `call`, so adding a command to
+ * `hostCommands` needs no change in any transport.
+ */
 export interface HostApi {
-  getSnapshot(): Promise<HostSnapshot>;
-  startServer(worktreeId: string): Promise<void>;
-  stopServer(worktreeId: string): Promise<void>;
-  getConnectionInfo(worktreeId: string): Promise<ConnectionInfo>;
-  /** Subscribes to host events; returns the function that unsubscribes. */
+  call<N extends HostCommandName>(
+    name: N,
+    input: HostCommandInput<N>,
+  ): Promise<HostCommandOutput<N>>;
+  /** Subscribes to host events (first a full snapshot); returns the function that unsubscribes. */
   onEvent(listener: (event: HostEvent) => void): () => void;
 }
 

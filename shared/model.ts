@@ -21,6 +21,54 @@ export const ServerUrlsSchema = z.object({
 });
 export type ServerUrls = z.infer<typeof ServerUrlsSchema>;
 
+/** Per-worktree settings the user controls. */
+export const WorktreeSettingsSchema = z.object({
+  /** Start this worktree's server when Grove starts. */
+  autostart: z.boolean(),
+  /** Require the token on every request (off: Host and Origin checks only). */
+  requireToken: z.boolean(),
+});
+export type WorktreeSettings = z.infer<typeof WorktreeSettingsSchema>;
+
+export const ClientTransportSchema = z.enum(['sse', 'streamable-http']);
+export const ClientEraSchema = z.enum(['legacy', 'modern']);
+
+/** One MCP client of a worktree's server, as the Clients list shows it. */
+export const ClientInfoSchema = z.object({
+  /** The session id (legacy), or the client's identity (modern clients hold no session). */
+  id: z.string(),
+  name: z.string(),
+  version: z.string(),
+  transport: ClientTransportSchema,
+  era: ClientEraSchema,
+  /** `open`/`closed` for sessions; `stateless` for modern clients, shown as "recently seen". */
+  connection: z.enum(['open', 'closed', 'stateless']),
+  /** Unix ms of the session's start (legacy) or the first request seen (modern). */
+  firstSeenAt: z.number(),
+  lastActivityAt: z.number(),
+  calls: z.number().int().nonnegative(),
+});
+export type ClientInfo = z.infer<typeof ClientInfoSchema>;
+
+/** One tool call in a worktree's activity log. */
+export const ActivityEntrySchema = z.object({
+  /** Unique within the worktree process's lifetime (`<pid>-<n>`). */
+  id: z.string(),
+  at: z.number(),
+  clientId: z.string().nullable(),
+  clientName: z.string(),
+  tool: z.string(),
+  /** Compact JSON of the arguments, cut to a few hundred characters. */
+  argumentsSummary: z.string(),
+  durationMs: z.number(),
+  /** Size of the result's text in bytes. */
+  resultBytes: z.number().int().nonnegative(),
+  ok: z.boolean(),
+  /** The error message a failed call returned. */
+  error: z.string().nullable(),
+});
+export type ActivityEntry = z.infer<typeof ActivityEntrySchema>;
+
 export const WorktreeStateSchema = z.object({
   /** Stable identifier (the app database's id, as a string). */
   id: z.string(),
@@ -37,6 +85,9 @@ export const WorktreeStateSchema = z.object({
   portNotice: z.string().nullable(),
   status: ServerStatusSchema,
   urls: ServerUrlsSchema,
+  settings: WorktreeSettingsSchema,
+  /** Clients of this worktree's server: open sessions, recently closed ones, modern clients. */
+  clients: z.array(ClientInfoSchema),
 });
 export type WorktreeState = z.infer<typeof WorktreeStateSchema>;
 
@@ -52,6 +103,8 @@ export type RepoState = z.infer<typeof RepoStateSchema>;
 
 export const HostSnapshotSchema = z.object({
   repos: z.array(RepoStateSchema),
+  /** Recent tool calls per worktree id, oldest first (bounded). */
+  activity: z.record(z.string(), z.array(ActivityEntrySchema)),
 });
 export type HostSnapshot = z.infer<typeof HostSnapshotSchema>;
 

@@ -125,9 +125,12 @@ describe('grove serve', () => {
   });
 
   it('explains usage errors', async () => {
-    const noRepo = runGrove('serve');
+    const dataDir = await makeTempDir();
+    const noRepo = runGrove('serve', '--data-dir', dataDir);
     expect(await noRepo.exit).toBe(2);
-    expect(noRepo.stderr()).toContain('grove: give at least one repository path');
+    expect(noRepo.stderr()).toContain(
+      `grove: no repositories opened before in ${dataDir}: give a path`,
+    );
     const badPort = runGrove('serve', '--ui-port', 'eighty', '.');
     expect(await badPort.exit).toBe(2);
     expect(badPort.stderr()).toContain('--ui-port must be a port number (0-65535), got eighty');

@@ -9,9 +9,10 @@ import { GROVE_VERSION } from '../version.ts';
 import { startUiServer, type UiServer } from './ui-server.ts';
 import type { WorktreeState } from '../../shared/model.ts';
 
-const USAGE = `Usage: grove serve [options] <repo-path>...
+const USAGE = `Usage: grove serve [options] [<repo-path>...]
 
 Runs one sandboxed MCP server per git worktree of each repository, and the Grove UI.
+Without a path, serves the repositories opened before (kept in the data directory).
 
 Options:
   --data-dir DIR   app database and settings (default: ${defaultDataDir()})
@@ -57,7 +58,6 @@ function parseServeArgs(args: string[]): ServeOptions {
       json: { type: 'boolean', default: false },
     },
   });
-  if (positionals.length === 0) throw new UsageError('give at least one repository path');
   const uiPort = values['ui-port'] === undefined ? DEFAULT_UI_PORT : Number(values['ui-port']);
   if (!Number.isInteger(uiPort) || uiPort < 0 || uiPort > 65535) {
     throw new UsageError(`--ui-port must be a port number (0-65535), got ${values['ui-port']}`);
@@ -112,7 +112,16 @@ async function serve(options: ServeOptions): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
   try {
-    for (const repoPath of options.repoPaths) await host.addRepo(repoPath);
+    if (options.repoPaths.length > 0) {
+      for (const repoPath of options.repoPaths) await host.addRepo(repoPath);
+    } else {
+      for (const failure of await host.restoreRepos()) {
+        process.stderr.write(`grove: skipped ${failure.path}: ${failure.error}\n`);
+      }
+      if (host.snapshot().repos.length === 0) {
+        throw new UsageError(`no repositories opened before in ${options.dataDir}: give a path`);
+      }
+    }
     await host.startAll();
     if (options.ui) ui = await startUiServer({ host, port: options.uiPort, token: host.uiToken() });
   } catch (error) {

@@ -19,6 +19,7 @@ export interface WorktreeRow {
   port: number;
   token: string;
   autostart: boolean;
+  requireToken: boolean;
 }
 
 /** First port handed to a new worktree; later ones take the next unassigned port. */
@@ -42,6 +43,7 @@ const MIGRATIONS: string[] = [
      key TEXT PRIMARY KEY,
      value TEXT NOT NULL
    );`,
+  `ALTER TABLE worktrees ADD COLUMN require_token INTEGER NOT NULL DEFAULT 1;`,
 ];
 
 export function newToken(): string {
@@ -146,12 +148,55 @@ export class AppDatabase {
   }
 
   getWorktreeByPath(worktreePath: string): WorktreeRow | undefined {
-    const row = this.db
+    return this.selectWorktrees('WHERE path = ?', worktreePath)[0];
+  }
+
+  getWorktreeByPort(port: number): WorktreeRow | undefined {
+    return this.selectWorktrees('WHERE port = ?', port)[0];
+  }
+
+  listWorktrees(repoId: number): WorktreeRow[] {
+    return this.selectWorktrees('WHERE repo_id = ? ORDER BY id', repoId);
+  }
+
+  private selectWorktrees(where: string, ...params: unknown[]): WorktreeRow[] {
+    type Raw = Omit<WorktreeRow, 'autostart' | 'requireToken'> & {
+      autostart: number;
+      requireToken: number;
+    };
+    const rows = this.db
       .prepare(
-        'SELECT id, repo_id AS repoId, path, port, token, autostart FROM worktrees WHERE path = ?',
+        `SELECT id, repo_id AS repoId, path, port, token, autostart, require_token AS requireToken
+         FROM worktrees ${where}`,
       )
-      .get(worktreePath) as (Omit<WorktreeRow, 'autostart'> & { autostart: number }) | undefined;
-    return row && { ...row, autostart: row.autostart === 1 };
+      .all(...params) as Raw[];
+    return rows.map((row) => ({
+      ...row,
+      autostart: row.autostart === 1,
+      requireToken: row.requireToken === 1,
+    }));
+  }
+
+  setWorktreeSettings(
+    worktreeId: number,
+    settings: { autostart: boolean; requireToken: boolean },
+  ): void {
+    this.db
+      .prepare('UPDATE worktrees SET autostart = ?, require_token = ? WHERE id = ?')
+      .run(settings.autostart ? 1 : 0, settings.requireToken ? 1 : 0, worktreeId);
+  }
+
+  setWorktreeToken(worktreeId: number, token: string): void {
+    this.db.prepare('UPDATE worktrees SET token = ? WHERE id = ?').run(token, worktreeId);
+  }
+
+  deleteWorktree(worktreeId: number): void {
+    this.db.prepare('DELETE FROM worktrees WHERE id = ?').run(worktreeId);
+  }
+
+  /** Forgets a repo and its worktrees (ports and tokens included). */
+  deleteRepo(repoId: number): void {
+    this.db.prepare('DELETE FROM repos WHERE id = ?').run(repoId);
   }
 
   getSetting(key: string): string | undefined {

@@ -3,10 +3,12 @@
 import {
   hostCommands,
   isHostCommandName,
+  type HostCommandInput,
   type HostCommandName,
   type HostCommandOutput,
 } from '../../shared/host-api.ts';
 import { HostCommandError, type Host } from './host.ts';
+import { RepoPathError } from './worktree-discovery.ts';
 
 type Handlers = {
   [N in HostCommandName]: (
@@ -15,18 +17,43 @@ type Handlers = {
   ) => Promise<HostCommandOutput<N>> | HostCommandOutput<N>;
 };
 
+type Input<N extends HostCommandName> = HostCommandInput<N>;
+const ok = { ok: true as const };
+
 const handlers: Handlers = {
   getSnapshot: (host) => host.snapshot(),
-  startServer: async (host, input: { worktreeId: string }) => {
+  addRepo: async (host, input: Input<'addRepo'>) => {
+    try {
+      return await host.addRepo(input.path);
+    } catch (error) {
+      // "not a git repository: ..." is the user's to fix, not a host failure.
+      if (error instanceof RepoPathError) throw new HostCommandError(error.message);
+      throw error;
+    }
+  },
+  removeRepo: async (host, input: Input<'removeRepo'>) => {
+    await host.removeRepo(input.repoId);
+    return ok;
+  },
+  startServer: async (host, input: Input<'startServer'>) => {
     await host.startServer(input.worktreeId);
-    return { ok: true as const };
+    return ok;
   },
-  stopServer: async (host, input: { worktreeId: string }) => {
+  stopServer: async (host, input: Input<'stopServer'>) => {
     await host.stopServer(input.worktreeId);
-    return { ok: true as const };
+    return ok;
   },
-  getConnectionInfo: (host, input: { worktreeId: string }) =>
+  restartServer: async (host, input: Input<'restartServer'>) => {
+    await host.restartServer(input.worktreeId);
+    return ok;
+  },
+  getConnectionInfo: (host, input: Input<'getConnectionInfo'>) =>
     host.getConnectionInfo(input.worktreeId),
+  rotateToken: (host, input: Input<'rotateToken'>) => host.rotateToken(input.worktreeId),
+  setWorktreeSettings: (host, { worktreeId, ...changes }: Input<'setWorktreeSettings'>) =>
+    host.setWorktreeSettings(worktreeId, changes),
+  setWorktreePort: (host, input: Input<'setWorktreePort'>) =>
+    host.setWorktreePort(input.worktreeId, input.port),
 };
 
 /** Runs one command by name; invalid names or input throw HostCommandError with the reason. */

@@ -1,19 +1,27 @@
-// The host: the source of truth for which repos and worktrees are open, each server's status and
-// connection details. Persists to the app database, supervises one worktree process per worktree,
-// and emits HostEvents that every UI (Electron renderer, browser under `grove serve`) mirrors.
-// Plain Node: never imports electron.
+// The host: the source of truth for which repos and worktrees are open, each server's status,
+// settings, clients and recent activity. Persists to the app database, supervises one worktree
+// process per worktree, follows `git worktree add/remove` while running, and emits HostEvents that
+// every UI (Electron renderer, browser under `grove serve`) mirrors. Plain Node: never imports
+// electron.
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import type { HostEvent } from '../../shared/host-api.ts';
 import {
   serverUrls,
+  type ActivityEntry,
+  type ClientInfo,
   type ConnectionInfo,
   type HostSnapshot,
   type RepoState,
   type WorktreeState,
 } from '../../shared/model.ts';
-import { AppDatabase, FIRST_WORKTREE_PORT, newToken } from './app-database.ts';
-import { discoverRepo, type DiscoveredWorktree } from './worktree-discovery.ts';
+import { AppDatabase, FIRST_WORKTREE_PORT, newToken, type WorktreeRow } from './app-database.ts';
+import {
+  discoverRepo,
+  RepoPathError,
+  type DiscoveredRepo,
+  type DiscoveredWorktree,
+} from './worktree-discovery.ts';
 import { forkLauncher, type WorktreeLauncher } from './worktree-launcher.ts';
 import { WorktreeSupervisor } from './worktree-supervisor.ts';
 
@@ -23,19 +31,26 @@ export interface HostOptions {
   launcher?: WorktreeLauncher;
   /** First port handed to new worktrees (default FIRST_WORKTREE_PORT; env GROVE_FIRST_PORT). */
   firstPort?: number;
+  /** How often open repos are re-read for added/removed worktrees (default 2000 ms; 0: never). */
+  worktreePollMs?: number;
+  /** Tool calls kept per worktree (default 500). */
+  activityLimit?: number;
 }
 
-/** A command refers to something that does not exist (unknown worktree id...). */
+/** A command refers to something that does not exist or asks for something impossible. */
 export class HostCommandError extends Error {
   override name = 'HostCommandError';
 }
 
 interface OpenWorktree {
-  id: string;
+  row: WorktreeRow;
   repoId: string;
   discovered: DiscoveredWorktree;
-  token: string;
   portNotice: string | null;
+  /** Set while git reports the directory as gone. */
+  missingMessage: string | null;
+  clients: ClientInfo[];
+  activity: ActivityEntry[];
   supervisor: WorktreeSupervisor;
 }
 
@@ -47,16 +62,23 @@ interface OpenRepo {
 
 export class Host {
   private readonly db: AppDatabase;
+  private readonly options: HostOptions;
   private readonly launcher: WorktreeLauncher;
-  private readonly firstPort: number;
   private readonly events = new EventEmitter<{ event: [HostEvent] }>();
   private readonly repos: OpenRepo[] = [];
+  private pollTimer: NodeJS.Timeout | undefined;
+  private refreshing: Promise<void> | undefined;
   private closed = false;
 
   private constructor(db: AppDatabase, options: HostOptions) {
     this.db = db;
+    this.options = options;
     this.launcher = options.launcher ?? forkLauncher;
-    this.firstPort = options.firstPort ?? FIRST_WORKTREE_PORT;
+    const pollMs = options.worktreePollMs ?? 2000;
+    if (pollMs > 0) {
+      this.pollTimer = setInterval(() => void this.refreshAll(), pollMs);
+      this.pollTimer.unref();
+    }
   }
 
   static async open(options: HostOptions): Promise<Host> {
@@ -65,8 +87,8 @@ export class Host {
 
   /**
    * Opens the repository containing `repoPath` (any path inside one of its worktrees) and every
-   * worktree it has. Opening an already open repo returns it unchanged. Servers are not started:
-   * call startAll() or startServer().
+   * worktree it has, and remembers it. Opening an already open repo returns it unchanged. Servers
+   * are not started: call startAll() or startServer().
    */
   async addRepo(repoPath: string): Promise<RepoState> {
     const discovered = await discoverRepo(repoPath);
@@ -74,44 +96,61 @@ export class Host {
     if (known) return this.repoState(known);
     const repoRow = this.db.upsertRepo(discovered.path);
     const repo: OpenRepo = { id: String(repoRow.id), path: discovered.path, worktrees: [] };
-    for (const worktree of discovered.worktrees) {
-      const row = this.db.ensureWorktree(repoRow.id, worktree.path, this.firstPort);
-      const open: OpenWorktree = {
-        id: String(row.id),
-        repoId: repo.id,
-        discovered: worktree,
-        token: row.token,
-        portNotice: null,
-        supervisor: new WorktreeSupervisor({
-          root: worktree.path,
-          port: row.port,
-          token: row.token,
-          launcher: this.launcher,
-          onStatus: () => this.emitWorktree(open),
-          onPortMoved: (port, requestedPort) => {
-            this.db.setWorktreePort(row.id, port);
-            open.portNotice = `port ${requestedPort} was in use; moved to ${port}`;
-          },
-        }),
-      };
-      repo.worktrees.push(open);
-    }
+    for (const worktree of discovered.worktrees)
+      repo.worktrees.push(this.openWorktree(repo, worktree));
     this.repos.push(repo);
-    this.emit({ type: 'snapshot', snapshot: this.snapshot() });
+    this.emitSnapshot();
     return this.repoState(repo);
   }
 
-  /** Starts every worktree server that is not running; resolves when all have settled. */
+  /**
+   * Opens every repository remembered in the app database. Repos that can no longer be opened
+   * (moved, deleted) are skipped and reported in the result, not forgotten.
+   */
+  async restoreRepos(): Promise<{ path: string; error: string }[]> {
+    const failures: { path: string; error: string }[] = [];
+    for (const row of this.db.listRepos()) {
+      try {
+        await this.addRepo(row.path);
+      } catch (error) {
+        failures.push({ path: row.path, error: (error as Error).message });
+      }
+    }
+    return failures;
+  }
+
+  /** Stops a repo's servers and forgets it, with its worktrees' ports and tokens. */
+  async removeRepo(repoId: string): Promise<void> {
+    const index = this.repos.findIndex((repo) => repo.id === repoId);
+    if (index === -1) throw new HostCommandError(`unknown repository id: ${repoId}`);
+    const [repo] = this.repos.splice(index, 1);
+    await Promise.all(repo!.worktrees.map((worktree) => worktree.supervisor.stop()));
+    this.db.deleteRepo(Number(repoId));
+    this.emitSnapshot();
+  }
+
+  /** Starts every worktree server whose autostart is on; resolves when all have settled. */
   async startAll(): Promise<void> {
-    await Promise.all(this.allWorktrees().map((worktree) => worktree.supervisor.start()));
+    await Promise.all(
+      this.allWorktrees()
+        .filter((worktree) => worktree.row.autostart && !worktree.missingMessage)
+        .map((worktree) => worktree.supervisor.start()),
+    );
   }
 
   async startServer(worktreeId: string): Promise<void> {
-    await this.worktree(worktreeId).supervisor.start();
+    const worktree = this.worktree(worktreeId);
+    if (worktree.missingMessage) throw new HostCommandError(worktree.missingMessage);
+    await worktree.supervisor.start();
   }
 
   async stopServer(worktreeId: string): Promise<void> {
     await this.worktree(worktreeId).supervisor.stop();
+  }
+
+  async restartServer(worktreeId: string): Promise<void> {
+    await this.stopServer(worktreeId);
+    await this.startServer(worktreeId);
   }
 
   /** The token that protects the UI's HostApi under `grove serve`; stable across restarts. */
@@ -121,7 +160,53 @@ export class Host {
 
   getConnectionInfo(worktreeId: string): ConnectionInfo {
     const worktree = this.worktree(worktreeId);
-    return { worktreeId, urls: serverUrls(worktree.supervisor.port), token: worktree.token };
+    return {
+      worktreeId,
+      urls: serverUrls(worktree.supervisor.port),
+      token: worktree.row.token,
+    };
+  }
+
+  /** Replaces a worktree's token; a running server refuses the old one from the next request. */
+  rotateToken(worktreeId: string): ConnectionInfo {
+    const worktree = this.worktree(worktreeId);
+    const token = newToken();
+    this.db.setWorktreeToken(worktree.row.id, token);
+    worktree.row.token = token;
+    worktree.supervisor.setAccess(token, worktree.row.requireToken);
+    return this.getConnectionInfo(worktreeId);
+  }
+
+  setWorktreeSettings(
+    worktreeId: string,
+    changes: { autostart?: boolean; requireToken?: boolean },
+  ): WorktreeState {
+    const worktree = this.worktree(worktreeId);
+    const settings = {
+      autostart: changes.autostart ?? worktree.row.autostart,
+      requireToken: changes.requireToken ?? worktree.row.requireToken,
+    };
+    this.db.setWorktreeSettings(worktree.row.id, settings);
+    Object.assign(worktree.row, settings);
+    worktree.supervisor.setAccess(worktree.row.token, settings.requireToken);
+    this.emitWorktree(worktree);
+    return this.worktreeState(worktree);
+  }
+
+  /** Moves a worktree's server to `port`, restarting it if it runs. */
+  async setWorktreePort(worktreeId: string, port: number): Promise<WorktreeState> {
+    const worktree = this.worktree(worktreeId);
+    const holder = this.db.getWorktreeByPort(port);
+    if (holder && holder.id !== worktree.row.id) {
+      throw new HostCommandError(`port ${port} is already assigned to the worktree ${holder.path}`);
+    }
+    this.db.setWorktreePort(worktree.row.id, port);
+    worktree.row.port = port;
+    worktree.portNotice = null;
+    worktree.supervisor.setPort(port);
+    if (worktree.supervisor.status.state === 'running') await this.restartServer(worktreeId);
+    else this.emitWorktree(worktree);
+    return this.worktreeState(worktree);
   }
 
   /** The OS process id of a worktree's server process, while it has one. */
@@ -130,7 +215,10 @@ export class Host {
   }
 
   snapshot(): HostSnapshot {
-    return { repos: this.repos.map((repo) => this.repoState(repo)) };
+    const activity: Record<string, ActivityEntry[]> = {};
+    for (const worktree of this.allWorktrees())
+      activity[worktreeId(worktree)] = [...worktree.activity];
+    return { repos: this.repos.map((repo) => this.repoState(repo)), activity };
   }
 
   /** Subscribes to host events; the listener first receives a full snapshot. */
@@ -140,22 +228,141 @@ export class Host {
     return () => this.events.off('event', listener);
   }
 
+  /**
+   * Re-reads every open repo's worktrees: new ones are opened (and started if autostart is on),
+   * removed ones are stopped and forgotten, ones whose directory vanished go to `error`.
+   */
+  refreshAll(): Promise<void> {
+    this.refreshing ??= (async () => {
+      try {
+        for (const repo of [...this.repos]) await this.refreshRepo(repo);
+      } finally {
+        this.refreshing = undefined;
+      }
+    })();
+    return this.refreshing;
+  }
+
   /** Stops every server and closes the app database. Safe to call more than once. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.pollTimer);
+    await this.refreshing?.catch(() => undefined);
     await Promise.all(this.allWorktrees().map((worktree) => worktree.supervisor.stop()));
     this.events.removeAllListeners();
     this.db.close();
+  }
+
+  private async refreshRepo(repo: OpenRepo): Promise<void> {
+    if (this.closed) return;
+    let discovered: DiscoveredRepo;
+    try {
+      discovered = await discoverRepo(repo.path);
+    } catch (error) {
+      // The main worktree itself is gone or no longer a repository: every server goes to error.
+      const message = error instanceof RepoPathError ? error.message : String(error);
+      for (const worktree of repo.worktrees) await this.markMissing(worktree, message);
+      return;
+    }
+    if (this.closed || !this.repos.includes(repo)) return;
+    let changed = false;
+    const seen = new Set(discovered.worktrees.map((worktree) => worktree.path));
+    for (const gone of repo.worktrees.filter((worktree) => !seen.has(worktree.discovered.path))) {
+      await gone.supervisor.stop();
+      this.db.deleteWorktree(gone.row.id);
+      repo.worktrees.splice(repo.worktrees.indexOf(gone), 1);
+      changed = true;
+    }
+    for (const found of discovered.worktrees) {
+      const open = repo.worktrees.find((worktree) => worktree.discovered.path === found.path);
+      if (!open) {
+        const added = this.openWorktree(repo, found);
+        repo.worktrees.push(added);
+        changed = true;
+        if (added.row.autostart && !found.missing) void added.supervisor.start();
+        continue;
+      }
+      if (found.missing) {
+        await this.markMissing(open, `worktree directory not found: ${found.path}`);
+      } else if (open.missingMessage) {
+        open.missingMessage = null; // the directory is back
+        open.discovered = found;
+        this.emitWorktree(open);
+        if (open.row.autostart) void open.supervisor.start();
+      } else if (open.discovered.branch !== found.branch) {
+        open.discovered = found;
+        this.emitWorktree(open);
+      }
+    }
+    if (changed) this.emitSnapshot();
+  }
+
+  private async markMissing(worktree: OpenWorktree, message: string): Promise<void> {
+    if (worktree.missingMessage === message) return;
+    worktree.missingMessage = message;
+    await worktree.supervisor.stop();
+    this.emitWorktree(worktree);
+  }
+
+  private openWorktree(repo: OpenRepo, discovered: DiscoveredWorktree): OpenWorktree {
+    const row = this.db.ensureWorktree(
+      Number(repo.id),
+      discovered.path,
+      this.options.firstPort ?? FIRST_WORKTREE_PORT,
+    );
+    const open: OpenWorktree = {
+      row,
+      repoId: repo.id,
+      discovered,
+      portNotice: null,
+      missingMessage: discovered.missing
+        ? `worktree directory not found: ${discovered.path}`
+        : null,
+      clients: [],
+      activity: [],
+      supervisor: new WorktreeSupervisor({
+        root: discovered.path,
+        port: row.port,
+        token: row.token,
+        requireToken: row.requireToken,
+        launcher: this.launcher,
+        onStatus: (status) => {
+          if (status.state !== 'running' && status.state !== 'starting') {
+            // The process is gone: its sessions went with it.
+            open.clients = open.clients.map((client) =>
+              client.connection === 'open' ? { ...client, connection: 'closed' } : client,
+            );
+          }
+          this.emitWorktree(open);
+        },
+        onPortMoved: (port, requestedPort) => {
+          this.db.setWorktreePort(row.id, port);
+          row.port = port;
+          open.portNotice = `port ${requestedPort} was in use; moved to ${port}`;
+        },
+        onClients: (clients) => {
+          open.clients = clients;
+          this.emitWorktree(open);
+        },
+        onActivity: (entries) => {
+          const limit = this.options.activityLimit ?? 500;
+          open.activity.push(...entries);
+          if (open.activity.length > limit) open.activity.splice(0, open.activity.length - limit);
+          this.emit({ type: 'activity', worktreeId: worktreeId(open), entries });
+        },
+      }),
+    };
+    return open;
   }
 
   private allWorktrees(): OpenWorktree[] {
     return this.repos.flatMap((repo) => repo.worktrees);
   }
 
-  private worktree(worktreeId: string): OpenWorktree {
-    const found = this.allWorktrees().find((worktree) => worktree.id === worktreeId);
-    if (!found) throw new HostCommandError(`unknown worktree id: ${worktreeId}`);
+  private worktree(id: string): OpenWorktree {
+    const found = this.allWorktrees().find((worktree) => worktreeId(worktree) === id);
+    if (!found) throw new HostCommandError(`unknown worktree id: ${id}`);
     return found;
   }
 
@@ -170,16 +377,21 @@ export class Host {
 
   private worktreeState(worktree: OpenWorktree): WorktreeState {
     const port = worktree.supervisor.port;
+    const status = worktree.missingMessage
+      ? { state: 'error' as const, message: worktree.missingMessage }
+      : worktree.supervisor.status;
     return {
-      id: worktree.id,
+      id: worktreeId(worktree),
       repoId: worktree.repoId,
       path: worktree.discovered.path,
       branch: worktree.discovered.branch,
       isMain: worktree.discovered.isMain,
       port,
       portNotice: worktree.portNotice,
-      status: worktree.supervisor.status,
+      status,
       urls: serverUrls(port),
+      settings: { autostart: worktree.row.autostart, requireToken: worktree.row.requireToken },
+      clients: worktree.clients,
     };
   }
 
@@ -187,7 +399,15 @@ export class Host {
     this.emit({ type: 'worktree-changed', worktree: this.worktreeState(worktree) });
   }
 
+  private emitSnapshot(): void {
+    this.emit({ type: 'snapshot', snapshot: this.snapshot() });
+  }
+
   private emit(event: HostEvent): void {
     this.events.emit('event', event);
   }
+}
+
+function worktreeId(worktree: OpenWorktree): string {
+  return String(worktree.row.id);
 }

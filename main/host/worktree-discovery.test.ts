@@ -11,7 +11,7 @@ import {
 import { discoverRepo, parseWorktreeList, RepoPathError } from './worktree-discovery.ts';
 
 describe('parseWorktreeList', () => {
-  it('reads main, linked, detached, and skips bare and prunable entries', () => {
+  it('reads main, linked, detached and missing (prunable) worktrees, and skips bare entries', () => {
     const output = [
       'worktree /r/main\0HEAD 1111111111111111111111111111111111111111\0branch refs/heads/main\0',
       'worktree /r/feature x\0HEAD 2222222222222222222222222222222222222222\0branch refs/heads/feat/x\0locked\0',
@@ -20,9 +20,16 @@ describe('parseWorktreeList', () => {
       '',
     ].join('\0');
     expect(parseWorktreeList(output)).toEqual([
-      { path: '/r/main', branch: 'main', head: '1'.repeat(40), isMain: true },
-      { path: '/r/feature x', branch: 'feat/x', head: '2'.repeat(40), isMain: false },
-      { path: '/r/detached', branch: null, head: '3'.repeat(40), isMain: false },
+      { path: '/r/main', branch: 'main', head: '1'.repeat(40), isMain: true, missing: false },
+      {
+        path: '/r/feature x',
+        branch: 'feat/x',
+        head: '2'.repeat(40),
+        isMain: false,
+        missing: false,
+      },
+      { path: '/r/detached', branch: null, head: '3'.repeat(40), isMain: false, missing: false },
+      { path: '/r/gone', branch: 'gone', head: '4'.repeat(40), isMain: false, missing: true },
     ]);
   });
 
@@ -32,7 +39,7 @@ describe('parseWorktreeList', () => {
       'a'.repeat(40) +
       '\0branch refs/heads/wt\0\0';
     expect(parseWorktreeList(output)).toEqual([
-      { path: '/r/wt', branch: 'wt', head: 'a'.repeat(40), isMain: false },
+      { path: '/r/wt', branch: 'wt', head: 'a'.repeat(40), isMain: false, missing: false },
     ]);
   });
 });

@@ -15,6 +15,8 @@ export interface DiscoveredWorktree {
   /** HEAD commit, or null in a repository without commits. */
   head: string | null;
   isMain: boolean;
+  /** True when git reports the worktree's directory as gone (`prunable`). */
+  missing: boolean;
 }
 
 export interface DiscoveredRepo {
@@ -33,7 +35,7 @@ async function git(cwd: string, args: string[]): Promise<string> {
   return stdout;
 }
 
-/** Parses `git worktree list --porcelain -z` output. Bare and prunable entries are left out. */
+/** Parses `git worktree list --porcelain -z` output. Bare entries are left out. */
 export function parseWorktreeList(output: string): DiscoveredWorktree[] {
   const worktrees: DiscoveredWorktree[] = [];
   // Records are separated by an empty field (two NULs); fields are "key value" or "key".
@@ -50,13 +52,14 @@ export function parseWorktreeList(output: string): DiscoveredWorktree[] {
       );
     }
     const worktreePath = entry.get('worktree');
-    if (!worktreePath || entry.has('bare') || entry.has('prunable')) continue;
+    if (!worktreePath || entry.has('bare')) continue;
     const branchRef = entry.get('branch');
     worktrees.push({
       path: worktreePath,
       branch: branchRef ? branchRef.replace(/^refs\/heads\//, '') : null,
       head: entry.get('HEAD') && !/^0+$/.test(entry.get('HEAD')!) ? entry.get('HEAD')! : null,
       isMain: index === 0, // git always lists the main worktree first
+      missing: entry.has('prunable'),
     });
   }
   return worktrees;

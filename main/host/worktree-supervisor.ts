@@ -1,7 +1,9 @@
 // Supervises one worktree process: starts it, stops it, and keeps the worktree's ServerStatus
-// true. A process that exits unexpectedly is marked `error` and restarted with exponential backoff;
-// after repeated failures the supervisor gives up and leaves the reason in the status.
-import type { ServerStatus } from '../../shared/model.ts';
+// true. A process that exits unexpectedly, or stops answering its health check (a ping every
+// 250 ms; no answer for HANG_AFTER_MS means hung), is marked `error` and restarted with exponential
+// backoff; after repeated failures the supervisor gives up and leaves the reason in the status.
+// It also relays what the process reports about its clients and tool calls.
+import type { ActivityEntry, ClientInfo, ServerStatus } from '../../shared/model.ts';
 import { WorktreeToHostSchema } from '../worktree/worktree-protocol.ts';
 import type { WorktreeLauncher, WorktreeProcessHandle } from './worktree-launcher.ts';
 
@@ -9,13 +11,19 @@ export interface SupervisorOptions {
   root: string;
   port: number;
   token: string;
+  requireToken: boolean;
   launcher: WorktreeLauncher;
   /** Called on every status change. */
   onStatus(status: ServerStatus): void;
   /** Called when the process had to listen on another port than the one requested. */
   onPortMoved(port: number, requestedPort: number): void;
+  onClients?(clients: ClientInfo[]): void;
+  onActivity?(entries: ActivityEntry[]): void;
   startTimeoutMs?: number;
   stopTimeoutMs?: number;
+  /** Health check interval (default 250 ms) and the silence that means hung (default 1000 ms). */
+  pingIntervalMs?: number;
+  hangAfterMs?: number;
 }
 
 /** Restart delays after unexpected exits; past the last one the supervisor gives up. */
@@ -33,6 +41,11 @@ export class WorktreeSupervisor {
   private restartTimer: NodeJS.Timeout | undefined;
   private consecutiveFailures = 0;
   private startedAt = 0;
+  private healthTimer: NodeJS.Timeout | undefined;
+  private lastPongAt = 0;
+  private pingId = 0;
+  /** Set when the supervisor killed a hung process, so its exit is reported as a hang. */
+  private killedAsHung = false;
 
   constructor(options: SupervisorOptions) {
     this.options = options;
@@ -48,6 +61,18 @@ export class WorktreeSupervisor {
 
   get pid(): number | undefined {
     return this.current?.pid;
+  }
+
+  /** Updates the token or its requirement; a running process applies it to the next request. */
+  setAccess(token: string, requireToken: boolean): void {
+    this.options.token = token;
+    this.options.requireToken = requireToken;
+    this.current?.send({ type: 'set-token', token, requireToken });
+  }
+
+  /** Sets the port used from the next start on. */
+  setPort(port: number): void {
+    this.options.port = port;
   }
 
   private setStatus(status: ServerStatus): void {
@@ -93,7 +118,14 @@ export class WorktreeSupervisor {
             this.options.onPortMoved(message.port, message.requestedPort);
           }
           this.setStatus({ state: 'running', port: message.port });
+          this.startHealthChecks(handle);
           settle();
+        } else if (message.type === 'pong') {
+          this.lastPongAt = Date.now();
+        } else if (message.type === 'clients') {
+          this.options.onClients?.(message.clients);
+        } else if (message.type === 'activity') {
+          this.options.onActivity?.(message.entries);
         } else if (message.type === 'fatal') {
           // The process cannot serve this worktree (directory gone, no free port): do not retry.
           this.wanted = false;
@@ -105,13 +137,18 @@ export class WorktreeSupervisor {
       handle.onExit((code, signal) => {
         if (handle !== this.current) return;
         this.current = undefined;
+        this.stopHealthChecks();
         settle();
         if (!this.wanted) {
           if (this.statusValue.state !== 'error') this.setStatus({ state: 'stopped' });
           return;
         }
         const how = signal ? `signal ${signal}` : `code ${code}`;
-        this.setStatus({ state: 'error', message: `server process exited unexpectedly (${how})` });
+        const message = this.killedAsHung
+          ? `server stopped answering its health check for ${this.hangAfterMs} ms; restarting it`
+          : `server process exited unexpectedly (${how})`;
+        this.killedAsHung = false;
+        this.setStatus({ state: 'error', message });
         this.scheduleRestart();
       });
     });
@@ -120,8 +157,35 @@ export class WorktreeSupervisor {
       root: this.options.root,
       port: this.options.port,
       token: this.options.token,
+      requireToken: this.options.requireToken,
     });
     return this.pendingStart;
+  }
+
+  private get hangAfterMs(): number {
+    return this.options.hangAfterMs ?? 1000;
+  }
+
+  private startHealthChecks(handle: WorktreeProcessHandle): void {
+    this.stopHealthChecks();
+    this.lastPongAt = Date.now();
+    this.healthTimer = setInterval(() => {
+      if (handle !== this.current) return this.stopHealthChecks();
+      if (Date.now() - this.lastPongAt > this.hangAfterMs) {
+        // Hung: its event loop no longer runs. Kill it; the exit handler restarts it.
+        this.stopHealthChecks();
+        this.killedAsHung = true;
+        handle.kill();
+        return;
+      }
+      handle.send({ type: 'ping', id: ++this.pingId });
+    }, this.options.pingIntervalMs ?? 250);
+    this.healthTimer.unref();
+  }
+
+  private stopHealthChecks(): void {
+    clearInterval(this.healthTimer);
+    this.healthTimer = undefined;
   }
 
   private scheduleRestart(): void {
@@ -145,6 +209,7 @@ export class WorktreeSupervisor {
   async stop(): Promise<void> {
     this.wanted = false;
     clearTimeout(this.restartTimer);
+    this.stopHealthChecks();
     const handle = this.current;
     if (!handle) {
       if (this.statusValue.state !== 'stopped') this.setStatus({ state: 'stopped' });

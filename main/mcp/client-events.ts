@@ -53,6 +53,11 @@ export type McpClientEvent =
       clientInfo?: McpClientIdentity;
       isError: boolean;
       durationMs: number;
+      /** Compact JSON of the arguments, cut short. */
+      argumentsSummary: string;
+      resultBytes: number;
+      /** The message of a failed call. */
+      error?: string;
       at: number;
     };
 

@@ -44,8 +44,10 @@ export const SSE_RETRY_MS = 500;
 export interface McpListenerOptions {
   /** Real path of the worktree root (tools never read outside it). */
   root: string;
-  /** The worktree's secret; required on every route except /healthz. */
+  /** The worktree's secret; required on every route except /healthz (unless requireToken is false). */
   token: string;
+  /** Default true. When false, only the Host and Origin checks protect the server. */
+  requireToken?: boolean;
   /** Exactly this port on 127.0.0.1 (0 picks a free one). Taken -> rejects with code EADDRINUSE. */
   port: number;
   tools: readonly ToolDefinition[];
@@ -66,6 +68,8 @@ export interface McpListenerOptions {
 export interface McpListener {
   /** The port actually bound (useful with port 0). */
   readonly port: number;
+  /** Replaces the token (the old one is refused from the next request on) or its requirement. */
+  setAccess(access: { token: string; requireToken: boolean }): void;
   /** Ends SSE streams, closes sessions and the HTTP server (all sockets). Idempotent. */
   close(): Promise<void>;
 }
@@ -106,6 +110,9 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
       ...(clientInfo === undefined ? {} : { clientInfo }),
       isError: call.isError,
       durationMs: call.durationMs,
+      argumentsSummary: call.argumentsSummary,
+      resultBytes: call.resultBytes,
+      ...(call.error === undefined ? {} : { error: call.error }),
       at: Date.now(),
     });
   };
@@ -141,6 +148,7 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     reportError,
   });
 
+  let access = { token: options.token, requireToken: options.requireToken ?? true };
   let boundPort = 0;
   const app = express();
   app.disable('x-powered-by');
@@ -150,9 +158,10 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
   });
   app.use(
     tokenGuard({
-      token: () => options.token,
+      token: () => access.token,
       // The id of a live SSE session was handed out over an authenticated stream.
       acceptsWithoutToken: (req) => {
+        if (!access.requireToken) return true;
         const sessionId: unknown = req.query['sessionId'];
         return (
           req.method === 'POST' &&
@@ -218,6 +227,9 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
   let closing: Promise<void> | undefined;
   return {
     port: boundPort,
+    setAccess: (next) => {
+      access = { ...next };
+    },
     close: () => {
       closing ??= (async () => {
         clearInterval(reaper);

@@ -26,6 +26,23 @@ export interface ToolCallRecord {
   envelopeClientInfo?: McpClientIdentity;
   isError: boolean;
   durationMs: number;
+  /** Compact JSON of the arguments, cut to ARGUMENTS_SUMMARY_CHARS. */
+  argumentsSummary: string;
+  /** UTF-8 size of the result text. */
+  resultBytes: number;
+  /** The message of a failed call. */
+  error?: string;
+}
+
+/** How much of a call's arguments the activity log keeps. */
+export const ARGUMENTS_SUMMARY_CHARS = 300;
+
+/** Compact JSON of a call's arguments, cut with an ellipsis when long. */
+export function summarizeArguments(args: unknown): string {
+  const json = JSON.stringify(args ?? {}) ?? '{}';
+  return json.length <= ARGUMENTS_SUMMARY_CHARS
+    ? json
+    : `${json.slice(0, ARGUMENTS_SUMMARY_CHARS - 1)}…`;
 }
 
 export interface ServerFactoryOptions {
@@ -88,6 +105,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
             }
             result = toolErrorResult(describeError(error));
           }
+          const text = result.content[0]?.type === 'text' ? result.content[0].text : '';
           onToolCalled?.({
             tool: tool.name,
             leg,
@@ -95,6 +113,9 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
             envelopeClientInfo: envelopeClientInfo(ctx),
             isError: result.isError === true,
             durationMs: performance.now() - started,
+            argumentsSummary: summarizeArguments(args),
+            resultBytes: Buffer.byteLength(text),
+            ...(result.isError === true ? { error: text } : {}),
           });
           return result;
         },

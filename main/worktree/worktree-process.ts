@@ -4,7 +4,12 @@
 // worktree-protocol.ts. A crash here never touches the host or other worktrees.
 import { stat } from 'node:fs/promises';
 import { realpath } from 'node:fs/promises';
-import { createMcpListener, type McpListener } from '../mcp/mcp-listener.ts';
+import {
+  createMcpListener,
+  type McpListener,
+  type McpListenerOptions,
+} from '../mcp/mcp-listener.ts';
+import { ClientRegistry } from './client-registry.ts';
 import { fileTools } from '../tools/index.ts';
 import { GROVE_VERSION } from '../version.ts';
 import {
@@ -30,9 +35,11 @@ function forkChannel(): HostChannel {
   };
 }
 
+/** Everything the MCP listener needs except the port, which listenFromPort walks. */
+type ListenerSettings = Omit<McpListenerOptions, 'port'>;
+
 async function listenFromPort(
-  root: string,
-  token: string,
+  settings: ListenerSettings,
   requestedPort: number,
 ): Promise<McpListener> {
   let lastError: unknown;
@@ -41,13 +48,7 @@ async function listenFromPort(
     const port = requestedPort === 0 ? 0 : requestedPort + offset;
     if (port > 65535) break;
     try {
-      return await createMcpListener({
-        root,
-        token,
-        port,
-        tools: fileTools,
-        serverInfo: { name: 'grove', version: GROVE_VERSION },
-      });
+      return await createMcpListener({ ...settings, port });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
       lastError = error;
@@ -60,12 +61,19 @@ async function listenFromPort(
 
 export function runWorktreeProcess(channel: HostChannel): void {
   let listener: McpListener | undefined;
+  /** The latest token settings (a set-token may arrive while the listener is still starting). */
+  let access: { token: string; requireToken: boolean } | undefined;
   let stopping = false;
+  const clients = new ClientRegistry({
+    onClients: (list) => channel.send({ type: 'clients', clients: list }),
+    onActivity: (entries) => channel.send({ type: 'activity', entries }),
+  });
 
   const shutdown = async (code: number): Promise<never> => {
     if (!stopping) {
       stopping = true;
       await listener?.close().catch(() => undefined);
+      clients.flush();
     }
     process.exit(code);
   };
@@ -82,14 +90,30 @@ export function runWorktreeProcess(channel: HostChannel): void {
         const info = await stat(message.root).catch(() => undefined);
         if (!info?.isDirectory()) return fail(`worktree directory not found: ${message.root}`);
         const root = await realpath(message.root);
-        listener = await listenFromPort(root, message.token, message.port);
+        access ??= { token: message.token, requireToken: message.requireToken };
+        const started = await listenFromPort(
+          {
+            root,
+            ...access,
+            tools: fileTools,
+            serverInfo: { name: 'grove', version: GROVE_VERSION },
+            onClientEvent: (event) => clients.handle(event),
+          },
+          message.port,
+        );
+        listener = started;
+        started.setAccess(access); // a set-token may have arrived during listen
         channel.send({
           type: 'listening',
-          port: listener.port,
-          requestedPort: listener.port === message.port ? null : message.port,
+          port: started.port,
+          requestedPort: started.port === message.port ? null : message.port,
         });
         return;
       }
+      case 'set-token':
+        access = { token: message.token, requireToken: message.requireToken };
+        listener?.setAccess(access);
+        return;
       case 'ping':
         channel.send({ type: 'pong', id: message.id });
         return;

@@ -1,6 +1,7 @@
 // The messages exchanged between the host and one worktree process (over the fork/utilityProcess
 // IPC channel). Both sides validate what they receive with these schemas.
 import { z } from 'zod';
+import { ActivityEntrySchema, ClientInfoSchema } from '../../shared/model.ts';
 
 export const HostToWorktreeSchema = z.discriminatedUnion('type', [
   z.object({
@@ -10,7 +11,11 @@ export const HostToWorktreeSchema = z.discriminatedUnion('type', [
     /** The port to listen on; when taken, the process tries the following ones. */
     port: z.number().int().min(0).max(65535),
     token: z.string().min(16),
+    /** When false, requests need no token (Host and Origin are still checked). */
+    requireToken: z.boolean(),
   }),
+  /** A rotated token or changed requirement, effective for the very next request. */
+  z.object({ type: z.literal('set-token'), token: z.string().min(16), requireToken: z.boolean() }),
   z.object({ type: z.literal('ping'), id: z.number().int() }),
   z.object({ type: z.literal('shutdown') }),
 ]);
@@ -24,6 +29,10 @@ export const WorktreeToHostSchema = z.discriminatedUnion('type', [
     requestedPort: z.number().int().nullable(),
   }),
   z.object({ type: z.literal('pong'), id: z.number().int() }),
+  /** The server's clients changed (sent at most a few times a second). */
+  z.object({ type: z.literal('clients'), clients: z.array(ClientInfoSchema) }),
+  /** New tool calls since the last message, oldest first. */
+  z.object({ type: z.literal('activity'), entries: z.array(ActivityEntrySchema) }),
   /** The process cannot serve (root missing, no free port...); it exits after sending this. */
   z.object({ type: z.literal('fatal'), message: z.string() }),
 ]);

@@ -11,7 +11,6 @@ import {
   type HostCommandOutput,
   type HostEvent,
 } from '../../../shared/host-api.ts';
-import type { ConnectionInfo, HostSnapshot } from '../../../shared/model.ts';
 import type { ConnectionListener, ConnectionState, ConnectionSource } from './connection.ts';
 
 /** A command the host refused or could not answer; `status` is the HTTP status (0: no answer). */
@@ -64,20 +63,11 @@ export class HttpHostApi implements HostApi, ConnectionSource {
     this.#reconnectMaxMs = options.reconnectMaxMs ?? DEFAULT_RECONNECT_MAX_MS;
   }
 
-  getSnapshot(): Promise<HostSnapshot> {
-    return this.#call('getSnapshot', {});
-  }
-
-  async startServer(worktreeId: string): Promise<void> {
-    await this.#call('startServer', { worktreeId });
-  }
-
-  async stopServer(worktreeId: string): Promise<void> {
-    await this.#call('stopServer', { worktreeId });
-  }
-
-  getConnectionInfo(worktreeId: string): Promise<ConnectionInfo> {
-    return this.#call('getConnectionInfo', { worktreeId });
+  call<N extends HostCommandName>(
+    name: N,
+    input: HostCommandInput<N>,
+  ): Promise<HostCommandOutput<N>> {
+    return this.#call(name, input);
   }
 
   /** One EventSource per subscriber, so each one starts with its own snapshot. */
@@ -114,7 +104,7 @@ export class HttpHostApi implements HostApi, ConnectionSource {
       // Ask the host why, so the UI can say something better than "disconnected".
       let reason: string;
       try {
-        await this.getSnapshot();
+        await this.call('getSnapshot', {});
         reason = 'The event stream was interrupted.';
       } catch (error) {
         if (closed) return;

@@ -17,6 +17,8 @@ function worktree(id: string, overrides: Partial<WorktreeState> = {}): WorktreeS
     portNotice: null,
     status: { state: 'running', port },
     urls: serverUrls(port),
+    settings: { autostart: true, requireToken: true },
+    clients: [],
     ...overrides,
   };
 }
@@ -25,6 +27,7 @@ const snapshot: HostSnapshot = {
   repos: [
     { id: 'r1', path: '/code/wt-1', name: 'wt-1', worktrees: [worktree('1'), worktree('2')] },
   ],
+  activity: {},
 };
 
 function statuses(state: { snapshot: HostSnapshot | null }): string[] {
@@ -98,16 +101,17 @@ describe('HostStore', () => {
     return {
       calls,
       emit: (event) => listeners.forEach((listener) => listener(event)),
-      getSnapshot: () => Promise.resolve(snapshot),
-      startServer: (id) => {
-        calls.push(`start ${id}`);
-        return Promise.reject(new Error('port in use'));
-      },
-      stopServer: (id) => {
-        calls.push(`stop ${id}`);
-        return Promise.resolve();
-      },
-      getConnectionInfo: () => Promise.reject(new Error('unused')),
+      call: ((name: string, input: { worktreeId?: string }) => {
+        if (name === 'startServer') {
+          calls.push(`start ${input.worktreeId}`);
+          return Promise.reject(new Error('port in use'));
+        }
+        if (name === 'stopServer') {
+          calls.push(`stop ${input.worktreeId}`);
+          return Promise.resolve({ ok: true });
+        }
+        return Promise.reject(new Error(`unused command ${name}`));
+      }) as HostApi['call'],
       onEvent: (listener) => {
         listeners.add(listener);
         return () => listeners.delete(listener);
@@ -142,7 +146,7 @@ describe('HostStore', () => {
     expect(api.calls).toEqual(['stop 2', 'start 1']);
 
     disconnect();
-    api.emit({ type: 'snapshot', snapshot: { repos: [] } });
+    api.emit({ type: 'snapshot', snapshot: { repos: [], activity: {} } });
     expect(statuses(store.getState())).toEqual(['running', 'running']);
   });
 

@@ -75,7 +75,25 @@ function applyEvent(state: HostStoreState, event: HostEvent): HostStoreState {
       const snapshot = upsertWorktree(state.snapshot, event.worktree);
       return snapshot === state.snapshot ? state : { ...state, snapshot };
     }
+    case 'activity': {
+      if (!state.snapshot) return state;
+      const activity = appendActivity(state.snapshot.activity, event.worktreeId, event.entries);
+      return { ...state, snapshot: { ...state.snapshot, activity } };
+    }
   }
+}
+
+/** Activity entries kept per worktree in the mirror (the host keeps the same bound). */
+export const ACTIVITY_LIMIT = 500;
+
+/** Appends new tool calls to one worktree's log, keeping the newest ACTIVITY_LIMIT. */
+export function appendActivity(
+  activity: HostSnapshot['activity'],
+  worktreeId: string,
+  entries: HostSnapshot['activity'][string],
+): HostSnapshot['activity'] {
+  const merged = [...(activity[worktreeId] ?? []), ...entries];
+  return { ...activity, [worktreeId]: merged.slice(-ACTIVITY_LIMIT) };
 }
 
 /** Replaces the worktree with the same id, or appends it to its repo; unknown repo: unchanged. */
@@ -161,11 +179,15 @@ export class HostStore {
   };
 
   startServer(worktreeId: string): Promise<void> {
-    return this.#run(worktreeId, 'start', (api) => api.startServer(worktreeId));
+    return this.#run(worktreeId, 'start', (api) =>
+      api.call('startServer', { worktreeId }).then(() => undefined),
+    );
   }
 
   stopServer(worktreeId: string): Promise<void> {
-    return this.#run(worktreeId, 'stop', (api) => api.stopServer(worktreeId));
+    return this.#run(worktreeId, 'stop', (api) =>
+      api.call('stopServer', { worktreeId }).then(() => undefined),
+    );
   }
 
   async #run(

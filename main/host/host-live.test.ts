@@ -1,0 +1,250 @@
+// The host while it runs: clients and activity reported by the worktree processes, token rotation
+// and requirement, hung processes, worktrees added and removed with git, repos removed.
+import Database from 'better-sqlite3';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { WorktreeState } from '../../shared/model.ts';
+import { CLIENT_INFO, connectClient, initializeBody } from '../mcp/mcp-test-support.ts';
+import { isPortOpen, randomFirstPort, waitFor } from '../testing/net.ts';
+import { addWorktree, git, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
+import { Host } from './host.ts';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function hostWithRepo(options: { worktreePollMs?: number } = {}) {
+  const repo = await makeTempRepo({ 'notes.txt': 'hello from the worktree\n' });
+  cleanups.push(repo.cleanup);
+  const host = await Host.open({
+    dataDir: await makeTempDir(),
+    firstPort: randomFirstPort(),
+    worktreePollMs: options.worktreePollMs ?? 0,
+  });
+  cleanups.push(() => host.close());
+  await host.addRepo(repo.root);
+  await host.startAll();
+  return { repo, host };
+}
+
+function worktrees(host: Host): WorktreeState[] {
+  return host.snapshot().repos.flatMap((repo) => repo.worktrees);
+}
+
+/** The HTTP status of an `initialize` POST to /mcp with `token` (or none). */
+async function status(port: number, token?: string): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${port}/mcp`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
+    },
+    body: JSON.stringify(initializeBody()),
+  });
+  await response.body?.cancel();
+  return response.status;
+}
+
+describe('Host clients and activity', () => {
+  it('lists a connected client with its name, transport and calls, and logs its tool calls', async () => {
+    const { host } = await hostWithRepo();
+    const [main] = worktrees(host);
+    const { token } = host.getConnectionInfo(main!.id);
+    const { client } = await connectClient(main!.port, 'sse', token);
+    cleanups.push(() => client.close());
+    await client.callTool({ name: 'read_file', arguments: { path: 'notes.txt' } });
+    await client.callTool({ name: 'read_file', arguments: { path: '../escape.txt' } });
+
+    await waitFor(
+      () => (host.snapshot().activity[main!.id]?.length ?? 0) === 2,
+      'two calls logged',
+    );
+    const [first, second] = host.snapshot().activity[main!.id]!;
+    expect(first).toMatchObject({
+      clientName: CLIENT_INFO.name,
+      tool: 'read_file',
+      argumentsSummary: '{"path":"notes.txt"}',
+      ok: true,
+      error: null,
+    });
+    expect(first!.resultBytes).toBeGreaterThan('hello from the worktree'.length);
+    expect(second).toMatchObject({ tool: 'read_file', ok: false });
+    expect(second!.error).toMatch(/escape|outside/i);
+
+    await waitFor(
+      () => worktrees(host)[0]!.clients[0]?.calls === 2,
+      'the client list to count calls',
+    );
+    expect(worktrees(host)[0]!.clients).toEqual([
+      expect.objectContaining({
+        name: CLIENT_INFO.name,
+        version: CLIENT_INFO.version,
+        transport: 'sse',
+        era: 'legacy',
+        connection: 'open',
+        calls: 2,
+      }),
+    ]);
+
+    await client.close();
+    await waitFor(
+      () => worktrees(host)[0]!.clients[0]?.connection === 'closed',
+      'the client to show as closed',
+    );
+  });
+
+  it('shows a modern (stateless) client as recently seen', async () => {
+    const { host } = await hostWithRepo();
+    const [main] = worktrees(host);
+    const { client } = await connectClient(
+      main!.port,
+      'modern-http',
+      host.getConnectionInfo(main!.id).token,
+    );
+    cleanups.push(() => client.close());
+    await client.callTool({ name: 'list_directory', arguments: {} });
+    await waitFor(
+      () => worktrees(host)[0]!.clients.some((c) => c.calls === 1),
+      'the modern client',
+    );
+    expect(worktrees(host)[0]!.clients).toEqual([
+      expect.objectContaining({ name: CLIENT_INFO.name, era: 'modern', connection: 'stateless' }),
+    ]);
+  });
+});
+
+describe('Host tokens', () => {
+  it('refuses a rotated-out token at once and accepts the new one', async () => {
+    const { host } = await hostWithRepo();
+    const [main] = worktrees(host);
+    const before = host.getConnectionInfo(main!.id).token;
+    expect(await status(main!.port, before)).toBe(200);
+    const after = host.rotateToken(main!.id).token;
+    expect(after).not.toBe(before);
+    await waitFor(
+      async () => (await status(main!.port, before)) === 403,
+      'the old token refused',
+      2000,
+    );
+    expect(await status(main!.port, after)).toBe(200);
+  });
+
+  it('serves without a token when the requirement is turned off, and requires it again when on', async () => {
+    const { host } = await hostWithRepo();
+    const [main] = worktrees(host);
+    expect(await status(main!.port)).toBe(403);
+    const state = host.setWorktreeSettings(main!.id, { requireToken: false });
+    expect(state.settings).toEqual({ autostart: true, requireToken: false });
+    await waitFor(async () => (await status(main!.port)) === 200, 'tokenless access', 2000);
+    host.setWorktreeSettings(main!.id, { requireToken: true });
+    await waitFor(async () => (await status(main!.port)) === 403, 'the token required again', 2000);
+  });
+});
+
+describe('Host faults', () => {
+  it('replaces a worktree process that stops answering (SIGSTOP) on the same port', async () => {
+    const { host } = await hostWithRepo();
+    const [main] = worktrees(host);
+    const pid = host.processId(main!.id)!;
+    const states: string[] = [];
+    host.onEvent((event) => {
+      if (event.type === 'worktree-changed') states.push(event.worktree.status.state);
+    });
+    const stoppedAt = Date.now();
+    process.kill(pid, 'SIGSTOP');
+    cleanups.push(async () => {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone: the supervisor killed it
+      }
+    });
+    await waitFor(() => states.includes('error'), 'the hang to be noticed', 3000);
+    const noticedAfter = Date.now() - stoppedAt;
+    expect(noticedAfter).toBeLessThan(2500);
+    expect(worktrees(host)[0]!.status.state).not.toBe('stopped');
+    await waitFor(() => worktrees(host)[0]!.status.state === 'running', 'a new process', 5000);
+    expect(host.processId(main!.id)).not.toBe(pid);
+    expect(worktrees(host)[0]!.port).toBe(main!.port);
+    expect(await status(main!.port, host.getConnectionInfo(main!.id).token)).toBe(200);
+  });
+
+  it('reports a locked app database with a clear message', async () => {
+    const dataDir = await makeTempDir();
+    const first = await Host.open({ dataDir, worktreePollMs: 0 });
+    await first.close();
+    const locker = new Database(path.join(dataDir, 'grove.db'));
+    locker.exec('BEGIN EXCLUSIVE');
+    try {
+      await expect(Host.open({ dataDir })).rejects.toThrow(
+        `cannot open the app database ${path.join(dataDir, 'grove.db')}: database is locked`,
+      );
+    } finally {
+      locker.exec('ROLLBACK');
+      locker.close();
+    }
+  });
+});
+
+describe('Host worktrees while running', () => {
+  it('opens a worktree added with git worktree add, and drops one removed with git worktree remove', async () => {
+    const { repo, host } = await hostWithRepo({ worktreePollMs: 200 });
+    const linked = await addWorktree(repo, 'late-feature');
+    await waitFor(
+      () => worktrees(host).some((w) => w.path === linked && w.status.state === 'running'),
+      'the new worktree to run',
+      5000,
+    );
+    const added = worktrees(host).find((w) => w.path === linked)!;
+    expect(added.branch).toBe('late-feature');
+    expect(await isPortOpen(added.port)).toBe(true);
+
+    await git(repo.root, 'worktree', 'remove', linked);
+    await waitFor(() => worktrees(host).length === 1, 'the removed worktree to disappear', 5000);
+    expect(await isPortOpen(added.port)).toBe(false);
+  });
+
+  it('puts a worktree whose directory is deleted while running into error, others unaffected', async () => {
+    const { repo, host } = await hostWithRepo({ worktreePollMs: 200 });
+    const linked = await addWorktree(repo, 'doomed');
+    await host.refreshAll();
+    await waitFor(
+      () => worktrees(host)[1]?.status.state === 'running',
+      'the worktree to run',
+      5000,
+    );
+    const { rm } = await import('node:fs/promises');
+    await rm(linked, { recursive: true, force: true });
+    await waitFor(() => worktrees(host)[1]!.status.state === 'error', 'the error state', 5000);
+    expect(worktrees(host)[1]!.status).toEqual({
+      state: 'error',
+      message: `worktree directory not found: ${linked}`,
+    });
+    expect(worktrees(host)[0]!.status.state).toBe('running');
+    await expect(host.startServer(worktrees(host)[1]!.id)).rejects.toThrow(
+      'worktree directory not found',
+    );
+  });
+
+  it('removes a repo: stops its servers and forgets it', async () => {
+    const { host } = await hostWithRepo();
+    const [main] = worktrees(host);
+    await host.removeRepo(main!.repoId);
+    expect(host.snapshot().repos).toEqual([]);
+    expect(await isPortOpen(main!.port)).toBe(false);
+    expect(await host.restoreRepos()).toEqual([]);
+    expect(host.snapshot().repos).toEqual([]);
+  });
+
+  it('moves a running server to a port the user picks', async () => {
+    const { host } = await hostWithRepo();
+    const [main] = worktrees(host);
+    const target = main!.port + 7;
+    const moved = await host.setWorktreePort(main!.id, target);
+    expect(moved.port).toBe(target);
+    expect(worktrees(host)[0]!.status).toEqual({ state: 'running', port: target });
+    expect(await isPortOpen(main!.port)).toBe(false);
+  });
+});

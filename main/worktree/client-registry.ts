@@ -1,0 +1,153 @@
+// The client registry of one worktree's server: turns the MCP listener's client events into the
+// "Clients" list (open sessions, recently closed ones, modern clients seen recently) and the
+// activity log, and hands both to the host in batches (at most one message per flush interval),
+// so a burst of calls costs the host a handful of messages, not one per call.
+import type { McpClientEvent, McpClientIdentity } from '../mcp/client-events.ts';
+import type { ActivityEntry, ClientInfo } from '../../shared/model.ts';
+
+export interface ClientRegistryOptions {
+  onClients(clients: ClientInfo[]): void;
+  onActivity(entries: ActivityEntry[]): void;
+  /** Batching interval (default 200 ms). */
+  flushMs?: number;
+  /** Closed sessions kept in the list (default 20, most recent). */
+  maxClosed?: number;
+  /** Modern clients not seen for this long drop off the list (default 10 min). */
+  modernTtlMs?: number;
+}
+
+const UNKNOWN: McpClientIdentity = { name: 'unknown client', version: '' };
+
+export class ClientRegistry {
+  private readonly options: Required<ClientRegistryOptions>;
+  private readonly clients = new Map<string, ClientInfo>();
+  private pendingActivity: ActivityEntry[] = [];
+  private clientsDirty = false;
+  private timer: NodeJS.Timeout | undefined;
+  private sequence = 0;
+
+  constructor(options: ClientRegistryOptions) {
+    this.options = { flushMs: 200, maxClosed: 20, modernTtlMs: 10 * 60_000, ...options };
+  }
+
+  handle(event: McpClientEvent): void {
+    switch (event.type) {
+      case 'session-opened': {
+        const identity = event.clientInfo ?? UNKNOWN;
+        this.clients.set(event.sessionId, {
+          id: event.sessionId,
+          name: identity.name,
+          version: identity.version,
+          transport: event.transport,
+          era: 'legacy',
+          connection: 'open',
+          firstSeenAt: event.at,
+          lastActivityAt: event.at,
+          calls: 0,
+        });
+        break;
+      }
+      case 'session-closed': {
+        const client = this.clients.get(event.sessionId);
+        if (!client) return;
+        client.connection = 'closed';
+        client.lastActivityAt = Math.max(client.lastActivityAt, event.at);
+        break;
+      }
+      case 'client-seen':
+        this.touchModern(event.clientInfo ?? UNKNOWN, event.at);
+        break;
+      case 'tool-called': {
+        const client =
+          event.era === 'modern'
+            ? this.touchModern(event.clientInfo ?? UNKNOWN, event.at)
+            : event.sessionId === undefined
+              ? undefined
+              : this.clients.get(event.sessionId);
+        if (client) {
+          client.calls++;
+          client.lastActivityAt = event.at;
+        }
+        this.pendingActivity.push({
+          id: `${process.pid}-${++this.sequence}`,
+          at: event.at - Math.round(event.durationMs),
+          clientId: client?.id ?? null,
+          clientName: client?.name ?? event.clientInfo?.name ?? UNKNOWN.name,
+          tool: event.tool,
+          argumentsSummary: event.argumentsSummary,
+          durationMs: Math.round(event.durationMs * 10) / 10,
+          resultBytes: event.resultBytes,
+          ok: !event.isError,
+          error: event.error ?? null,
+        });
+        break;
+      }
+    }
+    this.clientsDirty = true;
+    this.schedule();
+  }
+
+  /** The current list: open sessions and modern clients first, then recently closed sessions. */
+  list(now = Date.now()): ClientInfo[] {
+    const all = [...this.clients.values()];
+    for (const client of all) {
+      if (
+        client.connection === 'stateless' &&
+        now - client.lastActivityAt > this.options.modernTtlMs
+      ) {
+        this.clients.delete(client.id);
+      }
+    }
+    const closed = all
+      .filter((client) => client.connection === 'closed')
+      .sort((a, b) => b.lastActivityAt - a.lastActivityAt);
+    for (const old of closed.slice(this.options.maxClosed)) this.clients.delete(old.id);
+    return [...this.clients.values()]
+      .sort((a, b) => rank(a) - rank(b) || a.firstSeenAt - b.firstSeenAt)
+      .map((client) => ({ ...client }));
+  }
+
+  /** Sends whatever is pending now (used before shutdown). */
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.clientsDirty) {
+      this.clientsDirty = false;
+      this.options.onClients(this.list());
+    }
+    if (this.pendingActivity.length > 0) {
+      const entries = this.pendingActivity;
+      this.pendingActivity = [];
+      this.options.onActivity(entries);
+    }
+  }
+
+  private schedule(): void {
+    this.timer ??= setTimeout(() => this.flush(), this.options.flushMs);
+  }
+
+  private touchModern(identity: McpClientIdentity, at: number): ClientInfo {
+    const id = `modern:${identity.name}@${identity.version}`;
+    let client = this.clients.get(id);
+    if (!client) {
+      client = {
+        id,
+        name: identity.name,
+        version: identity.version,
+        transport: 'streamable-http',
+        era: 'modern',
+        connection: 'stateless',
+        firstSeenAt: at,
+        lastActivityAt: at,
+        calls: 0,
+      };
+      this.clients.set(id, client);
+    }
+    client.lastActivityAt = Math.max(client.lastActivityAt, at);
+    return client;
+  }
+}
+
+function rank(client: ClientInfo): number {
+  return client.connection === 'closed' ? 1 : 0;
+}
