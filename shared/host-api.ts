@@ -68,18 +68,31 @@ export const HostEventSchema = z.discriminatedUnion('type', [
 ]);
 export type HostEvent = z.infer<typeof HostEventSchema>;
 
+/** One named method per command: `api.startServer({ worktreeId })`. */
+export type HostCommandMethods = {
+  [N in HostCommandName]: (input: HostCommandInput<N>) => Promise<HostCommandOutput<N>>;
+};
+
 /**
- * What the renderer holds: one object, whichever transport is underneath (Electron preload IPC,
- * or HTTP under `grove serve`). Commands go through one typed `call`, so adding a command to
- * `hostCommands` needs no change in any transport.
+ * What the renderer holds: one object, whichever transport is underneath (the Electron preload's
+ * `window.groveHost`, or HTTP under `grove serve`). It has a named method for every command in
+ * `hostCommands` — transports build them from that table (see `commandMethods`), so adding a
+ * command needs no change in any transport — and `onEvent`.
  */
-export interface HostApi {
-  call<N extends HostCommandName>(
-    name: N,
-    input: HostCommandInput<N>,
-  ): Promise<HostCommandOutput<N>>;
+export type HostApi = HostCommandMethods & {
   /** Subscribes to host events (first a full snapshot); returns the function that unsubscribes. */
   onEvent(listener: (event: HostEvent) => void): () => void;
+};
+
+/** Builds the named command methods from one function that sends a command by name. */
+export function commandMethods(
+  send: (name: HostCommandName, input: unknown) => Promise<unknown>,
+): HostCommandMethods {
+  const methods: Record<string, (input: unknown) => Promise<unknown>> = {};
+  for (const name of Object.keys(hostCommands) as HostCommandName[]) {
+    methods[name] = (input) => send(name, input);
+  }
+  return methods as HostCommandMethods;
 }
 
 export type { WorktreeState };

@@ -4,7 +4,9 @@
 // with a full snapshot, so subscribers never have to resynchronise by hand.
 import {
   HostEventSchema,
+  commandMethods,
   hostCommands,
+  type HostCommandMethods,
   type HostApi,
   type HostCommandInput,
   type HostCommandName,
@@ -45,6 +47,12 @@ export function tokenFromSearch(search: string): string | null {
   return token ? token : null;
 }
 
+// The named command methods (startServer, getSnapshot...) are built from the command table in the
+// constructor; this interface merges their types into the class.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
+export interface HttpHostApi extends HostCommandMethods {}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class HttpHostApi implements HostApi, ConnectionSource {
   readonly #baseUrl: string;
   readonly #token: string;
@@ -61,13 +69,10 @@ export class HttpHostApi implements HostApi, ConnectionSource {
     this.#commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
     this.#reconnectMinMs = options.reconnectMinMs ?? DEFAULT_RECONNECT_MIN_MS;
     this.#reconnectMaxMs = options.reconnectMaxMs ?? DEFAULT_RECONNECT_MAX_MS;
-  }
-
-  call<N extends HostCommandName>(
-    name: N,
-    input: HostCommandInput<N>,
-  ): Promise<HostCommandOutput<N>> {
-    return this.#call(name, input);
+    Object.assign(
+      this,
+      commandMethods((name, input) => this.#call(name, input as never)),
+    );
   }
 
   /** One EventSource per subscriber, so each one starts with its own snapshot. */
@@ -104,7 +109,7 @@ export class HttpHostApi implements HostApi, ConnectionSource {
       // Ask the host why, so the UI can say something better than "disconnected".
       let reason: string;
       try {
-        await this.call('getSnapshot', {});
+        await this.#call('getSnapshot', {});
         reason = 'The event stream was interrupted.';
       } catch (error) {
         if (closed) return;

@@ -1,7 +1,7 @@
 // The mirrored store: snapshot then deltas, command bookkeeping, and a fake HostApi standing in
 // for either transport.
 import { describe, expect, test } from 'vitest';
-import type { HostApi, HostEvent } from '../../../shared/host-api.ts';
+import { commandMethods, type HostApi, type HostEvent } from '../../../shared/host-api.ts';
 import { serverUrls, type HostSnapshot, type WorktreeState } from '../../../shared/model.ts';
 import { HostStore, hostStoreReducer, initialHostStoreState } from './host-store.ts';
 
@@ -101,17 +101,18 @@ describe('HostStore', () => {
     return {
       calls,
       emit: (event) => listeners.forEach((listener) => listener(event)),
-      call: ((name: string, input: { worktreeId?: string }) => {
+      ...commandMethods((name, input) => {
+        const { worktreeId } = input as { worktreeId?: string };
         if (name === 'startServer') {
-          calls.push(`start ${input.worktreeId}`);
+          calls.push(`start ${worktreeId}`);
           return Promise.reject(new Error('port in use'));
         }
         if (name === 'stopServer') {
-          calls.push(`stop ${input.worktreeId}`);
+          calls.push(`stop ${worktreeId}`);
           return Promise.resolve({ ok: true });
         }
         return Promise.reject(new Error(`unused command ${name}`));
-      }) as HostApi['call'],
+      }),
       onEvent: (listener) => {
         listeners.add(listener);
         return () => listeners.delete(listener);

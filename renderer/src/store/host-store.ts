@@ -180,13 +180,13 @@ export class HostStore {
 
   startServer(worktreeId: string): Promise<void> {
     return this.#run(worktreeId, 'start', (api) =>
-      api.call('startServer', { worktreeId }).then(() => undefined),
+      api.startServer({ worktreeId }).then(() => undefined),
     );
   }
 
   stopServer(worktreeId: string): Promise<void> {
     return this.#run(worktreeId, 'stop', (api) =>
-      api.call('stopServer', { worktreeId }).then(() => undefined),
+      api.stopServer({ worktreeId }).then(() => undefined),
     );
   }
 
