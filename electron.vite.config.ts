@@ -18,7 +18,14 @@ export default defineConfig({
   },
   preload: {
     build: {
-      rollupOptions: { input: { preload: resolve(__dirname, 'main/electron/preload.ts') } },
+      // A sandboxed preload can require only `electron` (and a few built-ins), and cannot be an ES
+      // module: bundle every dependency (zod) into one CommonJS file.
+      externalizeDeps: false,
+      rollupOptions: {
+        input: { preload: resolve(__dirname, 'main/electron/preload.ts') },
+        external: ['electron'],
+        output: { format: 'cjs', entryFileNames: '[name].cjs' },
+      },
     },
   },
   renderer: {

@@ -23,7 +23,6 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['e2e/**/*.spec.ts'],
-          exclude: ['e2e/electron/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           fileParallelism: false,

@@ -1,4 +1,128 @@
-// Electron main process entry (placeholder until the Electron shell issue).
-import { app } from 'electron';
+// Electron main process: a thin shell over the host. Takes the single-instance lock, opens the
+// host (app database in userData, worktree processes through utilityProcess), registers the
+// HostApi on IPC for our window only, shows the window, tray and menu, notifies when a server goes
+// to `error`, and stops every server before quitting.
+import type { BrowserWindow } from 'electron';
+import { app, dialog, ipcMain, Menu, Notification } from 'electron';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Host } from '../host/host.ts';
+import { forwardHostEvents, isOurPage, registerHostIpc } from './ipc-host.ts';
+import { PICK_FOLDER_CHANNEL } from './ipc-channels.ts';
+import { builtPageUrl, createMainWindow } from './main-window.ts';
+import { createTray } from './tray-menu.ts';
+import { utilityProcessLauncher } from './utility-process-launcher.ts';
 
-void app.whenReady();
+const mainDir = path.dirname(fileURLToPath(import.meta.url));
+const pageUrl = process.env.ELECTRON_RENDERER_URL ?? builtPageUrl(mainDir);
+const iconPath = path.join(app.getAppPath(), 'assets', 'icon.png');
+
+let host: Host | undefined;
+let window: BrowserWindow | undefined;
+let quitting = false;
+
+function showWindow(): void {
+  if (!host) return;
+  if (window && !window.isDestroyed()) {
+    if (window.isMinimized()) window.restore();
+    window.show();
+    window.focus();
+    return;
+  }
+  window = createMainWindow({
+    preloadPath: path.join(mainDir, '../preload/preload.cjs'),
+    pageUrl,
+    iconPath,
+  });
+  const contents = window.webContents;
+  const stopForwarding = forwardHostEvents(host, contents);
+  window.on('closed', () => {
+    stopForwarding();
+    window = undefined;
+  });
+}
+
+function notifyErrors(current: Host): void {
+  const lastState = new Map<string, string>();
+  current.onEvent((event) => {
+    if (event.type !== 'worktree-changed') return;
+    const { worktree } = event;
+    const previous = lastState.get(worktree.id);
+    lastState.set(worktree.id, worktree.status.state);
+    if (worktree.status.state === 'error' && previous !== 'error' && Notification.isSupported()) {
+      new Notification({
+        title: `Grove: ${worktree.branch ?? 'detached'} server failed`,
+        body: worktree.status.message,
+      }).show();
+    }
+  });
+}
+
+async function start(): Promise<void> {
+  host = await Host.open({
+    // GROVE_DATA_DIR lets tests (and careful users) keep a separate app database.
+    dataDir: process.env.GROVE_DATA_DIR ?? app.getPath('userData'),
+    launcher: utilityProcessLauncher(path.join(mainDir, 'worktree-process.js')),
+  });
+  registerHostIpc({
+    ipcMain,
+    host,
+    isTrustedSender: (event) =>
+      window !== undefined &&
+      !window.isDestroyed() &&
+      event.sender === window.webContents &&
+      event.senderFrame !== null &&
+      event.senderFrame === window.webContents.mainFrame &&
+      isOurPage(event.senderFrame.url, pageUrl),
+  });
+  ipcMain.handle(PICK_FOLDER_CHANNEL, async (event) => {
+    if (!window || event.sender !== window.webContents) return null;
+    const result = await dialog.showOpenDialog(window, {
+      title: 'Add repository',
+      properties: ['openDirectory'],
+    });
+    return result.canceled ? null : (result.filePaths[0] ?? null);
+  });
+  notifyErrors(host);
+  Menu.setApplicationMenu(
+    Menu.buildFromTemplate([
+      ...(process.platform === 'darwin' ? [{ role: 'appMenu' as const }] : []),
+      { role: 'fileMenu' },
+      { role: 'editMenu' },
+      { role: 'viewMenu' },
+      { role: 'windowMenu' },
+    ]),
+  );
+  createTray(host, iconPath, { open: showWindow, quit: () => app.quit() });
+  for (const failure of await host.restoreRepos()) {
+    console.warn(`grove: skipped ${failure.path}: ${failure.error}`);
+  }
+  void host.startAll();
+  showWindow();
+}
+
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  app.on('second-instance', showWindow);
+  app.on('activate', showWindow);
+  app.on('window-all-closed', () => {
+    // Servers keep running in the tray; Quit stops them.
+  });
+  app.on('before-quit', (event) => {
+    if (quitting || !host) return;
+    event.preventDefault();
+    quitting = true;
+    void host.close().finally(() => app.quit());
+  });
+  app
+    .whenReady()
+    .then(start)
+    .catch((error: unknown) => {
+      dialog.showErrorBox(
+        'Grove could not start',
+        String(error instanceof Error ? error.message : error),
+      );
+      app.exit(1);
+    });
+}

@@ -26,7 +26,22 @@ interface HostChannel {
   onDisconnect(listener: () => void): void;
 }
 
-function forkChannel(): HostChannel {
+/** Electron's utilityProcess gives the child `process.parentPort` instead of process.send. */
+interface ParentPort {
+  postMessage(message: unknown): void;
+  on(event: 'message', listener: (event: { data: unknown }) => void): void;
+}
+
+function hostChannel(): HostChannel {
+  const parentPort = (process as unknown as { parentPort?: ParentPort }).parentPort;
+  if (parentPort) {
+    return {
+      send: (message) => parentPort.postMessage(message),
+      onMessage: (listener) => parentPort.on('message', (event) => listener(event.data)),
+      // A utility process is ended by Electron with the app; there is no disconnect event.
+      onDisconnect: () => undefined,
+    };
+  }
   if (!process.send) throw new Error('worktree-process must be started by the Grove host');
   return {
     send: (message) => process.send?.(message),
@@ -135,4 +150,4 @@ export function runWorktreeProcess(channel: HostChannel): void {
   process.on('SIGINT', () => void shutdown(0));
 }
 
-runWorktreeProcess(forkChannel());
+runWorktreeProcess(hostChannel());
