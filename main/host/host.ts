@@ -4,6 +4,7 @@
 // every UI (Electron renderer, browser under `grove serve`) mirrors. Plain Node: never imports
 // electron.
 import { EventEmitter } from 'node:events';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { HostEvent } from '../../shared/host-api.ts';
 import {
@@ -15,6 +16,7 @@ import {
   type RepoState,
   type WorktreeState,
 } from '../../shared/model.ts';
+import { ChatService, type ChatServiceOptions } from '../chat/chat-service.ts';
 import { AppDatabase, FIRST_WORKTREE_PORT, newToken, type WorktreeRow } from './app-database.ts';
 import {
   discoverRepo,
@@ -35,6 +37,8 @@ export interface HostOptions {
   worktreePollMs?: number;
   /** Tool calls kept per worktree (default 500). */
   activityLimit?: number;
+  /** The chat panel's secret store, environment and limits (main/chat/chat-service.ts). */
+  chat?: ChatServiceOptions;
 }
 
 /** A command refers to something that does not exist or asks for something impossible. */
@@ -69,11 +73,19 @@ export class Host {
   private pollTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private closed = false;
+  /** The chat panel's service: conversations, providers, the agent loop. */
+  readonly chat: ChatService;
 
   private constructor(db: AppDatabase, options: HostOptions) {
     this.db = db;
     this.options = options;
     this.launcher = options.launcher ?? forkLauncher;
+    this.chat = new ChatService({
+      host: this,
+      db: db.connection,
+      emit: (event) => this.emit(event),
+      ...(options.chat ? { options: options.chat } : {}),
+    });
     const pollMs = options.worktreePollMs ?? 2000;
     if (pollMs > 0) {
       this.pollTimer = setInterval(() => void this.refreshAll(), pollMs);
@@ -129,12 +141,20 @@ export class Host {
     this.emitSnapshot();
   }
 
-  /** Starts every worktree server whose autostart is on; resolves when all have settled. */
+  /**
+   * Starts every worktree server whose autostart is on, a few at a time (a process spends most of
+   * its start loading modules: starting twenty at once on two cores makes every one of them slow);
+   * resolves when all have settled.
+   */
   async startAll(): Promise<void> {
+    const queue = this.allWorktrees().filter(
+      (worktree) => worktree.row.autostart && !worktree.missingMessage,
+    );
+    const lanes = Math.max(2, availableParallelism());
     await Promise.all(
-      this.allWorktrees()
-        .filter((worktree) => worktree.row.autostart && !worktree.missingMessage)
-        .map((worktree) => worktree.supervisor.start()),
+      Array.from({ length: Math.min(lanes, queue.length) }, async () => {
+        for (let next = queue.shift(); next; next = queue.shift()) await next.supervisor.start();
+      }),
     );
   }
 
@@ -249,6 +269,7 @@ export class Host {
     this.closed = true;
     clearInterval(this.pollTimer);
     await this.refreshing?.catch(() => undefined);
+    await this.chat.close();
     await Promise.all(this.allWorktrees().map((worktree) => worktree.supervisor.stop()));
     this.events.removeAllListeners();
     this.db.close();

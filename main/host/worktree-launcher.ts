@@ -2,6 +2,8 @@
 // main/worktree/worktree-process.ts under the same Node. The Electron shell provides another
 // launcher (utilityProcess) implementing the same interface.
 import { fork } from 'node:child_process';
+import { tmpdir, userInfo } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HostToWorktree } from '../worktree/worktree-protocol.ts';
 
@@ -21,6 +23,14 @@ export interface WorktreeLauncher {
 
 const WORKTREE_ENTRY = fileURLToPath(new URL('../worktree/worktree-process.ts', import.meta.url));
 
+/**
+ * Node's on-disk compile cache for worktree processes: every worktree loads the same modules (MCP
+ * SDK, zod, express...), so the second and later starts skip most parsing and compiling. A
+ * user-set NODE_COMPILE_CACHE wins.
+ */
+const COMPILE_CACHE_DIR =
+  process.env.NODE_COMPILE_CACHE ?? path.join(tmpdir(), `grove-compile-cache-${userInfo().uid}`);
+
 /** Launches each worktree process with child_process.fork. */
 export const forkLauncher: WorktreeLauncher = {
   launch() {
@@ -28,6 +38,7 @@ export const forkLauncher: WorktreeLauncher = {
       execPath: process.execPath,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'json',
+      env: { ...process.env, NODE_COMPILE_CACHE: COMPILE_CACHE_DIR },
     });
     return {
       pid: child.pid,

@@ -44,8 +44,8 @@ export class WorktreeSupervisor {
   private healthTimer: NodeJS.Timeout | undefined;
   private lastPongAt = 0;
   private pingId = 0;
-  /** Set when the supervisor killed a hung process, so its exit is reported as a hang. */
-  private killedAsHung = false;
+  /** Why the supervisor killed the current process, so its exit is reported with that reason. */
+  private killReason: string | undefined;
 
   constructor(options: SupervisorOptions) {
     this.options = options;
@@ -103,7 +103,8 @@ export class WorktreeSupervisor {
       };
       const timeoutMs = this.options.startTimeoutMs ?? 15_000;
       const timer = setTimeout(() => {
-        this.setStatus({ state: 'error', message: `server did not start within ${timeoutMs} ms` });
+        this.killReason = `server did not start within ${timeoutMs} ms`;
+        this.setStatus({ state: 'error', message: this.killReason });
         handle.kill();
         settle();
       }, timeoutMs);
@@ -144,10 +145,8 @@ export class WorktreeSupervisor {
           return;
         }
         const how = signal ? `signal ${signal}` : `code ${code}`;
-        const message = this.killedAsHung
-          ? `server stopped answering its health check for ${this.hangAfterMs} ms; restarting it`
-          : `server process exited unexpectedly (${how})`;
-        this.killedAsHung = false;
+        const message = this.killReason ?? `server process exited unexpectedly (${how})`;
+        this.killReason = undefined;
         this.setStatus({ state: 'error', message });
         this.scheduleRestart();
       });
@@ -168,18 +167,25 @@ export class WorktreeSupervisor {
 
   private startHealthChecks(handle: WorktreeProcessHandle): void {
     this.stopHealthChecks();
+    const intervalMs = this.options.pingIntervalMs ?? 250;
     this.lastPongAt = Date.now();
+    let lastTickAt = Date.now();
     this.healthTimer = setInterval(() => {
       if (handle !== this.current) return this.stopHealthChecks();
-      if (Date.now() - this.lastPongAt > this.hangAfterMs) {
+      const now = Date.now();
+      // If the host itself was stalled (this timer fired very late), the missing pongs say
+      // nothing about the worktree process: start counting again.
+      if (now - lastTickAt > intervalMs + this.hangAfterMs / 2) this.lastPongAt = now;
+      lastTickAt = now;
+      if (now - this.lastPongAt > this.hangAfterMs) {
         // Hung: its event loop no longer runs. Kill it; the exit handler restarts it.
         this.stopHealthChecks();
-        this.killedAsHung = true;
+        this.killReason = `server stopped answering its health check for ${this.hangAfterMs} ms; restarting it`;
         handle.kill();
         return;
       }
       handle.send({ type: 'ping', id: ++this.pingId });
-    }, this.options.pingIntervalMs ?? 250);
+    }, intervalMs);
     this.healthTimer.unref();
   }
 
