@@ -1,6 +1,7 @@
 // The UI end to end: `grove serve` on a real repository with two linked worktrees, driven in real
-// Chromium. Every worktree shows as running on its port; Stop really closes the port; Start brings
-// the server back on the same port; a second tab follows along from host events alone.
+// Chromium. Every worktree (picked in the sidebar) shows as running on its port; Stop really closes
+// the port; Start brings the server back on the same port; a second tab follows along from host
+// events alone.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
@@ -41,8 +42,13 @@ describe('grove serve UI in Chromium', () => {
     return page;
   }
 
-  function worktreeRegion(page: Page, branch: string): Locator {
-    return page.getByRole('region', { name: branch, exact: true });
+  /** Selects the worktree in the sidebar and returns its view (a region named by the branch). */
+  async function showWorktree(page: Page, branch: string): Promise<Locator> {
+    await page
+      .getByRole('navigation', { name: 'Repositories and worktrees' })
+      .getByRole('button', { name: branch, exact: true })
+      .click();
+    return page.getByRole('main').getByRole('region', { name: branch, exact: true });
   }
 
   async function waitForStatus(region: Locator, text: string): Promise<void> {
@@ -58,7 +64,7 @@ describe('grove serve UI in Chromium', () => {
     const page = await openUi();
 
     for (const branch of BRANCHES) {
-      const region = worktreeRegion(page, branch);
+      const region = await showWorktree(page, branch);
       await waitForStatus(region, `Running on port ${host.port(branch)}`);
       await region.getByText(host.worktree(branch).sse, { exact: true }).waitFor();
       await region.getByText(host.worktree(branch).mcp, { exact: true }).waitFor();
@@ -68,29 +74,31 @@ describe('grove serve UI in Chromium', () => {
 
     // A second tab, to show the change arrives by events, not by the clicking tab's own requests.
     const watcher = await openUi();
-    await waitForStatus(
-      worktreeRegion(watcher, 'feature-a'),
-      `Running on port ${host.port('feature-a')}`,
-    );
+    const watched = await showWorktree(watcher, 'feature-a');
+    await waitForStatus(watched, `Running on port ${host.port('feature-a')}`);
 
     const port = host.port('feature-a');
-    const region = worktreeRegion(page, 'feature-a');
+    const region = await showWorktree(page, 'feature-a');
     await region.getByRole('button', { name: 'Stop', exact: true }).click();
     await waitForStatus(region, 'Stopped');
     expect(await connectOutcome(port)).toBe('ECONNREFUSED');
-    await waitForStatus(worktreeRegion(watcher, 'feature-a'), 'Stopped');
+    await waitForStatus(watched, 'Stopped');
     await expectEnabled(region.getByRole('button', { name: 'Start', exact: true }), true);
     await expectEnabled(region.getByRole('button', { name: 'Stop', exact: true }), false);
 
-    // The others are untouched.
+    // The others are untouched (checked from the watching tab, so this one keeps feature-a).
     for (const branch of ['main', 'feature-b']) {
-      await waitForStatus(worktreeRegion(page, branch), `Running on port ${host.port(branch)}`);
+      await waitForStatus(
+        await showWorktree(watcher, branch),
+        `Running on port ${host.port(branch)}`,
+      );
       expect(await connectOutcome(host.port(branch))).toBe('connected');
     }
+    await showWorktree(watcher, 'feature-a');
 
     await region.getByRole('button', { name: 'Start', exact: true }).click();
     await waitForStatus(region, `Running on port ${port}`);
-    await waitForStatus(worktreeRegion(watcher, 'feature-a'), `Running on port ${port}`);
+    await waitForStatus(watched, `Running on port ${port}`);
     const health = await fetch(`http://127.0.0.1:${port}/healthz`, {
       headers: { Authorization: `Bearer ${host.worktree('feature-a').token}` },
       signal: AbortSignal.timeout(5_000),

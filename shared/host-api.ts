@@ -3,6 +3,7 @@
 // the headless HTTP client (POST /api/<command> + an SSE event stream at /api/events) — and the
 // host validates every input with the same schemas.
 import { z } from 'zod';
+import { chatCommands, ChatHostEventSchema } from './chat.ts';
 import {
   ActivityEntrySchema,
   ConnectionInfoSchema,
@@ -13,6 +14,34 @@ import {
 } from './model.ts';
 
 const WorktreeRef = z.object({ worktreeId: z.string().min(1) });
+
+/** One tool as `tools/list` describes it (schemas are JSON Schema objects). */
+export const ToolInfoSchema = z.object({
+  name: z.string(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  inputSchema: z.record(z.string(), z.unknown()),
+  outputSchema: z.record(z.string(), z.unknown()).optional(),
+  annotations: z.record(z.string(), z.unknown()).optional(),
+});
+export type ToolInfo = z.infer<typeof ToolInfoSchema>;
+
+/** What a tool call returned: MCP content blocks, the structured result, and whether it failed. */
+export const ToolCallResultSchema = z.object({
+  isError: z.boolean(),
+  content: z.array(z.record(z.string(), z.unknown())),
+  structuredContent: z.record(z.string(), z.unknown()).optional(),
+  durationMs: z.number(),
+});
+export type ToolCallResult = z.infer<typeof ToolCallResultSchema>;
+
+/** Where a client config was written, and the backup of the file it replaced (if any). */
+export const ConfigWriteResultSchema = z.object({
+  path: z.string(),
+  backupPath: z.string().nullable(),
+  serverName: z.string(),
+});
+export type ConfigWriteResult = z.infer<typeof ConfigWriteResultSchema>;
 const Empty = z.object({});
 const Ok = z.object({ ok: z.literal(true) });
 
@@ -41,6 +70,22 @@ export const hostCommands = {
     input: WorktreeRef.extend({ port: z.number().int().min(1024).max(65535) }),
     output: WorktreeStateSchema,
   },
+  /** The tools a worktree's server offers, asked by the host's own MCP client (the tool console). */
+  listTools: { input: WorktreeRef, output: z.object({ tools: z.array(ToolInfoSchema) }) },
+  /** Calls one tool through the tool console; a tool error comes back as `isError: true`. */
+  callTool: {
+    input: WorktreeRef.extend({
+      name: z.string().min(1),
+      arguments: z.record(z.string(), z.unknown()),
+    }),
+    output: ToolCallResultSchema,
+  },
+  /** Adds (or replaces) this worktree's entry in Claude Desktop's config file. */
+  addToClaudeDesktop: { input: WorktreeRef, output: ConfigWriteResultSchema },
+  /** Adds (or replaces) this worktree's entry in `<worktree>/.mcp.json` (Claude Code). */
+  addToProjectMcpJson: { input: WorktreeRef, output: ConfigWriteResultSchema },
+  /** The chat panel (shared/chat.ts): settings, conversations, send, stop, reconcile. */
+  ...chatCommands,
 } as const;
 
 export type HostCommandName = keyof typeof hostCommands;
@@ -65,6 +110,8 @@ export const HostEventSchema = z.discriminatedUnion('type', [
     worktreeId: z.string(),
     entries: z.array(ActivityEntrySchema),
   }),
+  /** Progress of a chat answer (shared/chat.ts ChatEvent), per conversation. */
+  ChatHostEventSchema,
 ]);
 export type HostEvent = z.infer<typeof HostEventSchema>;
 

@@ -10,6 +10,7 @@ import { Host } from '../host/host.ts';
 import { forwardHostEvents, isOurPage, registerHostIpc } from './ipc-host.ts';
 import { PICK_FOLDER_CHANNEL } from './ipc-channels.ts';
 import { builtPageUrl, createMainWindow } from './main-window.ts';
+import { SecretStore } from './secret-store.ts';
 import { createTray } from './tray-menu.ts';
 import { utilityProcessLauncher } from './utility-process-launcher.ts';
 
@@ -59,10 +60,13 @@ function notifyErrors(current: Host): void {
 }
 
 async function start(): Promise<void> {
+  // GROVE_DATA_DIR lets tests (and careful users) keep a separate app database.
+  const dataDir = process.env.GROVE_DATA_DIR ?? app.getPath('userData');
   host = await Host.open({
-    // GROVE_DATA_DIR lets tests (and careful users) keep a separate app database.
-    dataDir: process.env.GROVE_DATA_DIR ?? app.getPath('userData'),
+    dataDir,
     launcher: utilityProcessLauncher(path.join(mainDir, 'worktree-process.js')),
+    // The chat's API key lives in safeStorage, never in the renderer.
+    chat: { secrets: new SecretStore(dataDir) },
   });
   registerHostIpc({
     ipcMain,

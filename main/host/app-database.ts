@@ -44,6 +44,25 @@ const MIGRATIONS: string[] = [
      value TEXT NOT NULL
    );`,
   `ALTER TABLE worktrees ADD COLUMN require_token INTEGER NOT NULL DEFAULT 1;`,
+  // The chat panel's conversations (main/chat/chat-store.ts); parts are JSON.
+  `CREATE TABLE chat_conversations (
+     id INTEGER PRIMARY KEY,
+     worktree_id INTEGER NOT NULL REFERENCES worktrees(id) ON DELETE CASCADE,
+     title TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   );
+   CREATE INDEX chat_conversations_by_worktree ON chat_conversations(worktree_id, updated_at);
+   CREATE TABLE chat_messages (
+     id INTEGER PRIMARY KEY,
+     conversation_id INTEGER NOT NULL REFERENCES chat_conversations(id) ON DELETE CASCADE,
+     role TEXT NOT NULL,
+     status TEXT NOT NULL,
+     parts TEXT NOT NULL,
+     error TEXT,
+     created_at INTEGER NOT NULL
+   );
+   CREATE INDEX chat_messages_by_conversation ON chat_messages(conversation_id, id);`,
 ];
 
 export function newToken(): string {
@@ -220,6 +239,11 @@ export class AppDatabase {
     const value = create();
     this.setSetting(key, value);
     return value;
+  }
+
+  /** The better-sqlite3 handle, for parts that keep their own tables (main/chat/chat-store.ts). */
+  get connection(): Database.Database {
+    return this.db;
   }
 
   close(): void {

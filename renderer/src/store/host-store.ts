@@ -3,12 +3,17 @@
 // flight, the last command error per worktree). The host stays the single source of truth: commands
 // never edit the mirror optimistically, they wait for the event that reports the change. React reads
 // the store through useSyncExternalStore; nothing polls.
-import type { HostApi, HostEvent } from '../../../shared/host-api.ts';
+import {
+  commandMethods,
+  type HostApi,
+  type HostCommandMethods,
+  type HostEvent,
+} from '../../../shared/host-api.ts';
 import type { HostSnapshot, WorktreeState } from '../../../shared/model.ts';
 import type { ConnectionSource, ConnectionState } from '../host-api/connection.ts';
 import type { HostTransport } from '../host-api/pick-host-api.ts';
 
-export type ServerCommand = 'start' | 'stop';
+export type ServerCommand = 'start' | 'stop' | 'restart';
 
 export interface CommandError {
   command: ServerCommand;
@@ -80,6 +85,9 @@ function applyEvent(state: HostStoreState, event: HostEvent): HostStoreState {
       const activity = appendActivity(state.snapshot.activity, event.worktreeId, event.entries);
       return { ...state, snapshot: { ...state.snapshot, activity } };
     }
+    default:
+      // Events the mirror does not keep (chat progress): their own views subscribe to them.
+      return state;
   }
 }
 
@@ -123,6 +131,10 @@ function without<T>(record: Readonly<Record<string, T>>, key: string): Readonly<
   delete copy[key];
   return copy;
 }
+
+const unavailableCommands = commandMethods(() =>
+  Promise.reject(new Error('Grove is not connected to a host.')),
+);
 
 /** Holds the state, feeds it from the transport, and runs commands. */
 export class HostStore {
@@ -188,6 +200,20 @@ export class HostStore {
     return this.#run(worktreeId, 'stop', (api) =>
       api.stopServer({ worktreeId }).then(() => undefined),
     );
+  }
+
+  restartServer(worktreeId: string): Promise<void> {
+    return this.#run(worktreeId, 'restart', (api) =>
+      api.restartServer({ worktreeId }).then(() => undefined),
+    );
+  }
+
+  /**
+   * Any other command, for views that show its answer themselves (tool calls, config writes...).
+   * Changes to the host's state still arrive as events, never from the answer.
+   */
+  get commands(): HostCommandMethods {
+    return this.#api ?? unavailableCommands;
   }
 
   async #run(

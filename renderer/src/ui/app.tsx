@@ -1,13 +1,22 @@
-// The window: a header with the overall picture and the link's health, then one of the loading,
-// error, empty or repository views, chosen from the mirrored host state.
-import type { HostSnapshot } from '../../../shared/model.ts';
+// The window: a header with the overall picture and the link's health, then a sidebar of repos and
+// worktrees beside the selected worktree's view — or the loading, error or empty state, chosen from
+// the mirrored host state.
+import { useState } from 'react';
+import type { HostSnapshot, WorktreeState } from '../../../shared/model.ts';
 import type { ConnectionState } from '../host-api/connection.ts';
-import { RepoList } from './repo-list.tsx';
+import { Sidebar } from './sidebar.tsx';
 import { useHostState } from './store-context.tsx';
+import { WorktreeView } from './worktree-view.tsx';
 
 export function App() {
   const state = useHostState();
   const { snapshot, connection } = state;
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+
+  const worktrees = snapshot?.repos.flatMap((repo) => repo.worktrees) ?? [];
+  // The selection falls back to the first worktree when none is chosen or it went away.
+  const selected: WorktreeState | undefined =
+    worktrees.find((w) => w.id === selectedId) ?? worktrees[0];
 
   let body;
   if (connection.state === 'failed') {
@@ -23,28 +32,51 @@ export function App() {
       ) : (
         <Message title="Connecting to the Grove host…" tone="quiet" busy />
       );
-  } else if (snapshot.repos.length === 0) {
-    body = (
-      <Message
-        title="No repositories open"
-        detail="Start Grove with a repository path, for example: grove serve ~/code/my-project"
-        tone="quiet"
-      />
-    );
   } else {
-    body = <RepoList snapshot={snapshot} state={state} />;
+    const live = connection.state === 'open';
+    body = (
+      <div className={live ? 'layout' : 'layout layout--stale'}>
+        <Sidebar
+          snapshot={snapshot}
+          selectedId={selected?.id ?? null}
+          onSelect={setSelectedId}
+          live={live}
+        />
+        <main className="layout__main" id="worktree-main">
+          {selected ? (
+            <WorktreeView
+              key={selected.id}
+              worktree={selected}
+              activity={snapshot.activity[selected.id] ?? []}
+              pending={state.pending[selected.id]}
+              commandError={state.commandErrors[selected.id]}
+              live={live}
+            />
+          ) : (
+            <Message
+              title="No repositories open"
+              detail="Add a repository with the field in the sidebar: any path inside one of its worktrees."
+              tone="quiet"
+            />
+          )}
+        </main>
+      </div>
+    );
   }
 
   return (
     <div className="app">
       <header className="app__header">
-        <h1>Grove</h1>
-        {snapshot && snapshot.repos.length > 0 && <p className="summary">{summary(snapshot)}</p>}
+        <div className="brand">
+          <span className="brand__mark" aria-hidden="true" />
+          <h1>Grove</h1>
+        </div>
+        {snapshot && worktrees.length > 0 && <p className="summary">{summary(snapshot)}</p>}
         <ConnectionBadge connection={connection} hasData={snapshot !== null} />
       </header>
-      <main className="app__main" aria-busy={!snapshot && connection.state === 'connecting'}>
+      <div className="app__body" aria-busy={!snapshot && connection.state === 'connecting'}>
         {body}
-      </main>
+      </div>
     </div>
   );
 }
@@ -78,7 +110,7 @@ function ConnectionBadge({
   return null;
 }
 
-function Message({
+export function Message({
   title,
   detail,
   tone,

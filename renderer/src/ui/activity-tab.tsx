@@ -1,0 +1,151 @@
+// The Activity tab: this worktree's tool calls as they happen (newest first), filtered by client
+// and by tool, and the details of the selected call.
+import { useId, useState } from 'react';
+import type { ActivityEntry } from '../../../shared/model.ts';
+import { bytes, duration, timeOfDay } from './format.ts';
+
+const ALL = '';
+
+export function ActivityTab({ activity }: { activity: readonly ActivityEntry[] }) {
+  const clientFilterId = useId();
+  const toolFilterId = useId();
+  const [client, setClient] = useState(ALL);
+  const [tool, setTool] = useState(ALL);
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+
+  if (activity.length === 0) {
+    return (
+      <div className="empty" role="status">
+        <p className="empty__title">No tool calls yet</p>
+        <p className="empty__detail">
+          Every call a client makes to this worktree shows up here, live.
+        </p>
+      </div>
+    );
+  }
+
+  const clients = [...new Set(activity.map((entry) => entry.clientName))].sort();
+  const tools = [...new Set(activity.map((entry) => entry.tool))].sort();
+  const shown = activity
+    .filter(
+      (entry) =>
+        (client === ALL || entry.clientName === client) && (tool === ALL || entry.tool === tool),
+    )
+    .toReversed();
+  const selected = shown.find((entry) => entry.id === selectedId) ?? null;
+
+  return (
+    <div className="activity">
+      <div className="filters" role="group" aria-label="Filter tool calls">
+        <label htmlFor={clientFilterId}>Client</label>
+        <select
+          id={clientFilterId}
+          className="select"
+          value={client}
+          onChange={(event) => setClient(event.target.value)}
+        >
+          <option value={ALL}>All clients</option>
+          {clients.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+        <label htmlFor={toolFilterId}>Tool</label>
+        <select
+          id={toolFilterId}
+          className="select"
+          value={tool}
+          onChange={(event) => setTool(event.target.value)}
+        >
+          <option value={ALL}>All tools</option>
+          {tools.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+        <span className="muted filters__count" aria-live="polite">
+          {shown.length} of {activity.length} calls
+        </span>
+      </div>
+      <div className="activity__body">
+        {shown.length === 0 ? (
+          <p className="empty-inline">No calls match these filters.</p>
+        ) : (
+          <ol className="calls" aria-label="Tool calls">
+            {shown.map((entry) => (
+              <li key={entry.id}>
+                <button
+                  type="button"
+                  className={entry.id === selectedId ? 'call call--selected' : 'call'}
+                  aria-pressed={entry.id === selectedId}
+                  onClick={() => setSelectedId(entry.id === selectedId ? null : entry.id)}
+                >
+                  <span
+                    className={entry.ok ? 'call__ok' : 'call__failed'}
+                    aria-label={entry.ok ? 'succeeded' : 'failed'}
+                  >
+                    {entry.ok ? '✓' : '✕'}
+                  </span>
+                  <span className="call__time">{timeOfDay(entry.at)}</span>
+                  <span className="call__tool">{entry.tool}</span>
+                  <span className="call__client">{entry.clientName}</span>
+                  <code className="call__args">{entry.argumentsSummary}</code>
+                  <span className="call__duration">{duration(entry.durationMs)}</span>
+                </button>
+              </li>
+            ))}
+          </ol>
+        )}
+        {selected && <CallDetails entry={selected} onClose={() => setSelectedId(null)} />}
+      </div>
+    </div>
+  );
+}
+
+function CallDetails({ entry, onClose }: { entry: ActivityEntry; onClose(): void }) {
+  const headingId = useId();
+  return (
+    <section className="card call-details" aria-labelledby={headingId}>
+      <header className="card__row">
+        <h3 className="card__title" id={headingId}>
+          {entry.tool} <span className="muted">at {new Date(entry.at).toLocaleString()}</span>
+        </h3>
+        <button
+          type="button"
+          className="icon-button"
+          aria-label="Close call details"
+          onClick={onClose}
+        >
+          ×
+        </button>
+      </header>
+      <dl className="details">
+        <dt>Client</dt>
+        <dd>{entry.clientName}</dd>
+        <dt>Result</dt>
+        <dd className={entry.ok ? undefined : 'error-text'}>
+          {entry.ok ? 'Succeeded' : `Failed: ${entry.error ?? 'unknown error'}`}
+        </dd>
+        <dt>Duration</dt>
+        <dd>{duration(entry.durationMs)}</dd>
+        <dt>Result size</dt>
+        <dd>{bytes(entry.resultBytes)}</dd>
+        <dt>Arguments</dt>
+        <dd>
+          <pre className="code-block">{prettyJson(entry.argumentsSummary)}</pre>
+        </dd>
+      </dl>
+    </section>
+  );
+}
+
+/** Pretty-prints the summary when it is whole JSON (it may have been cut short). */
+function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}

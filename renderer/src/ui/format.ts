@@ -1,0 +1,49 @@
+// Small formatting helpers for the views: times, durations, sizes, client labels.
+import type { ClientInfo } from '../../../shared/model.ts';
+
+export function timeOfDay(at: number): string {
+  return new Date(at).toLocaleTimeString(undefined, {
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+}
+
+/** "just now", "42 s ago", "5 min ago", "3 h ago", or a date. */
+export function relativeTime(at: number, now: number): string {
+  const seconds = Math.max(0, Math.round((now - at) / 1000));
+  if (seconds < 5) return 'just now';
+  if (seconds < 60) return `${seconds} s ago`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  return new Date(at).toLocaleDateString();
+}
+
+export function duration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
+
+export function bytes(count: number): string {
+  if (count < 1024) return `${count} B`;
+  if (count < 1024 * 1024) return `${(count / 1024).toFixed(1)} KB`;
+  return `${(count / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export function transportLabel(transport: ClientInfo['transport']): string {
+  return transport === 'sse' ? 'SSE' : 'Streamable HTTP';
+}
+
+export function connectionLabel(connection: ClientInfo['connection']): string {
+  return connection === 'open' ? 'Open' : connection === 'closed' ? 'Closed' : 'Recently seen';
+}
+
+/** Clients that count as connected: open sessions and recently seen stateless clients. */
+export function connectedClients(clients: readonly ClientInfo[]): number {
+  return clients.filter((client) => client.connection !== 'closed').length;
+}
+
+export function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}

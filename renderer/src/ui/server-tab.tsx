@@ -1,0 +1,307 @@
+// The Server tab: status (with the error and a Retry), Start/Stop/Restart, the autostart and
+// require-token switches, the two URLs, the token (hidden until revealed; copy; rotate) and the
+// port notice.
+import { useState } from 'react';
+import type { WorktreeState } from '../../../shared/model.ts';
+import type { CommandError, ServerCommand } from '../store/host-store.ts';
+import { CopyButton } from './copy-button.tsx';
+import { ServerStatusText } from './server-status.tsx';
+import { useHostStore } from './store-context.tsx';
+import { errorText, type useConnectionInfo } from './use-connection-info.ts';
+
+export interface ServerTabProps {
+  worktree: WorktreeState;
+  pending: ServerCommand | undefined;
+  commandError: CommandError | undefined;
+  live: boolean;
+  connection: ReturnType<typeof useConnectionInfo>;
+}
+
+const PENDING_LABEL: Record<ServerCommand, string> = {
+  start: 'Starting…',
+  stop: 'Stopping…',
+  restart: 'Restarting…',
+};
+
+export function ServerTab({ worktree, pending, commandError, live, connection }: ServerTabProps) {
+  const store = useHostStore();
+  const { status } = worktree;
+  const idle = live && !pending;
+  const canStart = idle && (status.state === 'stopped' || status.state === 'error');
+  const canStop = idle && (status.state === 'running' || status.state === 'starting');
+  const canRestart = idle && status.state === 'running';
+
+  return (
+    <div className="stack">
+      <section className="card" aria-label="Status">
+        <div className="card__row">
+          <div className="status-block">
+            <ServerStatusText status={status} />
+            {pending && <p className="muted">{PENDING_LABEL[pending]}</p>}
+          </div>
+          <div className="button-row">
+            {status.state === 'error' ? (
+              <button
+                type="button"
+                className="button button--primary"
+                disabled={!canStart}
+                onClick={() => void store.startServer(worktree.id)}
+              >
+                Retry
+              </button>
+            ) : (
+              <button
+                type="button"
+                className="button button--primary"
+                disabled={!canStart}
+                onClick={() => void store.startServer(worktree.id)}
+              >
+                Start
+              </button>
+            )}
+            <button
+              type="button"
+              className="button"
+              disabled={!canStop}
+              onClick={() => void store.stopServer(worktree.id)}
+            >
+              Stop
+            </button>
+            <button
+              type="button"
+              className="button"
+              disabled={!canRestart}
+              onClick={() => void store.restartServer(worktree.id)}
+            >
+              Restart
+            </button>
+          </div>
+        </div>
+        {worktree.portNotice && (
+          <p className="notice" role="note">
+            {worktree.portNotice}. Clients configured with the old port need the new URL.
+          </p>
+        )}
+        {commandError && (
+          <p className="notice notice--error" role="alert">
+            Could not {commandError.command} the server: {commandError.message}
+          </p>
+        )}
+      </section>
+
+      <Settings worktree={worktree} live={live} />
+
+      <section className="card" aria-labelledby={`${worktree.id}-endpoints`}>
+        <h3 className="card__title" id={`${worktree.id}-endpoints`}>
+          Endpoints
+        </h3>
+        <dl className="urls">
+          <div className="urls__row">
+            <dt>SSE</dt>
+            <dd>
+              <code>{worktree.urls.sse}</code>
+              <CopyButton value={worktree.urls.sse} label="Copy SSE URL" />
+            </dd>
+          </div>
+          <div className="urls__row">
+            <dt>Streamable HTTP</dt>
+            <dd>
+              <code>{worktree.urls.mcp}</code>
+              <CopyButton value={worktree.urls.mcp} label="Copy Streamable HTTP URL" />
+            </dd>
+          </div>
+          <TokenRow worktree={worktree} live={live} connection={connection} />
+        </dl>
+      </section>
+    </div>
+  );
+}
+
+function Settings({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
+  const store = useHostStore();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  const change = async (changes: Partial<WorktreeState['settings']>): Promise<void> => {
+    setBusy(true);
+    setError(null);
+    try {
+      await store.commands.setWorktreeSettings({ worktreeId: worktree.id, ...changes });
+    } catch (caught) {
+      setError(errorText(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section className="card" aria-labelledby={`${worktree.id}-settings`}>
+      <h3 className="card__title" id={`${worktree.id}-settings`}>
+        Settings
+      </h3>
+      <Switch
+        label="Start automatically"
+        hint="Start this server when Grove starts."
+        checked={worktree.settings.autostart}
+        disabled={!live || busy}
+        onChange={(autostart) => void change({ autostart })}
+      />
+      <Switch
+        label="Require token"
+        hint="Off: any local program can call this server (Host and Origin checks still apply)."
+        checked={worktree.settings.requireToken}
+        disabled={!live || busy}
+        onChange={(requireToken) => void change({ requireToken })}
+      />
+      {!worktree.settings.requireToken && (
+        <p className="notice" role="note">
+          The token is not required: every program on this machine can reach this worktree.
+        </p>
+      )}
+      {error && (
+        <p className="notice notice--error" role="alert">
+          {error}
+        </p>
+      )}
+    </section>
+  );
+}
+
+function Switch({
+  label,
+  hint,
+  checked,
+  disabled,
+  onChange,
+}: {
+  label: string;
+  hint: string;
+  checked: boolean;
+  disabled: boolean;
+  onChange(checked: boolean): void;
+}) {
+  return (
+    <label className="switch">
+      <input
+        type="checkbox"
+        role="switch"
+        className="switch__input"
+        checked={checked}
+        disabled={disabled}
+        onChange={(event) => onChange(event.target.checked)}
+      />
+      <span className="switch__track" aria-hidden="true" />
+      <span className="switch__text">
+        <span className="switch__label">{label}</span>
+        <span className="switch__hint">{hint}</span>
+      </span>
+    </label>
+  );
+}
+
+function TokenRow({
+  worktree,
+  live,
+  connection,
+}: {
+  worktree: WorktreeState;
+  live: boolean;
+  connection: ReturnType<typeof useConnectionInfo>;
+}) {
+  const store = useHostStore();
+  const [revealed, setRevealed] = useState(false);
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState<{ tone: 'ok' | 'error'; text: string } | null>(null);
+  const { result } = connection;
+
+  const rotate = async (): Promise<void> => {
+    setBusy(true);
+    setMessage(null);
+    try {
+      connection.replace(await store.commands.rotateToken({ worktreeId: worktree.id }));
+      setMessage({
+        tone: 'ok',
+        text: 'New token in effect: the old one is refused. Update your clients (Connect tab).',
+      });
+    } catch (caught) {
+      setMessage({ tone: 'error', text: errorText(caught) });
+    } finally {
+      setBusy(false);
+      setConfirming(false);
+    }
+  };
+
+  return (
+    <div className="urls__row">
+      <dt>Token</dt>
+      <dd className="token">
+        {result.state === 'loading' && <span className="muted">Loading…</span>}
+        {result.state === 'error' && (
+          <span className="error-text" role="alert">
+            {result.message}{' '}
+            <button type="button" className="link-button" onClick={connection.reload}>
+              Try again
+            </button>
+          </span>
+        )}
+        {result.state === 'ready' && (
+          <>
+            <code className="token__value" aria-label={revealed ? 'Token' : 'Token (hidden)'}>
+              {revealed ? result.info.token : '•'.repeat(24)}
+            </code>
+            <button
+              type="button"
+              className="button button--quiet"
+              aria-pressed={revealed}
+              aria-label={revealed ? 'Hide token' : 'Reveal token'}
+              onClick={() => setRevealed(!revealed)}
+            >
+              {revealed ? 'Hide' : 'Reveal'}
+            </button>
+            <CopyButton value={result.info.token} label="Copy token" />
+            {!confirming ? (
+              <button
+                type="button"
+                className="button button--quiet"
+                aria-label="Rotate token"
+                disabled={!live || busy}
+                onClick={() => setConfirming(true)}
+              >
+                Rotate…
+              </button>
+            ) : (
+              <span className="confirm-inline" role="group" aria-label="Confirm token rotation">
+                <span>Clients using the current token will be refused.</span>
+                <button
+                  type="button"
+                  className="button button--danger button--small"
+                  disabled={busy}
+                  onClick={() => void rotate()}
+                >
+                  Rotate now
+                </button>
+                <button
+                  type="button"
+                  className="button button--small"
+                  disabled={busy}
+                  onClick={() => setConfirming(false)}
+                >
+                  Cancel
+                </button>
+              </span>
+            )}
+          </>
+        )}
+        {message && (
+          <p
+            className={message.tone === 'ok' ? 'token__message' : 'token__message error-text'}
+            role={message.tone === 'ok' ? 'status' : 'alert'}
+          >
+            {message.text}
+          </p>
+        )}
+      </dd>
+    </div>
+  );
+}

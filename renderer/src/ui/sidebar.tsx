@@ -1,0 +1,264 @@
+// The sidebar: every open repository with its worktrees (branch, status dot, connected clients,
+// the path as a tooltip), a way to remove a repository, and the "Add repository" field. Arrow keys
+// move between worktrees; Enter or Space selects one.
+import { useId, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import type { HostSnapshot, RepoState, WorktreeState } from '../../../shared/model.ts';
+import { connectedClients, plural } from './format.ts';
+import { statusLabel, StatusDot } from './server-status.tsx';
+import { useHostStore } from './store-context.tsx';
+import { errorText } from './use-connection-info.ts';
+
+export interface SidebarProps {
+  snapshot: HostSnapshot;
+  selectedId: string | null;
+  onSelect(id: string): void;
+  live: boolean;
+}
+
+export function Sidebar({ snapshot, selectedId, onSelect, live }: SidebarProps) {
+  const listRef = useRef<HTMLDivElement>(null);
+
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>): void => {
+    if (!['ArrowDown', 'ArrowUp', 'Home', 'End'].includes(event.key)) return;
+    const items = [
+      ...(listRef.current?.querySelectorAll<HTMLButtonElement>('[data-worktree-item]') ?? []),
+    ];
+    if (items.length === 0) return;
+    const at = items.indexOf(document.activeElement as HTMLButtonElement);
+    let next = at;
+    if (event.key === 'ArrowDown') next = at < 0 ? 0 : Math.min(items.length - 1, at + 1);
+    if (event.key === 'ArrowUp') next = at < 0 ? 0 : Math.max(0, at - 1);
+    if (event.key === 'Home') next = 0;
+    if (event.key === 'End') next = items.length - 1;
+    event.preventDefault();
+    items[next]?.focus();
+  };
+
+  return (
+    <nav className="sidebar" aria-label="Repositories and worktrees">
+      <div className="sidebar__list" ref={listRef} onKeyDown={onKeyDown}>
+        {snapshot.repos.length === 0 ? (
+          <p className="sidebar__empty">No repositories yet.</p>
+        ) : (
+          snapshot.repos.map((repo) => (
+            <RepoGroup
+              key={repo.id}
+              repo={repo}
+              selectedId={selectedId}
+              onSelect={onSelect}
+              live={live}
+            />
+          ))
+        )}
+      </div>
+      <AddRepository live={live} />
+    </nav>
+  );
+}
+
+function RepoGroup({
+  repo,
+  selectedId,
+  onSelect,
+  live,
+}: {
+  repo: RepoState;
+  selectedId: string | null;
+  onSelect(id: string): void;
+  live: boolean;
+}) {
+  const store = useHostStore();
+  const headingId = useId();
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  const remove = async (): Promise<void> => {
+    setBusy(true);
+    setError(null);
+    try {
+      await store.commands.removeRepo({ repoId: repo.id });
+    } catch (caught) {
+      setError(errorText(caught));
+      setBusy(false);
+      setConfirming(false);
+    }
+  };
+
+  return (
+    <section className="repo-group" aria-labelledby={headingId}>
+      <header className="repo-group__header">
+        <h2 id={headingId} title={repo.path}>
+          {repo.name}
+        </h2>
+        {!confirming && (
+          <button
+            type="button"
+            className="icon-button"
+            aria-label={`Remove repository ${repo.name}`}
+            title="Remove repository"
+            disabled={!live}
+            onClick={() => setConfirming(true)}
+          >
+            ×
+          </button>
+        )}
+      </header>
+      {confirming && (
+        <div className="confirm" role="group" aria-label={`Remove ${repo.name}?`}>
+          <p>Stop its servers and forget {repo.name}?</p>
+          <div className="confirm__actions">
+            <button
+              type="button"
+              className="button button--danger button--small"
+              disabled={busy}
+              onClick={() => void remove()}
+            >
+              Remove
+            </button>
+            <button
+              type="button"
+              className="button button--small"
+              disabled={busy}
+              onClick={() => setConfirming(false)}
+            >
+              Cancel
+            </button>
+          </div>
+        </div>
+      )}
+      {error && (
+        <p className="sidebar__error" role="alert">
+          {error}
+        </p>
+      )}
+      {repo.worktrees.length === 0 ? (
+        <p className="sidebar__empty">No worktrees found.</p>
+      ) : (
+        <ul className="worktree-list">
+          {repo.worktrees.map((worktree) => (
+            <li key={worktree.id}>
+              <WorktreeItem
+                worktree={worktree}
+                selected={worktree.id === selectedId}
+                onSelect={onSelect}
+              />
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function WorktreeItem({
+  worktree,
+  selected,
+  onSelect,
+}: {
+  worktree: WorktreeState;
+  selected: boolean;
+  onSelect(id: string): void;
+}) {
+  const descriptionId = useId();
+  const clients = connectedClients(worktree.clients);
+  const name = worktree.branch ?? 'detached';
+  return (
+    <button
+      type="button"
+      data-worktree-item=""
+      className={selected ? 'worktree-item worktree-item--selected' : 'worktree-item'}
+      aria-current={selected ? 'page' : undefined}
+      aria-label={name}
+      aria-describedby={descriptionId}
+      title={worktree.path}
+      onClick={() => onSelect(worktree.id)}
+    >
+      <StatusDot status={worktree.status} />
+      <span
+        className={
+          worktree.branch === null ? 'worktree-item__name detached' : 'worktree-item__name'
+        }
+      >
+        {name}
+      </span>
+      {clients > 0 && (
+        <span className="count" aria-hidden="true">
+          {clients}
+        </span>
+      )}
+      <span id={descriptionId} className="visually-hidden">
+        {statusLabel(worktree.status)}, {plural(clients, 'connected client')}, {worktree.path}
+      </span>
+    </button>
+  );
+}
+
+function AddRepository({ live }: { live: boolean }) {
+  const store = useHostStore();
+  const inputId = useId();
+  const [path, setPath] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  const submit = async (event: FormEvent): Promise<void> => {
+    event.preventDefault();
+    const trimmed = path.trim();
+    if (!trimmed) {
+      setError('Enter the path of a repository or of one of its worktrees.');
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      await store.commands.addRepo({ path: trimmed });
+      setPath('');
+    } catch (caught) {
+      setError(errorText(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form
+      className="add-repo"
+      onSubmit={(event) => void submit(event)}
+      aria-label="Add a repository"
+    >
+      <p className="add-repo__label" aria-hidden="true">
+        Add repository
+      </p>
+      <label htmlFor={inputId} className="visually-hidden">
+        Repository path
+      </label>
+      <div className="add-repo__row">
+        <input
+          id={inputId}
+          className="input"
+          type="text"
+          placeholder="Path inside a repository"
+          spellCheck={false}
+          autoComplete="off"
+          value={path}
+          aria-invalid={error ? true : undefined}
+          onChange={(event) => setPath(event.target.value)}
+          disabled={busy}
+        />
+        <button
+          type="submit"
+          className="button button--primary"
+          aria-label="Add repository"
+          disabled={busy || !live}
+        >
+          {busy ? 'Adding…' : 'Add'}
+        </button>
+      </div>
+      {error && (
+        <p className="add-repo__error" role="alert">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}

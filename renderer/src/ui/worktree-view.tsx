@@ -1,0 +1,155 @@
+// One worktree: its header (branch, path, status) and its tabs — Server, Clients, Activity, Tools,
+// Connect. The tab list is one table (TABS): the Reconciliation tab of the reconciliation engine
+// slots in there as one more entry. Tabs follow the WAI-ARIA pattern (arrow keys, Home, End).
+import { useId, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
+import type { ActivityEntry, WorktreeState } from '../../../shared/model.ts';
+import type { CommandError, ServerCommand } from '../store/host-store.ts';
+import { ActivityTab } from './activity-tab.tsx';
+import { ClientsTab } from './clients-tab.tsx';
+import { ConnectTab } from './connect-tab.tsx';
+import { connectedClients } from './format.ts';
+import { ServerTab } from './server-tab.tsx';
+import { StatusDot } from './server-status.tsx';
+import { ToolsTab } from './tools-tab.tsx';
+import { useConnectionInfo } from './use-connection-info.ts';
+
+export interface WorktreeViewProps {
+  worktree: WorktreeState;
+  activity: readonly ActivityEntry[];
+  pending: ServerCommand | undefined;
+  commandError: CommandError | undefined;
+  /** False while the link to the host is down: commands would act on stale state. */
+  live: boolean;
+}
+
+// Lower case in the DOM (shown as small capitals), so they never read as the status sentence.
+const PILL_LABELS = {
+  stopped: 'stopped',
+  starting: 'starting',
+  running: 'running',
+  error: 'error',
+} as const;
+
+type TabId = 'server' | 'clients' | 'activity' | 'tools' | 'connect';
+
+interface TabContext extends WorktreeViewProps {
+  connection: ReturnType<typeof useConnectionInfo>;
+}
+
+interface TabDefinition {
+  id: TabId;
+  label: string;
+  /** A small count beside the label (clients, calls). */
+  badge?: (context: TabContext) => number | null;
+  render: (context: TabContext) => ReactNode;
+}
+
+// Future: { id: 'reconciliation', label: 'Reconciliation', render: ... } (shared/reconcile.ts).
+const TABS: TabDefinition[] = [
+  { id: 'server', label: 'Server', render: (c) => <ServerTab {...c} /> },
+  {
+    id: 'clients',
+    label: 'Clients',
+    badge: (c) => connectedClients(c.worktree.clients) || null,
+    render: (c) => <ClientsTab worktree={c.worktree} />,
+  },
+  {
+    id: 'activity',
+    label: 'Activity',
+    badge: (c) => c.activity.length || null,
+    render: (c) => <ActivityTab activity={c.activity} />,
+  },
+  { id: 'tools', label: 'Tools', render: (c) => <ToolsTab worktree={c.worktree} live={c.live} /> },
+  {
+    id: 'connect',
+    label: 'Connect',
+    render: (c) => <ConnectTab worktree={c.worktree} connection={c.connection} live={c.live} />,
+  },
+];
+
+export function WorktreeView(props: WorktreeViewProps) {
+  const { worktree } = props;
+  const headingId = useId();
+  const baseId = useId();
+  const [tab, setTab] = useState<TabId>('server');
+  const tabRefs = useRef(new Map<TabId, HTMLButtonElement>());
+  const connection = useConnectionInfo(worktree.id, worktree.port);
+  const context: TabContext = { ...props, connection };
+  const current = TABS.find((t) => t.id === tab) ?? TABS[0]!;
+
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>): void => {
+    const at = TABS.findIndex((t) => t.id === tab);
+    let next: number;
+    if (event.key === 'ArrowRight') next = (at + 1) % TABS.length;
+    else if (event.key === 'ArrowLeft') next = (at - 1 + TABS.length) % TABS.length;
+    else if (event.key === 'Home') next = 0;
+    else if (event.key === 'End') next = TABS.length - 1;
+    else return;
+    event.preventDefault();
+    const id = TABS[next]!.id;
+    setTab(id);
+    tabRefs.current.get(id)?.focus();
+  };
+
+  return (
+    <section
+      className="worktree-view"
+      aria-labelledby={headingId}
+      aria-busy={props.pending ? true : undefined}
+    >
+      <header className="worktree-view__header">
+        <div className="worktree-view__title">
+          <StatusDot status={worktree.status} />
+          <h2 id={headingId} className={worktree.branch === null ? 'detached' : undefined}>
+            {worktree.branch ?? 'detached'}
+          </h2>
+          {worktree.isMain && <span className="tag">main worktree</span>}
+          <span className={`pill pill--${worktree.status.state}`}>
+            {PILL_LABELS[worktree.status.state]}
+          </span>
+        </div>
+        <p className="worktree-view__path" title={worktree.path}>
+          {worktree.path}
+        </p>
+      </header>
+      <div className="tabs" role="tablist" aria-label="Worktree views" onKeyDown={onKeyDown}>
+        {TABS.map((t) => {
+          const badge = t.badge?.(context) ?? null;
+          return (
+            <button
+              key={t.id}
+              ref={(element) => {
+                if (element) tabRefs.current.set(t.id, element);
+                else tabRefs.current.delete(t.id);
+              }}
+              type="button"
+              role="tab"
+              id={`${baseId}-tab-${t.id}`}
+              aria-selected={t.id === tab}
+              aria-controls={`${baseId}-panel-${t.id}`}
+              tabIndex={t.id === tab ? 0 : -1}
+              className="tab"
+              onClick={() => setTab(t.id)}
+            >
+              {t.label}
+              {badge !== null && (
+                <span className="tab__badge" aria-label={`(${badge})`}>
+                  {badge}
+                </span>
+              )}
+            </button>
+          );
+        })}
+      </div>
+      <div
+        className="tab-panel"
+        role="tabpanel"
+        id={`${baseId}-panel-${current.id}`}
+        aria-labelledby={`${baseId}-tab-${current.id}`}
+        tabIndex={0}
+      >
+        {current.render(context)}
+      </div>
+    </section>
+  );
+}
