@@ -12,6 +12,8 @@ export default defineConfig({
         input: {
           'electron-main': resolve(__dirname, 'main/electron/electron-main.ts'),
           'worktree-process': resolve(__dirname, 'main/worktree/worktree-process.ts'),
+          // grep's worker threads (main/tools/grep-pool.ts starts them by file name).
+          'grep-worker': resolve(__dirname, 'main/tools/grep-worker.ts'),
         },
       },
     },

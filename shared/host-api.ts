@@ -12,6 +12,7 @@ import {
   WorktreeStateSchema,
   type WorktreeState,
 } from './model.ts';
+import { ReconcileStateSchema } from './reconcile.ts';
 
 const WorktreeRef = z.object({ worktreeId: z.string().min(1) });
 
@@ -65,6 +66,11 @@ export const hostCommands = {
     }),
     output: WorktreeStateSchema,
   },
+  /** Chooses the base branch reconciliation compares against (null: the repo's default). */
+  setReconcileBase: {
+    input: WorktreeRef.extend({ base: z.string().min(1).nullable() }),
+    output: WorktreeStateSchema,
+  },
   /** Moves a worktree's server to another port (restarting it if it runs). */
   setWorktreePort: {
     input: WorktreeRef.extend({ port: z.number().int().min(1024).max(65535) }),
@@ -104,6 +110,12 @@ export function isHostCommandName(name: string): name is HostCommandName {
 export const HostEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('snapshot'), snapshot: HostSnapshotSchema }),
   z.object({ type: z.literal('worktree-changed'), worktree: WorktreeStateSchema }),
+  /** A worktree's reconciliation state changed (files or specs edited, cache updated...). */
+  z.object({
+    type: z.literal('reconcile-state'),
+    worktreeId: z.string(),
+    state: ReconcileStateSchema,
+  }),
   /** New tool calls of one worktree, oldest first. */
   z.object({
     type: z.literal('activity'),

@@ -2,6 +2,7 @@
 // MCP server. Runtime schemas (zod) live here too, because these values cross process boundaries
 // (host <-> renderer over IPC or HTTP). No Node, DOM or Electron imports: this folder is the contract.
 import { z } from 'zod';
+import { ReconcileStateSchema, ReconcileTotalsSchema } from './reconcile.ts';
 
 /** The status of one worktree's MCP server, as a tagged union. */
 export const ServerStatusSchema = z.discriminatedUnion('state', [
@@ -88,6 +89,10 @@ export const WorktreeStateSchema = z.object({
   settings: WorktreeSettingsSchema,
   /** Clients of this worktree's server: open sessions, recently closed ones, modern clients. */
   clients: z.array(ClientInfoSchema),
+  /** The base branch reconciliation compares against (null: the repo's default branch). */
+  reconcileBase: z.string().nullable(),
+  /** Reconciliation totals for the sidebar (the full state is in the snapshot's `reconcile`). */
+  reconcileTotals: ReconcileTotalsSchema.nullable(),
 });
 export type WorktreeState = z.infer<typeof WorktreeStateSchema>;
 
@@ -105,6 +110,8 @@ export const HostSnapshotSchema = z.object({
   repos: z.array(RepoStateSchema),
   /** Recent tool calls per worktree id, oldest first (bounded). */
   activity: z.record(z.string(), z.array(ActivityEntrySchema)),
+  /** The latest reconciliation state per worktree id (absent until its server computed one). */
+  reconcile: z.record(z.string(), ReconcileStateSchema),
 });
 export type HostSnapshot = z.infer<typeof HostSnapshotSchema>;
 

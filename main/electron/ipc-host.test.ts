@@ -69,7 +69,7 @@ describe('registerHostIpc', () => {
     const getSnapshot = ipcMain.handlers.get(commandChannel('getSnapshot'))!;
     expect(await getSnapshot(trusted, {})).toEqual({
       ok: true,
-      value: { repos: [], activity: {} },
+      value: { repos: [], activity: {}, reconcile: {} },
     });
     expect(await getSnapshot(foreign, {})).toEqual({
       ok: false,
@@ -151,7 +151,7 @@ describe('the preload HostApi', () => {
   });
 
   it('starts every subscriber with a snapshot, then forwards valid events only', async () => {
-    const snapshot = { repos: [], activity: {} };
+    const snapshot = { repos: [], activity: {}, reconcile: {} };
     const ipc = fakeIpcRenderer(() => ({ ok: true, value: snapshot }));
     const api = createPreloadHostApi(ipc as never);
     const received: HostEvent[] = [];

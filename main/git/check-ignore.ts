@@ -3,7 +3,7 @@
 // nested repository or submodule answers with its own rules. Read-only: no locks, no fsmonitor,
 // no repository discovery above the given ceiling, no GIT_* variables inherited from our caller.
 import { spawn } from 'node:child_process';
-import path from 'node:path';
+import { gitEnvironment } from './run-git.ts';
 
 /** Longest a check-ignore call may take before we give up and filter nothing. */
 const CHECK_IGNORE_TIMEOUT_MS = 30_000;
@@ -19,19 +19,6 @@ export interface CheckIgnoreOptions {
   /** git will not look for a repository in this directory or above it (GIT_CEILING_DIRECTORIES). */
   ceiling: string;
   signal?: AbortSignal;
-}
-
-/** Environment for a read-only git query: no inherited GIT_* (GIT_DIR, GIT_WORK_TREE, ...). */
-function gitEnvironment(ceiling: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('GIT_')) env[key] = value;
-  }
-  // The variable is a list; a ceiling whose name holds the separator cannot be expressed.
-  if (!ceiling.includes(path.delimiter)) env.GIT_CEILING_DIRECTORIES = ceiling;
-  env.GIT_OPTIONAL_LOCKS = '0';
-  env.GIT_TERMINAL_PROMPT = '0';
-  return env;
 }
 
 /**

@@ -69,6 +69,8 @@ const handlers: Handlers = {
   rotateToken: (host, input: Input<'rotateToken'>) => host.rotateToken(input.worktreeId),
   setWorktreeSettings: (host, { worktreeId, ...changes }: Input<'setWorktreeSettings'>) =>
     host.setWorktreeSettings(worktreeId, changes),
+  setReconcileBase: (host, input: Input<'setReconcileBase'>) =>
+    host.setReconcileBase(input.worktreeId, input.base),
   setWorktreePort: (host, input: Input<'setWorktreePort'>) =>
     host.setWorktreePort(input.worktreeId, input.port),
   listTools: async (host, input: Input<'listTools'>) => ({

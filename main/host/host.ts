@@ -16,6 +16,7 @@ import {
   type RepoState,
   type WorktreeState,
 } from '../../shared/model.ts';
+import type { ReconcileState } from '../../shared/reconcile.ts';
 import { ChatService, type ChatServiceOptions } from '../chat/chat-service.ts';
 import { AppDatabase, FIRST_WORKTREE_PORT, newToken, type WorktreeRow } from './app-database.ts';
 import {
@@ -55,6 +56,10 @@ interface OpenWorktree {
   missingMessage: string | null;
   clients: ClientInfo[];
   activity: ActivityEntry[];
+  /** The latest reconciliation state the worktree process computed. */
+  reconcile: ReconcileState | null;
+  /** The chosen reconciliation base (persisted); null: the repo's default branch. */
+  reconcileBase: string | null;
   supervisor: WorktreeSupervisor;
 }
 
@@ -229,6 +234,23 @@ export class Host {
     return this.worktreeState(worktree);
   }
 
+  /** Sets the base branch reconciliation compares against; null goes back to the default. */
+  setReconcileBase(worktreeId: string, base: string | null): WorktreeState {
+    const worktree = this.worktree(worktreeId);
+    if (base !== null && base.startsWith('-')) {
+      throw new HostCommandError(`invalid base branch ${JSON.stringify(base)}: it starts with "-"`);
+    }
+    worktree.reconcileBase = base;
+    this.db.setSetting(reconcileBaseKey(worktree.row.id), base ?? '');
+    worktree.supervisor.setReconcileBase(base ?? undefined);
+    if (base === null && worktree.supervisor.status.state === 'running') {
+      // The running process keeps the old base until it restarts with the default.
+      void this.restartServer(worktreeId).catch(() => undefined);
+    }
+    this.emitWorktree(worktree);
+    return this.worktreeState(worktree);
+  }
+
   /** The OS process id of a worktree's server process, while it has one. */
   processId(worktreeId: string): number | undefined {
     return this.worktree(worktreeId).supervisor.pid;
@@ -236,9 +258,12 @@ export class Host {
 
   snapshot(): HostSnapshot {
     const activity: Record<string, ActivityEntry[]> = {};
-    for (const worktree of this.allWorktrees())
+    const reconcile: Record<string, ReconcileState> = {};
+    for (const worktree of this.allWorktrees()) {
       activity[worktreeId(worktree)] = [...worktree.activity];
-    return { repos: this.repos.map((repo) => this.repoState(repo)), activity };
+      if (worktree.reconcile) reconcile[worktreeId(worktree)] = worktree.reconcile;
+    }
+    return { repos: this.repos.map((repo) => this.repoState(repo)), activity, reconcile };
   }
 
   /** Subscribes to host events; the listener first receives a full snapshot. */
@@ -332,9 +357,12 @@ export class Host {
       discovered.path,
       this.options.firstPort ?? FIRST_WORKTREE_PORT,
     );
+    const reconcileBase = this.db.getSetting(reconcileBaseKey(row.id)) || null;
     const open: OpenWorktree = {
       row,
       repoId: repo.id,
+      reconcile: null,
+      reconcileBase,
       discovered,
       portNotice: null,
       missingMessage: discovered.missing
@@ -347,6 +375,7 @@ export class Host {
         port: row.port,
         token: row.token,
         requireToken: row.requireToken,
+        ...(reconcileBase ? { reconcileBase } : {}),
         launcher: this.launcher,
         onStatus: (status) => {
           if (status.state !== 'running' && status.state !== 'starting') {
@@ -365,6 +394,13 @@ export class Host {
         onClients: (clients) => {
           open.clients = clients;
           this.emitWorktree(open);
+        },
+        onReconcileState: (state) => {
+          const totalsChanged =
+            JSON.stringify(state.totals) !== JSON.stringify(open.reconcile?.totals);
+          open.reconcile = state;
+          this.emit({ type: 'reconcile-state', worktreeId: worktreeId(open), state });
+          if (totalsChanged) this.emitWorktree(open);
         },
         onActivity: (entries) => {
           const limit = this.options.activityLimit ?? 500;
@@ -413,6 +449,8 @@ export class Host {
       urls: serverUrls(port),
       settings: { autostart: worktree.row.autostart, requireToken: worktree.row.requireToken },
       clients: worktree.clients,
+      reconcileBase: worktree.reconcileBase,
+      reconcileTotals: worktree.reconcile?.totals ?? null,
     };
   }
 
@@ -431,4 +469,9 @@ export class Host {
 
 function worktreeId(worktree: OpenWorktree): string {
   return String(worktree.row.id);
+}
+
+/** The settings key of a worktree's chosen reconciliation base. */
+function reconcileBaseKey(rowId: number): string {
+  return `reconcile-base:${rowId}`;
 }

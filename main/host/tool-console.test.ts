@@ -30,11 +30,14 @@ function fakeHost(port: number) {
     urls: serverUrls(port),
     settings: { autostart: true, requireToken: true },
     clients: [],
+    reconcileBase: null,
+    reconcileTotals: null,
   };
   const listeners = new Set<(event: HostEvent) => void>();
   const snapshot = (): HostSnapshot => ({
     repos: [{ id: '1', path: worktree.path, name: 'repo', worktrees: [worktree] }],
     activity: {},
+    reconcile: {},
   });
   const host: ToolConsoleHost = {
     getConnectionInfo: (worktreeId) => ({ worktreeId, urls: worktree.urls, token }),

@@ -4,6 +4,7 @@
 // backoff; after repeated failures the supervisor gives up and leaves the reason in the status.
 // It also relays what the process reports about its clients and tool calls.
 import type { ActivityEntry, ClientInfo, ServerStatus } from '../../shared/model.ts';
+import type { ReconcileState } from '../../shared/reconcile.ts';
 import { WorktreeToHostSchema } from '../worktree/worktree-protocol.ts';
 import type { WorktreeLauncher, WorktreeProcessHandle } from './worktree-launcher.ts';
 
@@ -19,6 +20,9 @@ export interface SupervisorOptions {
   onPortMoved(port: number, requestedPort: number): void;
   onClients?(clients: ClientInfo[]): void;
   onActivity?(entries: ActivityEntry[]): void;
+  onReconcileState?(state: ReconcileState): void;
+  /** The base branch for reconciliation (undefined: the process picks the repo's default). */
+  reconcileBase?: string;
   startTimeoutMs?: number;
   stopTimeoutMs?: number;
   /** Health check interval (default 250 ms) and the silence that means hung (default 1000 ms). */
@@ -27,7 +31,7 @@ export interface SupervisorOptions {
 }
 
 /** Restart delays after unexpected exits; past the last one the supervisor gives up. */
-const RESTART_DELAYS_MS = [250, 500, 1000, 2000, 4000];
+const RESTART_DELAYS_MS = [100, 500, 1000, 2000, 4000];
 /** A process that ran this long without crashing resets the backoff. */
 const STABLE_AFTER_MS = 30_000;
 
@@ -68,6 +72,12 @@ export class WorktreeSupervisor {
     this.options.token = token;
     this.options.requireToken = requireToken;
     this.current?.send({ type: 'set-token', token, requireToken });
+  }
+
+  /** Changes the reconciliation base of the running process and of later starts. */
+  setReconcileBase(base: string | undefined): void {
+    this.options.reconcileBase = base;
+    if (base !== undefined) this.current?.send({ type: 'set-reconcile-base', base });
   }
 
   /** Sets the port used from the next start on. */
@@ -127,6 +137,8 @@ export class WorktreeSupervisor {
           this.options.onClients?.(message.clients);
         } else if (message.type === 'activity') {
           this.options.onActivity?.(message.entries);
+        } else if (message.type === 'reconcile-state') {
+          this.options.onReconcileState?.(message.state);
         } else if (message.type === 'fatal') {
           // The process cannot serve this worktree (directory gone, no free port): do not retry.
           this.wanted = false;
@@ -158,6 +170,9 @@ export class WorktreeSupervisor {
       token: this.options.token,
       requireToken: this.options.requireToken,
     });
+    if (this.options.reconcileBase !== undefined) {
+      handle.send({ type: 'set-reconcile-base', base: this.options.reconcileBase });
+    }
     return this.pendingStart;
   }
 

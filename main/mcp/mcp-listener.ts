@@ -16,7 +16,12 @@ import {
   isJsonContentType,
   isLegacyRequest,
 } from '@modelcontextprotocol/server';
-import type { JSONRPCMessage, McpServer, Transport } from '@modelcontextprotocol/server';
+import type {
+  JSONRPCMessage,
+  LoggingLevel,
+  McpServer,
+  Transport,
+} from '@modelcontextprotocol/server';
 import {
   NodeStreamableHTTPServerTransport,
   toNodeHandler,
@@ -29,7 +34,7 @@ import { LegacySessionRegistry } from './legacy-sessions.ts';
 import type { LegacySession } from './legacy-sessions.ts';
 import { hostAndOriginGuard, tokenGuard } from '../http/request-guard.ts';
 import { createServerFactory } from './server-factory.ts';
-import type { ServerFactory, ToolCallRecord } from './server-factory.ts';
+import type { ServerFactory, ServerFactoryOptions, ToolCallRecord } from './server-factory.ts';
 import { InvalidMessageError, SseServerTransport } from './sse-transport.ts';
 
 export const LISTEN_HOST = '127.0.0.1';
@@ -53,6 +58,8 @@ export interface McpListenerOptions {
   tools: readonly ToolDefinition[];
   serverInfo: { name: string; version: string };
   instructions?: string;
+  /** Registers more on every server after the tools (the reconciliation prompts and resources). */
+  extendServer?: ServerFactoryOptions['extendServer'];
   /** Sessions opening/closing, modern clients seen, tool calls. */
   onClientEvent?: (event: McpClientEvent) => void;
   /** Unexpected errors (never carries the token). */
@@ -70,8 +77,30 @@ export interface McpListener {
   readonly port: number;
   /** Replaces the token (the old one is refused from the next request on) or its requirement. */
   setAccess(access: { token: string; requireToken: boolean }): void;
+  /**
+   * Sends a server log message (a recreated cache, a spec that failed validation...) to every
+   * open legacy session whose client asked for this level or a lower one (`logging/setLevel`; all
+   * levels until it does). Modern clients hold no session: they get log messages only within their
+   * own requests (ToolContext.log). Never throws.
+   */
+  log(level: LoggingLevel, message: string, data?: Record<string, unknown>): void;
+  /**
+   * Change notifications, fanned out to every initialized legacy session and, through the modern
+   * handler's `notify`, to modern clients listening (`subscriptions/listen`). Never throws.
+   */
+  readonly notify: ListenerNotifier;
   /** Ends SSE streams, closes sessions and the HTTP server (all sockets). Idempotent. */
   close(): Promise<void>;
+}
+
+/** The change notifications a listener can send to its clients. */
+export interface ListenerNotifier {
+  /** `notifications/resources/updated` for one resource (a spec file changed on disk). */
+  resourceUpdated(uri: string): void;
+  /** `notifications/resources/list_changed` (a spec file added or removed). */
+  resourcesChanged(): void;
+  /** `notifications/tools/list_changed`. */
+  toolsChanged(): void;
 }
 
 /** Starts the listener; resolves once it is bound to 127.0.0.1:port. */
@@ -122,6 +151,7 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     tools: options.tools,
     serverInfo: options.serverInfo,
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    ...(options.extendServer === undefined ? {} : { extendServer: options.extendServer }),
     onToolCalled,
     onError: reportError,
   });
@@ -140,7 +170,10 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     maxRequestBodySize: MAX_BODY_BYTES,
   });
 
+  /** Initialized legacy sessions' servers, by session id: where server log messages go. */
+  const logTargets = new Map<string, McpServer>();
   const legacyLegs = new LegacyLegs({
+    logTargets,
     buildServer,
     sessions,
     keepAliveMs,
@@ -230,6 +263,37 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     setAccess: (next) => {
       access = { ...next };
     },
+    log: (level, message, data) => {
+      const params = {
+        level,
+        logger: 'grove',
+        data: data === undefined ? message : { message, ...data },
+      };
+      for (const [sessionId, server] of logTargets) {
+        // The SDK drops it below the level this session set with logging/setLevel.
+        server.server.sendLoggingMessage(params, sessionId).catch(reportError);
+      }
+    },
+    notify: {
+      resourceUpdated: (uri) => {
+        for (const server of logTargets.values()) {
+          server.server.sendResourceUpdated({ uri }).catch(reportError);
+        }
+        modern.notify.resourceUpdated(uri);
+      },
+      resourcesChanged: () => {
+        for (const server of logTargets.values()) {
+          server.server.sendResourceListChanged().catch(reportError);
+        }
+        modern.notify.resourcesChanged();
+      },
+      toolsChanged: () => {
+        for (const server of logTargets.values()) {
+          server.server.sendToolListChanged().catch(reportError);
+        }
+        modern.notify.toolsChanged();
+      },
+    },
     close: () => {
       closing ??= (async () => {
         clearInterval(reaper);
@@ -253,6 +317,7 @@ type LiveSession = LegacySession &
   );
 
 interface LegacyLegsOptions {
+  logTargets: Map<string, McpServer>;
   buildServer: ServerFactory;
   sessions: LegacySessionRegistry<LiveSession>;
   keepAliveMs: number;
@@ -393,6 +458,7 @@ class LegacyLegs {
     server.server.oninitialized = () => {
       if (opened) return;
       opened = true;
+      this.#options.logTargets.set(session.id, server);
       emit({
         type: 'session-opened',
         sessionId: session.id,
@@ -406,6 +472,7 @@ class LegacyLegs {
       if (closed) return;
       closed = true;
       sessions.remove(session.id);
+      this.#options.logTargets.delete(session.id);
       if (!opened) return;
       emit({
         type: 'session-closed',

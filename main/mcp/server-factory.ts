@@ -5,7 +5,7 @@
 import { CLIENT_INFO_META_KEY, McpServer } from '@modelcontextprotocol/server';
 import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
 import { ToolError } from '../tools/tool-definition.ts';
-import type { ToolDefinition } from '../tools/tool-definition.ts';
+import type { ToolContext, ToolDefinition } from '../tools/tool-definition.ts';
 import { toClientIdentity } from './client-events.ts';
 import type { McpClientIdentity, McpEra, McpTransportKind } from './client-events.ts';
 import { stableStringify } from './stable-json.ts';
@@ -54,6 +54,8 @@ export interface ServerFactoryOptions {
   onToolCalled?: (call: ToolCallRecord) => void;
   /** Unexpected failures (a tool throwing something other than ToolError). */
   onError?: (error: Error) => void;
+  /** Registers more on each server after the tools (the reconciliation prompts and resources). */
+  extendServer?: (server: McpServer, leg: ServerLeg) => void;
 }
 
 export type ServerFactory = (leg: ServerLeg) => McpServer;
@@ -73,11 +75,12 @@ export function toolErrorResult(message: string): CallToolResult {
 }
 
 export function createServerFactory(options: ServerFactoryOptions): ServerFactory {
-  const { root, tools, serverInfo, instructions, onToolCalled, onError } = options;
+  const { root, tools, serverInfo, instructions, onToolCalled, onError, extendServer } = options;
   return (leg) => {
     const server = new McpServer(
       { name: serverInfo.name, version: serverInfo.version },
-      instructions === undefined ? {} : { instructions },
+      // logging: clients choose a level (logging/setLevel, or a modern request's _meta level).
+      { capabilities: { logging: {} }, ...(instructions === undefined ? {} : { instructions }) },
     );
     for (const tool of tools) {
       server.registerTool(
@@ -93,7 +96,11 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
           const started = performance.now();
           let result: CallToolResult;
           try {
-            const value = await tool.handler(args, { root, signal: ctx.mcpReq.signal });
+            const value = await tool.handler(args, {
+              root,
+              signal: ctx.mcpReq.signal,
+              log: requestLogger(ctx, tool.name),
+            });
             result = toolResult(value);
           } catch (error) {
             if (!(error instanceof ToolError)) {
@@ -121,7 +128,21 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
         },
       );
     }
+    extendServer?.(server, leg);
     return server;
+  };
+}
+
+/**
+ * A tool's log function for one call: a `notifications/message` tied to the request, which the SDK
+ * sends only at or above the level the client chose (a legacy session's `logging/setLevel`; a
+ * modern request's `_meta` log level, none if absent). Failures to send are ignored.
+ */
+function requestLogger(ctx: ServerContext, logger: string): NonNullable<ToolContext['log']> {
+  return (level, message, data) => {
+    ctx.mcpReq.log(level, data === undefined ? message : { message, ...data }, logger).catch(() => {
+      // The client went away; nothing to tell it.
+    });
   };
 }
 

@@ -1,14 +1,20 @@
-// Escape attempts against the sandbox, through both file tools, in a real repository with
-// secrets beside it: every attempt must be refused with a ToolError naming the reason, and no
-// secret (file content or outside file name) may appear in anything a tool returns.
+// Escape attempts against the sandbox, through every tool that takes a path (each entry of
+// read_multiple_files too), in a real repository with secrets beside it: every attempt must be
+// refused with a ToolError (or a per-entry error) naming the reason, and no secret (file content or
+// outside file name) may appear in anything a tool returns.
 import { execFile } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addWorktree, git, makeTempRepo, writeFiles, type TempRepo } from '../testing/temp-repo.ts';
+import { directoryTreeTool } from './directory-tree.ts';
+import { getFileInfoTool } from './get-file-info.ts';
+import { grepTool } from './grep.ts';
 import { listDirectoryTool } from './list-directory.ts';
 import { readFileTool } from './read-file.ts';
+import { readMultipleFilesTool } from './read-multiple-files.ts';
+import { searchFilesTool } from './search-files.ts';
 import {
   MAX_PATH_LENGTH,
   isInsideRoot,
@@ -352,9 +358,16 @@ const attempts: EscapeCase[] = [
   { label: 'object', path: () => ({ toString: () => '../outside-secret.txt' }), reason: 'type' },
 ];
 
-const tools: [string, ToolDefinition][] = [
-  ['read_file', readFileTool],
-  ['list_directory', listDirectoryTool],
+/** A tool and how to put the attempted path into its arguments. */
+type PathArgument = [string, ToolDefinition, (path: unknown) => Record<string, unknown>];
+
+const tools: PathArgument[] = [
+  ['read_file', readFileTool, (path) => ({ path })],
+  ['list_directory', listDirectoryTool, (path) => ({ path })],
+  ['get_file_info', getFileInfoTool, (path) => ({ path })],
+  ['directory_tree', directoryTreeTool, (path) => ({ path })],
+  ['search_files', searchFilesTool, (path) => ({ path, patterns: ['**'] })],
+  ['grep', grepTool, (path) => ({ path, pattern: 'GROVE|root', ignore_case: true })],
 ];
 
 /** Everything a tool produced, result or error, as one string to search for leaks. */
@@ -375,15 +388,35 @@ function assertNoLeak(value: unknown): void {
   expect(text).not.toContain('root:x:0:0'); // /etc/passwd
 }
 
-describe.each(tools)('%s refuses escape attempts', (_name, tool) => {
+describe.each(tools)('%s refuses escape attempts', (_name, tool, args) => {
   it.each(attempts)('$label', async ({ path: makePath, reason, inWorktree }) => {
     const root = inWorktree ? worktree : repo.root;
-    const result = await outcome(tool, { path: makePath() }, root);
+    const result = await outcome(tool, args(makePath()), root);
     assertNoLeak(result);
     expect(result).toHaveProperty('error');
     const { error } = result as { error: unknown };
     expect(error).toBeInstanceOf(ToolError);
     expect((error as ToolError).message).toMatch(reasons[reason]);
+  });
+});
+
+describe('read_multiple_files refuses each escaping entry on its own', () => {
+  it.each(attempts)('$label', async ({ path: makePath, reason, inWorktree }) => {
+    const root = inWorktree ? worktree : repo.root;
+    const attempt = makePath();
+    const result = await outcome(readMultipleFilesTool, { paths: ['README.md', attempt] }, root);
+    assertNoLeak(result);
+    if ('error' in (result as object)) {
+      // Only a path that is not a string at all fails the whole call (schema validation).
+      expect(typeof attempt).not.toBe('string');
+      expect((result as { error: ToolError }).error.message).toMatch(reasons[reason]);
+      return;
+    }
+    const { files } = (result as { result: { files: { content?: string; error?: string }[] } })
+      .result;
+    expect(files[0]).toMatchObject({ content: '# test repo\n' });
+    expect(files[1]?.content).toBeUndefined();
+    expect(files[1]?.error).toMatch(reasons[reason]);
   });
 });
 

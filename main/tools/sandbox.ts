@@ -287,6 +287,36 @@ export async function resolveInsideRoot(root: string, requested: unknown): Promi
   return { realPath: real, relativePath: toRelativePosix(root, real) };
 }
 
+/** A checked path with its stat (symlinks followed): a file, a directory or something else. */
+export interface StattedPath extends SandboxPath {
+  readonly stats: Stats;
+}
+
+/**
+ * Resolves a path inside the root that must exist and stats it (following symlinks, which the
+ * check already proved stay inside). For tools that take a file or a directory without opening it.
+ */
+export async function statInsideRoot(root: string, requested: unknown): Promise<StattedPath> {
+  const checked = await resolveInsideRoot(root, requested);
+  const stats = await stat(checked.realPath).catch((error: unknown) => {
+    throw fsRefusal(error, requested as string, displayPath(requested as string));
+  });
+  return { ...checked, stats };
+}
+
+/** Like statInsideRoot, but the path must be a directory; `hint` says what to do instead. */
+export async function resolveDirectoryInsideRoot(
+  root: string,
+  requested: unknown,
+  hint: string,
+): Promise<StattedPath> {
+  const checked = await statInsideRoot(root, requested);
+  if (!checked.stats.isDirectory()) {
+    throw new ToolError(`not a directory: ${displayPath(requested as string)}; ${hint}`);
+  }
+  return checked;
+}
+
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /**

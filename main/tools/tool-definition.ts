@@ -3,12 +3,22 @@
 // transports); the UI's tool console and docs/tools.md read the same list.
 import type { z } from 'zod';
 
+/** MCP log levels, least to most severe (RFC 5424 names). */
+export type ToolLogLevel =
+  'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency';
+
 /** What a tool handler knows about the worktree it serves. */
 export interface ToolContext {
   /** Real (symlink-resolved) absolute path of the worktree root. Tools never read outside it. */
   readonly root: string;
   /** Aborted when the client cancels the call or goes away. */
   readonly signal: AbortSignal;
+  /**
+   * Sends a log message about this call to the calling client, if it asked for that level
+   * (`logging/setLevel` on a legacy session, the request's `_meta` log level on a modern one).
+   * Never throws. Absent outside the MCP server (tests, scripts).
+   */
+  readonly log?: (level: ToolLogLevel, message: string, data?: Record<string, unknown>) => void;
 }
 
 /**

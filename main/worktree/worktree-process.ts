@@ -1,16 +1,18 @@
-// Entry point of one worktree process: owns that worktree's MCP listener (and, later, its
-// reconciliation engine). Started by the host with child_process.fork (headless, tests) or
-// Electron's utilityProcess (app); talks to the host only through the messages in
-// worktree-protocol.ts. A crash here never touches the host or other worktrees.
+// Entry point of one worktree process: owns that worktree's MCP listener and its reconciliation
+// service (engine, tools, watcher: main/reconcile/reconcile-service.ts). Started by the host with
+// child_process.fork (headless, tests) or Electron's utilityProcess (app); talks to the host only
+// through the messages in worktree-protocol.ts. A crash here never touches the host or other worktrees.
 import { stat } from 'node:fs/promises';
 import { realpath } from 'node:fs/promises';
 import {
+  LISTEN_HOST,
   createMcpListener,
   type McpListener,
   type McpListenerOptions,
 } from '../mcp/mcp-listener.ts';
 import { ClientRegistry } from './client-registry.ts';
-import { fileTools } from '../tools/index.ts';
+import { createFileTools } from '../tools/index.ts';
+import { createReconcileService, type ReconcileService } from '../reconcile/reconcile-service.ts';
 import { GROVE_VERSION } from '../version.ts';
 import {
   HostToWorktreeSchema,
@@ -79,6 +81,9 @@ export function runWorktreeProcess(channel: HostChannel): void {
   /** The latest token settings (a set-token may arrive while the listener is still starting). */
   let access: { token: string; requireToken: boolean } | undefined;
   let stopping = false;
+  /** The reconciliation engine, tools and watcher; `reconcileBase` may arrive before start. */
+  let reconcile: ReconcileService | undefined;
+  let reconcileBase: string | undefined;
   const clients = new ClientRegistry({
     onClients: (list) => channel.send({ type: 'clients', clients: list }),
     onActivity: (entries) => channel.send({ type: 'activity', entries }),
@@ -88,6 +93,7 @@ export function runWorktreeProcess(channel: HostChannel): void {
     if (!stopping) {
       stopping = true;
       await listener?.close().catch(() => undefined);
+      await reconcile?.close().catch(() => undefined);
       clients.flush();
     }
     process.exit(code);
@@ -106,11 +112,29 @@ export function runWorktreeProcess(channel: HostChannel): void {
         if (!info?.isDirectory()) return fail(`worktree directory not found: ${message.root}`);
         const root = await realpath(message.root);
         access ??= { token: message.token, requireToken: message.requireToken };
+        const service = createReconcileService({
+          root,
+          base: reconcileBase,
+          onState: (state) => channel.send({ type: 'reconcile-state', state }),
+          onWarning: (warning) => listener?.log('warning', warning),
+        });
+        reconcile = service;
         const started = await listenFromPort(
           {
             root,
             ...access,
-            tools: fileTools,
+            // get_project_context reports the server's own URLs once it is bound.
+            tools: createFileTools({
+              serverUrls: () =>
+                listener === undefined
+                  ? undefined
+                  : {
+                      sse: `http://${LISTEN_HOST}:${listener.port}/sse`,
+                      streamable_http: `http://${LISTEN_HOST}:${listener.port}/mcp`,
+                    },
+            }).concat(service.tools),
+            instructions: service.instructions,
+            extendServer: (server) => service.extendServer(server),
             serverInfo: { name: 'grove', version: GROVE_VERSION },
             onClientEvent: (event) => clients.handle(event),
           },
@@ -123,8 +147,18 @@ export function runWorktreeProcess(channel: HostChannel): void {
           port: started.port,
           requestedPort: started.port === message.port ? null : message.port,
         });
+        // The first state and the watcher come after `listening`: a big repo must not delay it.
+        service
+          .start(started)
+          .catch((error: unknown) =>
+            started.log('warning', `reconciliation watcher: ${String(error)}`),
+          );
         return;
       }
+      case 'set-reconcile-base':
+        reconcileBase = message.base;
+        reconcile?.setBase(message.base);
+        return;
       case 'set-token':
         access = { token: message.token, requireToken: message.requireToken };
         listener?.setAccess(access);

@@ -2,6 +2,7 @@
 // IPC channel). Both sides validate what they receive with these schemas.
 import { z } from 'zod';
 import { ActivityEntrySchema, ClientInfoSchema } from '../../shared/model.ts';
+import { ReconcileStateSchema } from '../../shared/reconcile.ts';
 
 export const HostToWorktreeSchema = z.discriminatedUnion('type', [
   z.object({
@@ -18,6 +19,8 @@ export const HostToWorktreeSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('set-token'), token: z.string().min(16), requireToken: z.boolean() }),
   z.object({ type: z.literal('ping'), id: z.number().int() }),
   z.object({ type: z.literal('shutdown') }),
+  /** The base branch the reconciliation state's `affected` figures compare against. */
+  z.object({ type: z.literal('set-reconcile-base'), base: z.string().min(1) }),
 ]);
 export type HostToWorktree = z.infer<typeof HostToWorktreeSchema>;
 
@@ -33,6 +36,8 @@ export const WorktreeToHostSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('clients'), clients: z.array(ClientInfoSchema) }),
   /** New tool calls since the last message, oldest first. */
   z.object({ type: z.literal('activity'), entries: z.array(ActivityEntrySchema) }),
+  /** The worktree's reconciliation state: after start, then whenever it changes. */
+  z.object({ type: z.literal('reconcile-state'), state: ReconcileStateSchema }),
   /** The process cannot serve (root missing, no free port...); it exits after sending this. */
   z.object({ type: z.literal('fatal'), message: z.string() }),
 ]);

@@ -19,6 +19,8 @@ function worktree(id: string, overrides: Partial<WorktreeState> = {}): WorktreeS
     urls: serverUrls(port),
     settings: { autostart: true, requireToken: true },
     clients: [],
+    reconcileBase: null,
+    reconcileTotals: null,
     ...overrides,
   };
 }
@@ -28,6 +30,7 @@ const snapshot: HostSnapshot = {
     { id: 'r1', path: '/code/wt-1', name: 'wt-1', worktrees: [worktree('1'), worktree('2')] },
   ],
   activity: {},
+  reconcile: {},
 };
 
 function statuses(state: { snapshot: HostSnapshot | null }): string[] {
@@ -147,7 +150,7 @@ describe('HostStore', () => {
     expect(api.calls).toEqual(['stop 2', 'start 1']);
 
     disconnect();
-    api.emit({ type: 'snapshot', snapshot: { repos: [], activity: {} } });
+    api.emit({ type: 'snapshot', snapshot: { repos: [], activity: {}, reconcile: {} } });
     expect(statuses(store.getState())).toEqual(['running', 'running']);
   });
 

@@ -15,6 +15,12 @@ import type { HostTransport } from '../host-api/pick-host-api.ts';
 
 export type ServerCommand = 'start' | 'stop' | 'restart';
 
+/**
+ * What the chat views hear (renderer/src/chat/): every `chat` event, and each `snapshot` — a new
+ * snapshot means the event stream (re)started, so events may have been missed and they resync.
+ */
+export type ChatFeedEvent = Extract<HostEvent, { type: 'chat' | 'snapshot' }>;
+
 export interface CommandError {
   command: ServerCommand;
   message: string;
@@ -85,8 +91,13 @@ function applyEvent(state: HostStoreState, event: HostEvent): HostStoreState {
       const activity = appendActivity(state.snapshot.activity, event.worktreeId, event.entries);
       return { ...state, snapshot: { ...state.snapshot, activity } };
     }
+    case 'reconcile-state': {
+      if (!state.snapshot) return state;
+      const reconcile = { ...state.snapshot.reconcile, [event.worktreeId]: event.state };
+      return { ...state, snapshot: { ...state.snapshot, reconcile } };
+    }
     default:
-      // Events the mirror does not keep (chat progress): their own views subscribe to them.
+      // Events the mirror does not keep (chat progress): the chat views hear them (onChatEvent).
       return state;
   }
 }
@@ -141,6 +152,7 @@ export class HostStore {
   readonly #api: HostApi | null;
   readonly #connectionSource: ConnectionSource | null;
   readonly #listeners = new Set<() => void>();
+  readonly #chatListeners = new Set<(event: ChatFeedEvent) => void>();
   #state: HostStoreState;
 
   constructor(transport: HostTransport) {
@@ -171,6 +183,9 @@ export class HostStore {
     stops.push(
       api.onEvent((event) => {
         this.#dispatch({ type: 'event', event });
+        if (event.type === 'chat' || event.type === 'snapshot') {
+          for (const listener of this.#chatListeners) listener(event);
+        }
         // A transport without a connection of its own (the preload) is live once it has spoken.
         if (!source && event.type === 'snapshot') {
           this.#dispatch({ type: 'connection', connection: { state: 'open' } });
@@ -189,6 +204,12 @@ export class HostStore {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   };
+
+  /** Chat events (and snapshots, to resync) for the chat views; returns the unsubscriber. */
+  onChatEvent(listener: (event: ChatFeedEvent) => void): () => void {
+    this.#chatListeners.add(listener);
+    return () => this.#chatListeners.delete(listener);
+  }
 
   startServer(worktreeId: string): Promise<void> {
     return this.#run(worktreeId, 'start', (api) =>

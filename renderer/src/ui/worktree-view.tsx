@@ -1,8 +1,9 @@
 // One worktree: its header (branch, path, status) and its tabs — Server, Clients, Activity, Tools,
-// Connect. The tab list is one table (TABS): the Reconciliation tab of the reconciliation engine
-// slots in there as one more entry. Tabs follow the WAI-ARIA pattern (arrow keys, Home, End).
+// Chat, Connect. The tab list is one table (TABS): the Reconciliation tab of the reconciliation
+// engine slots in there as one more entry. Tabs follow the WAI-ARIA pattern (arrow keys, Home, End).
 import { useId, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 import type { ActivityEntry, WorktreeState } from '../../../shared/model.ts';
+import { ChatTab } from '../chat/chat-tab.tsx';
 import type { CommandError, ServerCommand } from '../store/host-store.ts';
 import { ActivityTab } from './activity-tab.tsx';
 import { ClientsTab } from './clients-tab.tsx';
@@ -30,7 +31,7 @@ const PILL_LABELS = {
   error: 'error',
 } as const;
 
-type TabId = 'server' | 'clients' | 'activity' | 'tools' | 'connect';
+type TabId = 'server' | 'clients' | 'activity' | 'tools' | 'chat' | 'connect';
 
 interface TabContext extends WorktreeViewProps {
   connection: ReturnType<typeof useConnectionInfo>;
@@ -60,6 +61,7 @@ const TABS: TabDefinition[] = [
     render: (c) => <ActivityTab activity={c.activity} />,
   },
   { id: 'tools', label: 'Tools', render: (c) => <ToolsTab worktree={c.worktree} live={c.live} /> },
+  { id: 'chat', label: 'Chat', render: (c) => <ChatTab worktree={c.worktree} live={c.live} /> },
   {
     id: 'connect',
     label: 'Connect',

@@ -1,0 +1,141 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { blake3 } from '@napi-rs/blake-hash';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeTempDir } from '../testing/temp-repo.ts';
+import {
+  HASHED,
+  HIT,
+  KNOWN_STRIDE,
+  MISSING,
+  READ_CHUNK_BYTES,
+  hashPath,
+  runFileJob,
+} from './file-jobs.ts';
+import type { FileOutcome } from './file-jobs.ts';
+import { FilePool } from './file-pool.ts';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+/** `b3sum` of a file when Debian's b3sum is installed, else null. */
+function b3sum(file: string): string | null {
+  if (!['/usr/bin/b3sum', '/usr/local/bin/b3sum'].some((bin) => existsSync(bin))) return null;
+  return execFileSync('b3sum', ['--no-names', file], { encoding: 'utf8' }).trim();
+}
+
+describe('BLAKE3 of files', () => {
+  it('matches the official test vectors and b3sum (when installed)', async () => {
+    const dir = await makeTempDir();
+    dirs.push(dir);
+    // Vectors published with the BLAKE3 reference implementation (empty input, "abc").
+    await writeFile(path.join(dir, 'empty'), '');
+    await writeFile(path.join(dir, 'abc'), 'abc');
+    expect(hashPath(path.join(dir, 'empty'))).toBe(
+      'af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262',
+    );
+    expect(hashPath(path.join(dir, 'abc'))).toBe(
+      '6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85',
+    );
+    // A file bigger than one read chunk is streamed; the hash must not change.
+    const big = Buffer.alloc(READ_CHUNK_BYTES * 2 + 12345);
+    for (let index = 0; index < big.length; index++) big[index] = (index * 7 + 3) & 0xff;
+    await writeFile(path.join(dir, 'big'), big);
+    const streamed = hashPath(path.join(dir, 'big'));
+    expect(streamed).toBe(blake3(big).toString('hex'));
+    for (const name of ['empty', 'abc', 'big']) {
+      const reference = b3sum(path.join(dir, name));
+      if (reference !== null) expect(hashPath(path.join(dir, name))).toBe(reference);
+    }
+  });
+});
+
+describe('file jobs', () => {
+  it('hash-confined hashes files, reports directories and refers escapes to the sandbox', async () => {
+    const dir = await makeTempDir();
+    dirs.push(dir);
+    const root = path.join(dir, 'root');
+    await mkdir(path.join(root, 'sub'), { recursive: true });
+    await writeFile(path.join(root, 'a.txt'), 'abc');
+    await writeFile(path.join(dir, 'outside.txt'), 'secret');
+    await symlink(path.join(dir, 'outside.txt'), path.join(root, 'link-out'));
+    await symlink('a.txt', path.join(root, 'link-in'));
+    const outcomes = runFileJob({
+      kind: 'hash-confined',
+      root,
+      paths: ['a.txt', 'sub', 'link-out', 'link-in', 'missing.txt'].join('\0'),
+    }) as FileOutcome[];
+    expect(outcomes.map((outcome) => outcome.code)).toEqual([
+      'hashed',
+      'directory',
+      'refer',
+      'refer',
+      'refer',
+    ]);
+    expect(outcomes[0]).toMatchObject({
+      hash: '6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85',
+    });
+  });
+
+  it('fingerprint trusts a valid stat row instead of reading, and hashes otherwise', async () => {
+    const dir = await makeTempDir();
+    dirs.push(dir);
+    await writeFile(path.join(dir, 'a'), 'abc');
+    const unknown = new Float64Array(KNOWN_STRIDE * 2).fill(Number.NaN);
+    const first = runFileJob({ kind: 'fingerprint', root: dir, paths: 'a\0gone', known: unknown });
+    expect(first).toMatchObject({ codes: new Uint8Array([HASHED, MISSING]) });
+    const [row] = (first as { hashed: { size: number; mtimeMs: number; ino: number }[] }).hashed;
+    if (!row) throw new Error('expected a hashed entry');
+    // A row recorded well after the mtime: trusted, so the file is not read (HIT).
+    const known = new Float64Array([row.size, row.mtimeMs, row.ino, row.mtimeMs + 5_000]);
+    expect(runFileJob({ kind: 'fingerprint', root: dir, paths: 'a', known })).toEqual({
+      codes: new Uint8Array([HIT]),
+      hashed: [],
+    });
+    // Recorded in the same second as the last write (racily clean): read again.
+    const racy = new Float64Array([row.size, row.mtimeMs, row.ino, row.mtimeMs]);
+    const again = runFileJob({ kind: 'fingerprint', root: dir, paths: 'a', known: racy });
+    expect((again as { codes: Uint8Array }).codes).toEqual(new Uint8Array([HASHED]));
+  });
+
+  it('the worker pool gives the same answers as the in-thread job, in order', async () => {
+    const dir = await makeTempDir();
+    dirs.push(dir);
+    const paths: string[] = [];
+    for (let index = 0; index < 5000; index++) {
+      paths.push(`f${index}`);
+      await writeFile(path.join(dir, `f${index}`), `content ${index}`);
+    }
+    const pool = new FilePool(2);
+    try {
+      const pooled = await pool.hashConfined(dir, paths);
+      const inline = runFileJob({
+        kind: 'hash-confined',
+        root: dir,
+        paths: paths.join('\0'),
+      }) as FileOutcome[];
+      expect(pooled).toEqual(
+        inline.map((outcome) =>
+          expect.objectContaining({
+            code: outcome.code,
+            ...('hash' in outcome ? { hash: outcome.hash } : {}),
+          }),
+        ),
+      );
+      const known = new Float64Array(paths.length * KNOWN_STRIDE).fill(Number.NaN);
+      const printed = await pool.fingerprint(dir, paths, known);
+      expect(printed.codes.every((code) => code === HASHED)).toBe(true);
+      expect(printed.hashed.map((entry) => entry.index)).toEqual(
+        expect.arrayContaining([0, 4095, 4096, 4999]),
+      );
+      const byIndex = new Map(printed.hashed.map((entry) => [entry.index, entry.hash]));
+      expect(byIndex.get(4999)).toBe((inline[4999] as { hash: string }).hash);
+    } finally {
+      pool.close();
+    }
+  });
+});

@@ -1,0 +1,138 @@
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeTempDir } from '../testing/temp-repo.ts';
+import { CACHE_DB, FILE_CACHE_DDL, HashCache } from './hash-cache.ts';
+import { statRowValid } from './stat-fast-path.ts';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+async function tempRoot(): Promise<string> {
+  const dir = await makeTempDir();
+  dirs.push(dir);
+  return dir;
+}
+
+const row = (file: string, hash = 'a'.repeat(64)) => ({
+  path: file,
+  size: 3,
+  mtimeMs: 1_000,
+  ino: 7,
+  hash,
+  recordedMs: 5_000,
+});
+
+describe('hash cache', () => {
+  it('reads nothing and creates nothing when there is no database', async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root);
+    expect((await cache.readReconciled()).size).toBe(0);
+    await cache.recordStats([row('a')]);
+    expect(await cache.exists()).toBe(false);
+    expect(await cache.clear()).toBe(false);
+  });
+
+  it("creates exactly NotarAI's table (plus Grove's own) in a gitignored directory", async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root);
+    expect(await cache.writeReconciled([{ path: 'a.txt', hash: 'b'.repeat(64) }], [], 42)).toBe(1);
+    cache.close();
+    const db = new Database(path.join(root, CACHE_DB), { readonly: true });
+    const tables = db
+      .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      .all();
+    expect(tables).toEqual([
+      { name: 'file_cache', sql: FILE_CACHE_DDL },
+      { name: 'grove_stat_cache', sql: expect.stringContaining('CREATE TABLE grove_stat_cache') },
+    ]);
+    expect(FILE_CACHE_DDL).toBe(
+      'CREATE TABLE file_cache (path TEXT PRIMARY KEY, blake3_hash TEXT NOT NULL, updated_at INTEGER NOT NULL)',
+    );
+    expect(db.prepare('SELECT * FROM file_cache').all()).toEqual([
+      { path: 'a.txt', blake3_hash: 'b'.repeat(64), updated_at: 42 },
+    ]);
+    db.close();
+    expect((await stat(path.join(root, '.notarai/.cache/.gitignore'))).isFile()).toBe(true);
+  });
+
+  it('upserts, sees writes by another connection, and reopens after the file is deleted', async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root);
+    await cache.writeReconciled([{ path: 'a', hash: '1'.repeat(64) }], [row('a')], 1);
+    await cache.writeReconciled([{ path: 'a', hash: '2'.repeat(64) }], [], 2);
+    expect((await cache.readReconciled()).get('a')).toEqual({ hash: '2'.repeat(64), updatedAt: 2 });
+    expect((await cache.readStats()).get('a')?.ino).toBe(7);
+    // NotarAI's CLI writes through its own connection.
+    const other = new Database(cache.dbPath);
+    other.prepare('INSERT INTO file_cache VALUES (?, ?, ?)').run('b', '3'.repeat(64), 3);
+    other.close();
+    expect([...(await cache.readReconciled()).keys()].sort()).toEqual(['a', 'b']);
+    // ...or deletes the database (notarai cache clear).
+    await rm(cache.dbPath);
+    expect((await cache.readReconciled()).size).toBe(0);
+    expect(await cache.clear()).toBe(false);
+    cache.close();
+  });
+
+  it('recreates a corrupt database with a warning instead of failing', async () => {
+    const root = await tempRoot();
+    await mkdir(path.join(root, '.notarai/.cache'), { recursive: true });
+    await writeFile(path.join(root, CACHE_DB), 'this is not a database, just text '.repeat(200));
+    const cache = new HashCache(root);
+    expect((await cache.readReconciled()).size).toBe(0);
+    const [warning] = cache.takeWarnings();
+    expect(warning).toContain('recreated empty');
+    expect(await cache.writeReconciled([{ path: 'a', hash: 'c'.repeat(64) }], [], 1)).toBe(1);
+    expect((await cache.readReconciled()).size).toBe(1);
+    expect(cache.takeWarnings()).toEqual([]);
+    cache.close();
+  });
+
+  it('treats a file_cache with other columns as corrupt', async () => {
+    const root = await tempRoot();
+    await mkdir(path.join(root, '.notarai/.cache'), { recursive: true });
+    const db = new Database(path.join(root, CACHE_DB));
+    db.exec('CREATE TABLE file_cache (path TEXT, hash TEXT)');
+    db.close();
+    const cache = new HashCache(root);
+    await cache.writeReconciled([{ path: 'a', hash: 'd'.repeat(64) }], [], 1);
+    expect(cache.takeWarnings()[0]).toContain('not NotarAI');
+    expect((await cache.readReconciled()).get('a')?.hash).toBe('d'.repeat(64));
+    cache.close();
+  });
+
+  it('clear deletes the database', async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root);
+    await cache.writeReconciled([{ path: 'a', hash: 'e'.repeat(64) }], [], 1);
+    expect(await cache.clear()).toBe(true);
+    expect(await cache.exists()).toBe(false);
+    expect((await cache.readReconciled()).size).toBe(0);
+  });
+});
+
+describe('stat fast path', () => {
+  const recorded = {
+    size: 10,
+    mtimeMs: 1_700_000_000_500,
+    ino: 3,
+    hash: 'h',
+    recordedMs: 1_700_000_002_000,
+  };
+  it('holds when size, mtime and inode match and the file is older than the recording second', () => {
+    expect(statRowValid(recorded, 10, 1_700_000_000_500, 3)).toBe(true);
+    expect(statRowValid(recorded, 11, 1_700_000_000_500, 3)).toBe(false);
+    expect(statRowValid(recorded, 10, 1_700_000_000_501, 3)).toBe(false);
+    expect(statRowValid(recorded, 10, 1_700_000_000_500, 4)).toBe(false);
+    expect(statRowValid(undefined, 10, 1_700_000_000_500, 3)).toBe(false);
+  });
+
+  it('does not hold for a racily clean row (modified in the second it was recorded)', () => {
+    const racy = { ...recorded, mtimeMs: 1_700_000_002_100, recordedMs: 1_700_000_002_900 };
+    expect(statRowValid(racy, 10, racy.mtimeMs, 3)).toBe(false);
+  });
+});

@@ -1,0 +1,58 @@
+// The unified diff, vs the base commit, of a chosen set of paths only (the governed files that
+// changed), without ever putting a path on git's command line. git diff has no
+// --pathspec-from-file, so the set goes in through stdin instead: a temporary index is filled
+// from the base tree (`read-tree`), the chosen paths are replaced by their working-tree content
+// or removed when deleted (`update-index -z --add --remove --stdin`, the paths on stdin; blobs go
+// to a temporary object directory layered over the repository's with
+// GIT_ALTERNATE_OBJECT_DIRECTORIES), and
+// `git diff --cached -M <base>` prints exactly those changes, renames detected. The repository,
+// its index and its object store are never written to.
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { runGit } from './git-queries.ts';
+
+export interface DiffRequest {
+  /** POSIX paths relative to the root whose working-tree state is diffed against the base. */
+  paths: readonly string[];
+  /** Absolute path of the repository's (common) object directory. */
+  objectsDir: string;
+  signal?: AbortSignal;
+}
+
+/** `git diff <base>` limited to `paths` (present files with their current content, missing ones as deleted). */
+export async function diffPathsAgainstBase(
+  root: string,
+  baseSha: string,
+  request: DiffRequest,
+): Promise<string> {
+  if (request.paths.length === 0) return '';
+  const scratch = await mkdtemp(path.join(tmpdir(), 'grove-diff-'));
+  try {
+    const objects = path.join(scratch, 'objects');
+    await mkdir(objects);
+    const signal = request.signal;
+    const options = {
+      env: {
+        GIT_INDEX_FILE: path.join(scratch, 'index'),
+        GIT_OBJECT_DIRECTORY: objects,
+        GIT_ALTERNATE_OBJECT_DIRECTORIES: request.objectsDir,
+      },
+      ...(signal ? { signal } : {}),
+    };
+    await runGit(root, ['read-tree', baseSha], options);
+    // git hashes each path's working-tree file (clean filters, modes and symlinks as git sees
+    // them) into the scratch object directory, adds new files and drops missing ones.
+    await runGit(root, ['update-index', '-z', '--add', '--remove', '--stdin'], {
+      ...options,
+      input: Buffer.from(request.paths.map((file) => `${file}\0`).join(''), 'utf8'),
+    });
+    return await runGit(
+      root,
+      ['diff', '--cached', '-M', '--no-color', '--no-ext-diff', '--no-textconv', baseSha, '--'],
+      options,
+    );
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,59 @@
+// The watcher against a real repository: the first state on start, a new one when a governed file
+// changes, when git's refs move (a commit) and when the base changes; spec edits reported.
+import { afterEach, expect, it } from 'vitest';
+import type { ReconcileState } from '../../shared/reconcile.ts';
+import { waitUntil } from '../mcp/mcp-test-support.ts';
+import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
+import { ReconcileEngine } from './reconcile-engine.ts';
+import { ReconcileWatcher } from './reconcile-watcher.ts';
+import type { SpecChanges } from './reconcile-watcher.ts';
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const SPEC =
+  "schema_version: '0.8'\nintent: App.\ntier: registered\nartifacts:\n  code:\n    - path: src/**\n";
+
+it('keeps the state current as files, refs, specs and the base change', async () => {
+  const repo = await makeTempRepo({ '.notarai/app.spec.yaml': SPEC, 'src/a.ts': 'a\n' });
+  cleanups.push(() => repo.cleanup());
+  await git(repo.root, 'checkout', '-q', '-b', 'feature');
+  const engine = new ReconcileEngine({ root: repo.root, workers: 1 });
+  cleanups.push(() => engine.close());
+  const states: ReconcileState[] = [];
+  const specChanges: SpecChanges[] = [];
+  const watcher = new ReconcileWatcher({
+    engine,
+    base: 'main',
+    debounceMs: 50,
+    onState: (state) => states.push(state),
+    onSpecsChanged: (changes) => specChanges.push(changes),
+  });
+  cleanups.push(() => watcher.close());
+  await watcher.start();
+  expect(states).toHaveLength(1);
+  expect(states[0]?.specs[0]).toMatchObject({ path: '.notarai/app.spec.yaml', affected: false });
+
+  const latest = (): ReconcileState | undefined => states.at(-1);
+  await writeFiles(repo.root, { 'src/a.ts': 'edited\n' });
+  await waitUntil(() => latest()?.specs[0]?.affected === true, 10_000, 'affected after an edit');
+
+  await git(repo.root, 'commit', '-q', '-am', 'commit the edit');
+  await git(repo.root, 'branch', '-f', 'main', 'HEAD');
+  await waitUntil(
+    () => latest()?.specs[0]?.affected === false,
+    10_000,
+    'not affected once main moved',
+  );
+
+  await writeFiles(repo.root, { '.notarai/app.spec.yaml': SPEC.replace('App.', 'App v2.') });
+  await waitUntil(() => specChanges.length > 0, 10_000, 'spec change reported');
+  expect(specChanges[0]?.updated.concat(specChanges[0].added)).toContain('.notarai/app.spec.yaml');
+  await waitUntil(() => latest()?.specs[0]?.title === 'App v2.', 10_000, 'new title');
+
+  watcher.setBase('HEAD~1');
+  await waitUntil(() => latest()?.base === 'HEAD~1', 10_000, 'state for the new base');
+  expect(latest()?.specs[0]?.affectedPaths).toContain('src/a.ts');
+});

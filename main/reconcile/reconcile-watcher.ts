@@ -1,0 +1,212 @@
+// Keeps one worktree's ReconcileState current: watches the worktree (and git's refs, HEAD and
+// index) with @parcel/watcher, recomputes the state (debounced, one computation at a time) when
+// something that can change it moves, and reports spec files added, changed or removed so the
+// MCP servers can send resources/updated and resources/list_changed. node_modules and .git
+// churn are not watched through the worktree; in git's directory only HEAD, the index and refs
+// matter. If watching is impossible (inotify limits...), it falls back to polling.
+import path from 'node:path';
+import watcher from '@parcel/watcher';
+import type { AsyncSubscription, Event } from '@parcel/watcher';
+import type { ReconcileState } from '../../shared/reconcile.ts';
+import { compileGlobs } from './glob-matcher.ts';
+import type { GlobSet } from './glob-matcher.ts';
+import { CACHE_DB } from './hash-cache.ts';
+import type { ReconcileEngine } from './reconcile-engine.ts';
+import { isSpecPath, loadSpecs, NOTARAI_DIR } from './spec-loader.ts';
+
+/** Directory names never watched inside the worktree. */
+const IGNORED_DIRS = ['.git', 'node_modules'];
+/** In git's common directory, what is not HEAD, index or refs. */
+const IGNORED_GIT = ['objects', 'logs', 'lfs', 'hooks', 'modules', 'info', 'rr-cache'];
+export const DEFAULT_DEBOUNCE_MS = 300;
+export const POLL_INTERVAL_MS = 15_000;
+
+export interface SpecChanges {
+  /** Spec files (POSIX, relative) whose content changed. */
+  updated: string[];
+  added: string[];
+  removed: string[];
+}
+
+export interface ReconcileWatcherOptions {
+  engine: ReconcileEngine;
+  base: string;
+  debounceMs?: number;
+  onState: (state: ReconcileState) => void;
+  onSpecsChanged?: (changes: SpecChanges) => void;
+  onError?: (error: Error) => void;
+}
+
+export class ReconcileWatcher {
+  readonly #options: ReconcileWatcherOptions;
+  readonly #root: string;
+  #base: string;
+  #subscriptions: AsyncSubscription[] = [];
+  #poller: NodeJS.Timeout | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #dirty = false;
+  #closed = false;
+  /** Globs of every valid spec as of the last computation: which events can change the state. */
+  #interesting: GlobSet = compileGlobs([]);
+  #pendingSpecs: SpecChanges = { updated: [], added: [], removed: [] };
+  #last: ReconcileState | undefined;
+  /** git's directories: any event there (HEAD, index, refs) can move the changed set. */
+  #gitDirs: string[] = [];
+
+  constructor(options: ReconcileWatcherOptions) {
+    this.#options = options;
+    this.#root = options.engine.root;
+    this.#base = options.base;
+  }
+
+  get base(): string {
+    return this.#base;
+  }
+
+  /** The last state computed, if any. */
+  get state(): ReconcileState | undefined {
+    return this.#last;
+  }
+
+  /** Computes the first state and starts watching. */
+  async start(): Promise<void> {
+    try {
+      const { gitDir, commonDir } = await this.#options.engine.gitDirectories();
+      this.#gitDirs = [gitDir, commonDir];
+      const onEvents = (error: Error | null, events: Event[]): void => {
+        if (error) this.#report(error);
+        else this.#handle(events);
+      };
+      this.#subscriptions.push(
+        await watcher.subscribe(this.#root, onEvents, { ignore: IGNORED_DIRS }),
+        await watcher.subscribe(commonDir, onEvents, { ignore: IGNORED_GIT }),
+      );
+      if (!isInside(commonDir, gitDir)) {
+        this.#subscriptions.push(
+          await watcher.subscribe(gitDir, onEvents, { ignore: IGNORED_GIT }),
+        );
+      }
+    } catch (error) {
+      this.#report(
+        new Error(
+          `cannot watch ${this.#root} (${error instanceof Error ? error.message : String(error)}); ` +
+            `polling every ${POLL_INTERVAL_MS / 1000} s instead`,
+        ),
+      );
+      this.#poller = setInterval(() => this.refresh(), POLL_INTERVAL_MS);
+      this.#poller.unref();
+    }
+    await this.#compute();
+  }
+
+  /** Changes the base the `affected` figures compare against, and recomputes. */
+  setBase(base: string): void {
+    this.#base = base;
+    this.refresh();
+  }
+
+  /** Recomputes soon (after the debounce). */
+  refresh(): void {
+    if (this.#closed) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(
+      () => void this.#compute(),
+      this.#options.debounceMs ?? DEFAULT_DEBOUNCE_MS,
+    );
+    this.#timer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    clearInterval(this.#poller);
+    const subscriptions = this.#subscriptions;
+    this.#subscriptions = [];
+    await Promise.allSettled(subscriptions.map((subscription) => subscription.unsubscribe()));
+    await this.#running?.catch(() => undefined);
+  }
+
+  #handle(events: Event[]): void {
+    let relevant = false;
+    for (const event of events) {
+      if (this.#gitDirs.some((directory) => isInside(directory, event.path))) {
+        relevant = true; // HEAD, the index or a ref moved
+        continue;
+      }
+      const relative = path.relative(this.#root, event.path).split(path.sep).join('/');
+      if (relative === '..' || relative.startsWith('../') || path.isAbsolute(relative)) continue;
+      if (isSpecPath(relative)) {
+        relevant = true;
+        const list =
+          event.type === 'create'
+            ? this.#pendingSpecs.added
+            : event.type === 'delete'
+              ? this.#pendingSpecs.removed
+              : this.#pendingSpecs.updated;
+        if (!list.includes(relative)) list.push(relative);
+        continue;
+      }
+      if (relative === CACHE_DB)
+        relevant = true; // reconciled, or the cache cleared
+      else if (relative.startsWith(`${NOTARAI_DIR}/.cache/`)) continue;
+      else if (relative === '.gitignore' || relative.endsWith('/.gitignore')) relevant = true;
+      else if (this.#interesting.test(relative)) relevant = true;
+    }
+    if (relevant) this.refresh();
+  }
+
+  async #compute(): Promise<void> {
+    if (this.#closed) return;
+    if (this.#running) {
+      this.#dirty = true;
+      return;
+    }
+    this.#running = (async () => {
+      do {
+        this.#dirty = false;
+        const specChanges = this.#pendingSpecs;
+        this.#pendingSpecs = { updated: [], added: [], removed: [] };
+        try {
+          const [state, specs] = await Promise.all([
+            this.#options.engine.computeState(this.#base),
+            loadSpecs(this.#root),
+          ]);
+          this.#interesting = compileGlobs(
+            specs.valid.flatMap((spec) =>
+              Object.values(spec.spec.artifacts).flatMap((refs) => refs.map((ref) => ref.path)),
+            ),
+          );
+          if (this.#closed) return;
+          this.#last = state;
+          this.#options.onState(state);
+        } catch (error) {
+          this.#report(error);
+        }
+        const changed =
+          specChanges.updated.length + specChanges.added.length + specChanges.removed.length;
+        if (changed > 0) {
+          try {
+            this.#options.onSpecsChanged?.(specChanges);
+          } catch (error) {
+            this.#report(error);
+          }
+        }
+      } while (this.#dirty && !this.#closed);
+    })();
+    try {
+      await this.#running;
+    } finally {
+      this.#running = undefined;
+    }
+  }
+
+  #report(error: unknown): void {
+    this.#options.onError?.(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+function isInside(parent: string, child: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}

@@ -1,0 +1,148 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
+import type { TempRepo } from '../testing/temp-repo.ts';
+import { discoverSpecPaths, loadSpecs, parseSpecText, systemSpecPath } from './spec-loader.ts';
+import type { ValidSpec } from './spec-loader.ts';
+
+const repos: TempRepo[] = [];
+afterEach(async () => {
+  for (const repo of repos.splice(0)) await repo.cleanup();
+});
+
+const VALID = `schema_version: '0.6'
+intent: Auth.
+artifacts:
+  code:
+    - path: src/auth/**
+      role: implementation
+  docs:
+    - path: docs/auth.md
+behaviors:
+  - name: login
+    given: valid credentials
+    then: a session
+`;
+
+function errorsOf(text: string): { line: number | null; message: string }[] {
+  const loaded = parseSpecText('.notarai/x.spec.yaml', text);
+  if (loaded.ok) throw new Error('expected an invalid spec');
+  return loaded.errors.map(({ line, message }) => ({ line, message }));
+}
+
+describe('spec parsing and validation', () => {
+  it('accepts a valid spec in every schema version and compiles its globs', () => {
+    for (const version of ['0.5', '0.6', '0.7', '0.8']) {
+      const loaded = parseSpecText('.notarai/a.spec.yaml', VALID.replace("'0.6'", `'${version}'`));
+      expect(loaded.ok).toBe(true);
+      const spec = loaded as ValidSpec;
+      expect(spec.governs.test('src/auth/login.ts')).toBe(true);
+      expect([...spec.categories.keys()]).toEqual(['code', 'docs']);
+    }
+  });
+
+  it('accepts registered and derived specs without behaviors', () => {
+    for (const tier of ['registered', 'derived']) {
+      const text = `schema_version: '0.7'\nintent: x\ntier: ${tier}\nartifacts:\n  code:\n    - path: a\n`;
+      expect(parseSpecText('.notarai/a.spec.yaml', text).ok).toBe(true);
+    }
+  });
+
+  it('requires behaviors for full specs', () => {
+    const text = `schema_version: '0.7'\nintent: x\nartifacts:\n  code:\n    - path: a\n`;
+    expect(errorsOf(text)).toEqual([
+      {
+        line: 1,
+        message:
+          "behaviors is required unless tier is 'registered' or 'derived' (tier is not set, so full)",
+      },
+    ]);
+  });
+
+  it('rejects an unquoted schema_version, pointing at its line', () => {
+    expect(errorsOf(VALID.replace("'0.6'", '0.6'))).toEqual([
+      { line: 1, message: "schema_version must be a quoted string ('0.6'), not a number" },
+    ]);
+    expect(errorsOf(VALID.replace("'0.6'", "'0.4'"))[0]?.message).toContain("'0.5', '0.6'");
+  });
+
+  it('rejects unknown top-level keys with the line of the key', () => {
+    expect(errorsOf(`${VALID}owner: me\n`)).toEqual([
+      { line: 13, message: "unknown top-level key 'owner' (not part of the NotarAI spec format)" },
+    ]);
+  });
+
+  it('names missing keys and nested problems', () => {
+    expect(errorsOf(VALID.replace('intent: Auth.\n', ''))).toContainEqual({
+      line: 1,
+      message: "missing required key 'intent'",
+    });
+    const noThen = VALID.replace('    then: a session\n', '');
+    expect(errorsOf(noThen)).toEqual([
+      { line: 10, message: "missing required key 'then' in behaviors[0]" },
+    ]);
+    const badPath = VALID.replace('    - path: docs/auth.md', '    - path: 42');
+    expect(errorsOf(badPath)).toEqual([
+      { line: 8, message: 'artifacts.docs[0].path: expected string, got number 42' },
+    ]);
+  });
+
+  it('reports invalid YAML with its line', () => {
+    const [error] = errorsOf("schema_version: '0.7'\nintent: [unclosed\nartifacts: {}\n");
+    expect(error?.message).toMatch(/^invalid YAML: /);
+    expect(error?.line).toBeGreaterThanOrEqual(2);
+    expect(errorsOf('')).toEqual([
+      {
+        line: 1,
+        message: 'spec is empty: expected a mapping with schema_version, intent and artifacts',
+      },
+    ]);
+    expect(errorsOf('- a\n- b\n')[0]?.message).toBe(
+      'spec must be a YAML mapping (key: value pairs) at the top level',
+    );
+    expect(errorsOf(`${VALID}intent: again\n`)[0]?.message).toMatch(/invalid YAML: .*unique/i);
+  });
+});
+
+describe('spec discovery', () => {
+  it('finds *.spec.yaml recursively under .notarai/, skipping .yml and the cache', async () => {
+    const repo = await makeTempRepo();
+    repos.push(repo);
+    await writeFiles(repo.root, {
+      '.notarai/a.spec.yaml': VALID,
+      '.notarai/sub/b.spec.yaml': VALID,
+      '.notarai/c.spec.yml': VALID,
+      '.notarai/.cache/d.spec.yaml': VALID,
+      'docs/e.spec.yaml': VALID,
+      '.notarai/broken.spec.yaml': 'intent: [',
+    });
+    expect(await discoverSpecPaths(repo.root)).toEqual([
+      '.notarai/a.spec.yaml',
+      '.notarai/broken.spec.yaml',
+      '.notarai/sub/b.spec.yaml',
+    ]);
+    const set = await loadSpecs(repo.root);
+    expect(set.valid.map((spec) => spec.path)).toEqual([
+      '.notarai/a.spec.yaml',
+      '.notarai/sub/b.spec.yaml',
+    ]);
+    expect(set.errors).toHaveLength(1);
+    expect(set.errors[0]?.file).toBe('.notarai/broken.spec.yaml');
+  });
+
+  it('picks the system spec: system.spec.yaml with subsystems, else the first top-level one', () => {
+    const withSubsystems = (name: string): ValidSpec =>
+      parseSpecText(name, `${VALID}subsystems:\n  - $ref: ./a.spec.yaml\n`) as ValidSpec;
+    const plain = (name: string): ValidSpec => parseSpecText(name, VALID) as ValidSpec;
+    expect(
+      systemSpecPath([
+        withSubsystems('.notarai/a.spec.yaml'),
+        withSubsystems('.notarai/system.spec.yaml'),
+      ]),
+    ).toBe('.notarai/system.spec.yaml');
+    expect(
+      systemSpecPath([plain('.notarai/system.spec.yaml'), withSubsystems('.notarai/b.spec.yaml')]),
+    ).toBe('.notarai/b.spec.yaml');
+    expect(systemSpecPath([withSubsystems('.notarai/sub/c.spec.yaml')])).toBeNull();
+    expect(systemSpecPath([plain('.notarai/a.spec.yaml')])).toBeNull();
+  });
+});

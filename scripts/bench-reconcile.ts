@@ -1,0 +1,287 @@
+// Benchmark of the reconciliation engine (`npm run bench:reconcile`): a script that prints
+// figures, not a timed test. For each size (20,000 and 200,000 governed files by default) it
+// generates a git repository in a temp directory (1% of the governed files changed vs the base:
+// half committed on a feature branch, half modified in the working tree), measures the floor
+// (`git diff --name-only base` plus `b3sum` over every governed file) and the engine's
+// operations, and checks the targets of issue 3. Usage:
+//   npm run bench:reconcile [-- --sizes 20000,200000 --runs 3 --big-runs 1 --keep]
+import { execFile, spawn } from 'node:child_process';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { stableStringify } from '../main/mcp/stable-json.ts';
+import { mapLimit } from '../main/reconcile/concurrency.ts';
+import { ReconcileEngine } from '../main/reconcile/reconcile-engine.ts';
+import { git, makeTempDir } from '../main/testing/temp-repo.ts';
+
+const execFileAsync = promisify(execFile);
+
+interface Options {
+  sizes: number[];
+  runs: number;
+  /** Runs per figure for sizes above 50,000 (each costs tens of seconds). */
+  bigRuns: number;
+  keep: boolean;
+}
+
+function parseOptions(argv: string[]): Options {
+  const options: Options = { sizes: [20_000, 200_000], runs: 3, bigRuns: 1, keep: false };
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index];
+    if (arg === '--sizes') options.sizes = (argv[++index] ?? '').split(',').map(Number);
+    else if (arg === '--runs') options.runs = Number(argv[++index]);
+    else if (arg === '--big-runs') options.bigRuns = Number(argv[++index]);
+    else if (arg === '--keep') options.keep = true;
+  }
+  return options;
+}
+
+const FILES_PER_DIR = 100;
+const SPEC = `schema_version: '0.7'
+intent: The whole product.
+artifacts:
+  code:
+    - path: src/**/*.ts
+  docs:
+    - path: docs/**
+behaviors:
+  - name: works
+    given: a request
+    then: an answer
+`;
+const SMALL_SPEC = (index: number): string => `schema_version: '0.7'
+intent: Package ${index}.
+tier: registered
+artifacts:
+  code:
+    - path: src/d${index}/**
+`;
+
+function fileName(index: number): string {
+  return `src/d${Math.floor(index / FILES_PER_DIR)}/f${index % FILES_PER_DIR}.ts`;
+}
+
+function fileContent(index: number, version: number): string {
+  const lines = [`// file ${index} version ${version}`];
+  for (let line = 0; line < 24; line++) {
+    lines.push(
+      `export const value${line} = ${(index * 31 + line * 7 + version) % 1000}; // padding text`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+async function generate(size: number): Promise<{ dir: string; root: string; governed: string[] }> {
+  const dir = await makeTempDir('grove-bench-');
+  const root = path.join(dir, 'repo');
+  await mkdir(root);
+  await git(root, 'init', '-q', '-b', 'main');
+  const governed: string[] = [];
+  for (let index = 0; index < size; index++) governed.push(fileName(index));
+  const dirs = Math.ceil(size / FILES_PER_DIR);
+  await mapLimit(
+    Array.from({ length: dirs }, (_, index) => index),
+    16,
+    async (index) => {
+      await mkdir(path.join(root, 'src', `d${index}`), { recursive: true });
+    },
+  );
+  await mapLimit(governed, 64, async (file, index) => {
+    await writeFile(path.join(root, file), fileContent(index, 0));
+  });
+  await mkdir(path.join(root, '.notarai'), { recursive: true });
+  await writeFile(path.join(root, '.notarai/product.spec.yaml'), SPEC);
+  for (let index = 0; index < 5; index++) {
+    await writeFile(path.join(root, `.notarai/pkg${index}.spec.yaml`), SMALL_SPEC(index));
+  }
+  await git(root, 'add', '-A');
+  await git(root, 'commit', '-q', '-m', 'base');
+  await git(root, 'checkout', '-q', '-b', 'feature');
+  // 1% changed vs main: every 100th file; half committed on the branch, half left modified.
+  const changed = governed.filter((_, index) => index % 100 === 0);
+  const committed = changed.filter((_, index) => index % 2 === 0);
+  const uncommitted = changed.filter((_, index) => index % 2 === 1);
+  await mapLimit(committed, 64, async (file) => {
+    await writeFile(path.join(root, file), fileContent(governed.indexOf(file), 1));
+  });
+  await git(root, 'commit', '-q', '-a', '-m', 'feature work');
+  await mapLimit(uncommitted, 64, async (file) => {
+    await writeFile(path.join(root, file), fileContent(governed.indexOf(file), 2));
+  });
+  return { dir, root, governed };
+}
+
+async function time<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const started = performance.now();
+  const value = await work();
+  return { ms: performance.now() - started, value };
+}
+
+async function median(runs: number, work: () => Promise<unknown>): Promise<number> {
+  const samples: number[] = [];
+  for (let run = 0; run < runs; run++) samples.push((await time(work)).ms);
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)] ?? 0;
+}
+
+/** `b3sum` over every file, fed through xargs -0 (no path on our command line). */
+function b3sumAll(root: string, files: readonly string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('xargs', ['-0', '-n', '2000', 'b3sum', '--no-names'], {
+      cwd: root,
+      stdio: ['pipe', 'ignore', 'inherit'],
+    });
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`xargs b3sum: ${code}`)),
+    );
+    child.stdin.end(files.map((file) => `${file}\0`).join(''));
+  });
+}
+
+async function gitDiffNames(root: string): Promise<void> {
+  await execFileAsync('git', ['diff', '--name-only', 'main'], {
+    cwd: root,
+    maxBuffer: 256 * 1024 * 1024,
+  });
+}
+
+function fmt(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`;
+}
+
+interface SizeResult {
+  size: number;
+  generateMs: number;
+  gitDiffMs: number;
+  b3sumMs: number;
+  floorMs: number;
+  list: number;
+  cold: number;
+  warm: number;
+  bypass: number;
+  changedArtifacts: number;
+  mark: number;
+  coldJsonMs: number;
+  coldJsonBytes: number;
+  checks: { files: number; diffFiles: number };
+}
+
+async function benchSize(size: number, options: Options): Promise<SizeResult> {
+  process.stdout.write(`\n== ${size.toLocaleString('en-US')} governed files: generating... `);
+  const generated = await time(() => generate(size));
+  const { dir, root, governed } = generated.value;
+  console.log(`${fmt(generated.ms)} (${root})`);
+  const spec = '.notarai/product.spec.yaml';
+  const engine = new ReconcileEngine({ root });
+  const runs = size > 50_000 ? options.bigRuns : options.runs;
+  try {
+    // Warm the page cache and git's index once, so floor and engine read the same warm disk.
+    await gitDiffNames(root);
+    await b3sumAll(root, governed);
+
+    const gitDiffMs = await median(runs, () => gitDiffNames(root));
+    const b3sumMs = await median(runs, () => b3sumAll(root, governed));
+    const floorMs = gitDiffMs + b3sumMs;
+    console.log(
+      `floor: git diff --name-only ${fmt(gitDiffMs)} + b3sum ${fmt(b3sumMs)} = ${fmt(floorMs)}`,
+    );
+
+    const list = await median(runs, () => engine.listAffectedSpecs('main'));
+    const cold = await median(runs, async () => {
+      await engine.clearCache();
+      await engine.getSpecDiff({ spec_path: spec, base_branch: 'main' });
+    });
+    await engine.clearCache();
+    const coldResult = await engine.getSpecDiff({ spec_path: spec, base_branch: 'main' });
+    const json = await time(async () => stableStringify(coldResult));
+    const mark = await median(runs, async () => {
+      await engine.clearCache();
+      await engine.markReconciled([...governed, spec]);
+    });
+    // Nothing changed since mark_reconciled: the stat fast path answers for every file.
+    const warmResult = await engine.getSpecDiff({ spec_path: spec, base_branch: 'main' });
+    const warm = await median(runs, () =>
+      engine.getSpecDiff({ spec_path: spec, base_branch: 'main' }),
+    );
+    const bypass = await median(runs, () =>
+      engine.getSpecDiff({ spec_path: spec, base_branch: 'main', bypass_cache: true }),
+    );
+    const changedArtifacts = await median(runs, () =>
+      engine.getChangedArtifacts({ spec_path: spec }),
+    );
+    if (warmResult.files.length !== 0) {
+      throw new Error(`warm get_spec_diff listed ${warmResult.files.length} files, expected 0`);
+    }
+    const diffFiles = (coldResult.diff.match(/^diff --git /gm) ?? []).length;
+    return {
+      size,
+      generateMs: generated.ms,
+      gitDiffMs,
+      b3sumMs,
+      floorMs,
+      list,
+      cold,
+      warm,
+      bypass,
+      changedArtifacts,
+      mark,
+      coldJsonMs: json.ms,
+      coldJsonBytes: json.value.length,
+      checks: { files: coldResult.files.length, diffFiles },
+    };
+  } finally {
+    engine.close();
+    if (!options.keep) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function report(results: SizeResult[]): void {
+  console.log(
+    '\n| governed files | floor (git diff + b3sum) | list_affected_specs | get_spec_diff cold | warm | bypass_cache | get_changed_artifacts | mark_reconciled |',
+  );
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of results) {
+    console.log(
+      `| ${r.size.toLocaleString('en-US')} | ${fmt(r.floorMs)} (${fmt(r.gitDiffMs)} + ${fmt(r.b3sumMs)}) | ${fmt(r.list)} | ${fmt(r.cold)} | ${fmt(r.warm)} | ${fmt(r.bypass)} | ${fmt(r.changedArtifacts)} | ${fmt(r.mark)} |`,
+    );
+  }
+  console.log('\nTargets:');
+  for (const r of results) {
+    const coldRatio = r.cold / r.floorMs;
+    const warmRatio = r.warm / r.floorMs;
+    console.log(
+      `  ${r.size}: cold ${coldRatio.toFixed(2)}x floor (target <= 3x: ${coldRatio <= 3 ? 'met' : 'MISSED'}); ` +
+        `warm ${warmRatio.toFixed(2)}x floor (target <= 0.5x: ${warmRatio <= 0.5 ? 'met' : 'MISSED'}); ` +
+        `cold result ${r.checks.files} files, ${r.checks.diffFiles} file diffs, ` +
+        `${(r.coldJsonBytes / 1024 / 1024).toFixed(1)} MiB of JSON (serialized in ${fmt(r.coldJsonMs)})`,
+    );
+  }
+  const small = results.find((r) => r.size === 20_000);
+  const big = results.find((r) => r.size === 200_000);
+  if (small && big) {
+    for (const key of ['list', 'cold', 'warm', 'bypass', 'changedArtifacts', 'mark'] as const) {
+      const ratio = big[key] / small[key];
+      console.log(
+        `  200k/20k ${key}: ${ratio.toFixed(1)}x (target <= 12x: ${ratio <= 12 ? 'met' : 'MISSED'})`,
+      );
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  console.log(
+    `bench:reconcile on ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown cpu'}), ` +
+      `node ${process.version}, tmp ${tmpdir()}, median of ${options.runs} runs per figure ` +
+      `(${options.bigRuns} above 50,000 files), load average ${loadavg()
+        .map((value) => value.toFixed(1))
+        .join(' ')}`,
+  );
+  const results: SizeResult[] = [];
+  for (const size of options.sizes) results.push(await benchSize(size, options));
+  report(results);
+}
+
+await main();
