@@ -76,14 +76,17 @@ describe('grove serve', () => {
     }
 
     run.child.kill('SIGTERM');
-    const stopping: { event: string; worktree?: { status: { state: string } } }[] = [];
-    do stopping.push(JSON.parse(await nextLine(run)));
-    while (stopping.at(-1)!.event !== 'stopped');
-    // Each server reports it stopped, then the host says it is done.
-    expect(stopping.slice(0, -1).map((line) => [line.event, line.worktree?.status.state])).toEqual([
-      ['worktree-changed', 'stopped'],
-      ['worktree-changed', 'stopped'],
-    ]);
+    const lines: { event: string; worktree?: { path: string; status: { state: string } } }[] = [];
+    do lines.push(JSON.parse(await nextLine(run)));
+    while (lines.at(-1)!.event !== 'stopped');
+    // Events printed before the signal (reconciliation state, status changes) may come first;
+    // the last word on each worktree is that its server stopped, then the host says it is done.
+    const lastState = new Map<string, string>();
+    for (const line of lines) {
+      if (line.event === 'worktree-changed')
+        lastState.set(line.worktree!.path, line.worktree!.status.state);
+    }
+    expect(Object.fromEntries(lastState)).toEqual({ [repo.root]: 'stopped', [linked]: 'stopped' });
     expect(await run.exit).toBe(0);
     for (const worktree of ready.worktrees) {
       expect(await isPortOpen(Number(new URL(worktree.mcp).port))).toBe(false);
