@@ -14,6 +14,8 @@ export default defineConfig({
           'worktree-process': resolve(__dirname, 'main/worktree/worktree-process.ts'),
           // grep's worker threads (main/tools/grep-pool.ts starts them by file name).
           'grep-worker': resolve(__dirname, 'main/tools/grep-worker.ts'),
+          // The reconciliation engine's stat and hashing worker threads (main/reconcile/file-pool.ts).
+          'file-worker': resolve(__dirname, 'main/reconcile/file-worker.ts'),
         },
       },
     },

@@ -115,7 +115,10 @@ export function runWorktreeProcess(channel: HostChannel): void {
         const service = createReconcileService({
           root,
           base: reconcileBase,
-          onState: (state) => channel.send({ type: 'reconcile-state', state }),
+          // Once shutting down, a state computed meanwhile is no longer news for the host.
+          onState: (state) => {
+            if (!stopping) channel.send({ type: 'reconcile-state', state });
+          },
           onWarning: (warning) => listener?.log('warning', warning),
         });
         reconcile = service;
