@@ -20,8 +20,8 @@ import { startGroveServe, type GroveServe } from './support/grove-serve.ts';
 const UI_TIMEOUT_MS = 10_000;
 const SECRET = 'the secret word is grove-42';
 const API_KEY = 'sk-e2e-test-key';
-/** Set GROVE_E2E_SCREENSHOTS=dir to keep screenshots of the panel (never committed). */
-const SCREENSHOTS = process.env['GROVE_E2E_SCREENSHOTS'];
+/** With GROVE_SCREENSHOTS_DIR set, screenshots of the panel are saved there (docs/screenshots). */
+const SCREENSHOTS = process.env['GROVE_SCREENSHOTS_DIR'];
 
 describe('chat panel in Chromium against a fake Anthropic provider', () => {
   let repo: TempRepo | undefined;

@@ -1,6 +1,6 @@
 // The sidebar: every open repository with its worktrees (branch, status dot, connected clients,
-// the path as a tooltip), a way to remove a repository, and the "Add repository" field. Arrow keys
-// move between worktrees; Enter or Space selects one.
+// drifted specs, the path as a tooltip), a way to remove a repository, and the "Add repository"
+// field. Arrow keys move between worktrees; Enter or Space selects one.
 import { useId, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { HostSnapshot, RepoState, WorktreeState } from '../../../shared/model.ts';
 import { connectedClients, plural } from './format.ts';
@@ -162,6 +162,7 @@ function WorktreeItem({
 }) {
   const descriptionId = useId();
   const clients = connectedClients(worktree.clients);
+  const drifted = worktree.reconcileTotals?.specsNeedingReconciliation ?? 0;
   const name = worktree.branch ?? 'detached';
   return (
     <button
@@ -187,8 +188,14 @@ function WorktreeItem({
           {clients}
         </span>
       )}
+      {drifted > 0 && (
+        <span className="count count--drift" aria-hidden="true" title="Specs to reconcile">
+          {drifted}
+        </span>
+      )}
       <span id={descriptionId} className="visually-hidden">
-        {statusLabel(worktree.status)}, {plural(clients, 'connected client')}, {worktree.path}
+        {statusLabel(worktree.status)}, {plural(clients, 'connected client')}
+        {drifted > 0 && `, ${plural(drifted, 'spec')} to reconcile`}, {worktree.path}
       </span>
     </button>
   );

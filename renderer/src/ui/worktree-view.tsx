@@ -1,9 +1,10 @@
-// One worktree: its header (branch, path, status) and its tabs — Server, Clients, Activity, Tools,
-// Chat, Connect. The tab list is one table (TABS): the Reconciliation tab of the reconciliation
-// engine slots in there as one more entry. Tabs follow the WAI-ARIA pattern (arrow keys, Home, End).
+// One worktree: its header (branch, path, status) and its tabs — Server, Clients, Activity,
+// Reconciliation, Tools, Chat, Connect. The tab list is one table (TABS); a badge beside a label
+// counts clients, calls or drifted specs. Tabs follow the WAI-ARIA pattern (arrow keys, Home, End).
 import { useId, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 import type { ActivityEntry, WorktreeState } from '../../../shared/model.ts';
 import { ChatTab } from '../chat/chat-tab.tsx';
+import { ReconcileTab } from '../reconcile/reconcile-tab.tsx';
 import type { CommandError, ServerCommand } from '../store/host-store.ts';
 import { ActivityTab } from './activity-tab.tsx';
 import { ClientsTab } from './clients-tab.tsx';
@@ -31,7 +32,7 @@ const PILL_LABELS = {
   error: 'error',
 } as const;
 
-type TabId = 'server' | 'clients' | 'activity' | 'tools' | 'chat' | 'connect';
+type TabId = 'server' | 'clients' | 'activity' | 'reconciliation' | 'tools' | 'chat' | 'connect';
 
 interface TabContext extends WorktreeViewProps {
   connection: ReturnType<typeof useConnectionInfo>;
@@ -45,7 +46,6 @@ interface TabDefinition {
   render: (context: TabContext) => ReactNode;
 }
 
-// Future: { id: 'reconciliation', label: 'Reconciliation', render: ... } (shared/reconcile.ts).
 const TABS: TabDefinition[] = [
   { id: 'server', label: 'Server', render: (c) => <ServerTab {...c} /> },
   {
@@ -59,6 +59,12 @@ const TABS: TabDefinition[] = [
     label: 'Activity',
     badge: (c) => c.activity.length || null,
     render: (c) => <ActivityTab activity={c.activity} />,
+  },
+  {
+    id: 'reconciliation',
+    label: 'Reconciliation',
+    badge: (c) => c.worktree.reconcileTotals?.specsNeedingReconciliation || null,
+    render: (c) => <ReconcileTab worktree={c.worktree} live={c.live} />,
   },
   { id: 'tools', label: 'Tools', render: (c) => <ToolsTab worktree={c.worktree} live={c.live} /> },
   { id: 'chat', label: 'Chat', render: (c) => <ChatTab worktree={c.worktree} live={c.live} /> },

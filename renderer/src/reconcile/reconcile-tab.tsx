@@ -1,0 +1,393 @@
+// The Reconciliation tab: the base branch the "affected" figures compare against (applied with
+// setReconcileBase), the totals, the specs (the system spec first) with their governed, changed
+// and affected counts and last reconciliation, the specs that failed to load (file, line,
+// message), one selected spec's detail (spec-detail.tsx), and Clear cache / Snapshot state.
+// Everything shown comes from the mirrored store (reconcile-state events): counts move live.
+import { useId, useState, type FormEvent } from 'react';
+import type { WorktreeState } from '../../../shared/model.ts';
+import type { ReconcileState, SpecReconcileState } from '../../../shared/reconcile.ts';
+import { plural, relativeTime } from '../ui/format.ts';
+import { useHostState, useHostStore } from '../ui/store-context.tsx';
+import { errorText } from '../ui/use-connection-info.ts';
+import { useNow } from '../ui/use-now.ts';
+import { clearCache, snapshotState } from './reconcile-calls.ts';
+import { orderSpecs } from './reconcile-format.ts';
+import { SpecDetail } from './spec-detail.tsx';
+
+export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
+  const { snapshot } = useHostState();
+  const state = snapshot?.reconcile[worktree.id];
+  const [selectedPath, setSelectedPath] = useState<string | null>(null);
+
+  if (!state) {
+    return (
+      <div className="empty" role="status">
+        <span className="spinner" aria-hidden="true" />
+        <p className="empty__title">Computing the reconciliation state…</p>
+        <p className="empty__detail">
+          Grove reads the specs under .notarai/ and compares their files with the hash cache.
+        </p>
+      </div>
+    );
+  }
+
+  const specs = orderSpecs(state.specs);
+  const selected = specs.find((spec) => spec.path === selectedPath) ?? specs[0] ?? null;
+
+  return (
+    <div className="reconcile stack">
+      {/* Keyed by the base: the field follows the host's base when it changes. */}
+      <BaseBranch key={state.base} worktree={worktree} state={state} live={live} />
+      <Totals state={state} />
+      {state.warnings.map((warning) => (
+        <p key={warning} className="notice">
+          {warning}
+        </p>
+      ))}
+      <SpecErrors state={state} />
+      {specs.length === 0 ? (
+        state.specErrors.length === 0 && (
+          <div className="empty" role="status">
+            <p className="empty__title">No specs in this worktree</p>
+            <p className="empty__detail">
+              Add NotarAI specs as .notarai/*.spec.yaml files to track what they govern.
+            </p>
+          </div>
+        )
+      ) : (
+        <div className="reconcile__specs">
+          <SpecTable
+            specs={specs}
+            selectedPath={selected?.path ?? null}
+            onSelect={setSelectedPath}
+            baseError={state.baseError}
+          />
+          {selected && (
+            <SpecDetail
+              key={selected.path}
+              worktree={worktree}
+              spec={selected}
+              base={state.base}
+              baseError={state.baseError}
+              live={live}
+            />
+          )}
+        </div>
+      )}
+      <CacheActions worktree={worktree} live={live} />
+    </div>
+  );
+}
+
+function BaseBranch({
+  worktree,
+  state,
+  live,
+}: {
+  worktree: WorktreeState;
+  state: ReconcileState;
+  live: boolean;
+}) {
+  const store = useHostStore();
+  const inputId = useId();
+  const errorId = useId();
+  const [value, setValue] = useState(state.base);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  const apply = async (base: string | null): Promise<void> => {
+    setBusy(true);
+    setError(null);
+    try {
+      await store.commands.setReconcileBase({ worktreeId: worktree.id, base });
+    } catch (caught) {
+      setError(errorText(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const submit = (event: FormEvent): void => {
+    event.preventDefault();
+    const trimmed = value.trim();
+    void apply(trimmed === '' ? null : trimmed);
+  };
+
+  const problem = error ?? state.baseError;
+  return (
+    <form className="card reconcile-base" onSubmit={submit} aria-label="Reconciliation base">
+      <div className="reconcile-base__row">
+        <label htmlFor={inputId} className="reconcile-base__label">
+          Base branch
+        </label>
+        <input
+          id={inputId}
+          className="input"
+          type="text"
+          spellCheck={false}
+          autoComplete="off"
+          value={value}
+          placeholder="the repository's default branch"
+          aria-invalid={problem ? true : undefined}
+          aria-describedby={problem ? errorId : undefined}
+          onChange={(event) => setValue(event.target.value)}
+          disabled={busy}
+        />
+        <button
+          type="submit"
+          className="button"
+          disabled={busy || !live || value.trim() === state.base}
+          aria-label="Apply base branch"
+        >
+          Apply
+        </button>
+        {worktree.reconcileBase !== null && (
+          <button
+            type="button"
+            className="button button--quiet"
+            disabled={busy || !live}
+            onClick={() => void apply(null)}
+          >
+            Use the default branch
+          </button>
+        )}
+      </div>
+      <p className="muted reconcile-base__hint">
+        {worktree.reconcileBase === null
+          ? `Comparing against ${state.base}, the repository's default branch.`
+          : `Comparing against ${state.base}.`}
+      </p>
+      {problem && (
+        <p id={errorId} className="notice notice--error" role="alert">
+          {error ? error : `The base cannot be used: ${state.baseError}`}
+        </p>
+      )}
+    </form>
+  );
+}
+
+function Totals({ state }: { state: ReconcileState }) {
+  const t = state.totals;
+  const items: [string, number][] = [
+    ['Specs', t.specs],
+    ['Need reconciliation', t.specsNeedingReconciliation],
+    ['Affected vs base', t.affectedSpecs],
+    ['Governed files', t.governedFiles],
+    ['Changed since reconciled', t.changedSinceReconciled],
+    ['Changed vs base', t.changedVsBase],
+    ['Invalid specs', t.invalidSpecs],
+  ];
+  return (
+    <dl className="reconcile-totals" aria-label="Reconciliation totals">
+      {items.map(([label, count]) => (
+        <div
+          key={label}
+          className={
+            count > 0 && (label === 'Need reconciliation' || label === 'Invalid specs')
+              ? 'reconcile-totals__item reconcile-totals__item--attention'
+              : 'reconcile-totals__item'
+          }
+        >
+          <dt>{label}</dt>
+          <dd>{count}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+function SpecErrors({ state }: { state: ReconcileState }) {
+  const headingId = useId();
+  if (state.specErrors.length === 0) return null;
+  return (
+    <section className="spec-errors" aria-labelledby={headingId}>
+      <h3 id={headingId}>{plural(state.specErrors.length, 'invalid spec')}</h3>
+      <ul>
+        {state.specErrors.map((error, index) => (
+          <li key={`${error.file}:${error.line ?? ''}:${index}`} className="spec-errors__item">
+            <code className="spec-errors__where">
+              {error.file}
+              {error.line !== null && `:${error.line}`}
+            </code>
+            <span className="spec-errors__message">{error.message}</span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function SpecTable({
+  specs,
+  selectedPath,
+  onSelect,
+  baseError,
+}: {
+  specs: SpecReconcileState[];
+  selectedPath: string | null;
+  onSelect(path: string): void;
+  baseError: string | null;
+}) {
+  const now = useNow();
+  return (
+    <div className="table-wrap">
+      <table className="table spec-table" aria-label="Specs">
+        <thead>
+          <tr>
+            <th scope="col">Spec</th>
+            <th scope="col" className="num">
+              Governed
+            </th>
+            <th scope="col" className="num">
+              Changed
+            </th>
+            <th scope="col">Affected</th>
+            <th scope="col">Last reconciled</th>
+          </tr>
+        </thead>
+        <tbody>
+          {specs.map((spec) => {
+            const selected = spec.path === selectedPath;
+            return (
+              <tr
+                key={spec.path}
+                className={selected ? 'spec-row spec-row--selected' : 'spec-row'}
+                aria-selected={selected}
+              >
+                <th scope="row">
+                  <div className="spec-row__cell">
+                    <button
+                      type="button"
+                      className="spec-row__button"
+                      aria-pressed={selected}
+                      onClick={() => onSelect(spec.path)}
+                    >
+                      <code className="spec-row__path">{spec.path}</code>
+                      <span className="spec-row__title">{spec.title}</span>
+                    </button>
+                    {spec.isSystemSpec && <span className="tag">system</span>}
+                    {spec.specInvalidated && <span className="tag tag--warn">spec changed</span>}
+                  </div>
+                </th>
+                <td className="num">{spec.governedFiles}</td>
+                <td
+                  className={
+                    spec.changedSinceReconciled > 0 ? 'num spec-row__changed--some' : 'num'
+                  }
+                >
+                  {spec.changedSinceReconciled}
+                </td>
+                <td>
+                  {baseError !== null
+                    ? '—'
+                    : spec.affected
+                      ? plural(spec.affectedFiles, 'file')
+                      : 'no'}
+                </td>
+                <td title={spec.lastReconciledAt ? new Date(spec.lastReconciledAt).toString() : ''}>
+                  {spec.lastReconciledAt === null
+                    ? 'never'
+                    : relativeTime(spec.lastReconciledAt, now)}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+type ActionOutcome = { kind: 'ok' | 'error'; text: string };
+
+function CacheActions({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
+  const store = useHostStore();
+  const running = worktree.status.state === 'running';
+  const [busy, setBusy] = useState<'clear' | 'snapshot' | null>(null);
+  const [confirming, setConfirming] = useState(false);
+  const [outcome, setOutcome] = useState<ActionOutcome | null>(null);
+
+  const run = async (which: 'clear' | 'snapshot'): Promise<void> => {
+    setBusy(which);
+    setOutcome(null);
+    setConfirming(false);
+    try {
+      if (which === 'clear') {
+        const cleared = await clearCache(store.commands, worktree.id);
+        setOutcome({
+          kind: 'ok',
+          text: cleared
+            ? 'Cache cleared: every governed file counts as changed again.'
+            : 'There was no cache to clear.',
+        });
+      } else {
+        const result = await snapshotState(store.commands, worktree.id);
+        setOutcome({
+          kind: 'ok',
+          text:
+            `Snapshot written to ${result.statePath} ` +
+            `(${plural(result.files, 'file')}, ${plural(result.specs, 'spec')}, ` +
+            `commit ${result.gitHash.slice(0, 10)}).`,
+        });
+      }
+    } catch (error) {
+      setOutcome({ kind: 'error', text: errorText(error) });
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const disabled = busy !== null || !live || !running;
+  return (
+    <section className="card reconcile-actions" aria-label="Cache">
+      <div className="button-row">
+        {confirming ? (
+          <div className="confirm-inline" role="group" aria-label="Clear the cache?">
+            <span>Clear the hash cache? Every governed file will count as changed.</span>
+            <button
+              type="button"
+              className="button button--danger button--small"
+              disabled={disabled}
+              onClick={() => void run('clear')}
+            >
+              Clear now
+            </button>
+            <button
+              type="button"
+              className="button button--small"
+              onClick={() => setConfirming(false)}
+            >
+              Cancel
+            </button>
+          </div>
+        ) : (
+          <button
+            type="button"
+            className="button"
+            disabled={disabled}
+            onClick={() => setConfirming(true)}
+          >
+            {busy === 'clear' ? 'Clearing…' : 'Clear cache'}
+          </button>
+        )}
+        <button
+          type="button"
+          className="button"
+          disabled={disabled}
+          onClick={() => void run('snapshot')}
+        >
+          {busy === 'snapshot' ? 'Writing…' : 'Snapshot state'}
+        </button>
+        {!running && <span className="muted">Start the server to use these.</span>}
+      </div>
+      {outcome && (
+        <p
+          className={outcome.kind === 'error' ? 'notice notice--error' : 'notice'}
+          role={outcome.kind === 'error' ? 'alert' : 'status'}
+        >
+          {outcome.text}
+        </p>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,259 @@
+// One spec's detail in the Reconciliation tab: its intent, its files changed since they were
+// last reconciled (with checkboxes to pick some), "Mark reconciled" (the picked files, or all of
+// them) and its diff vs the base, asked from get_spec_diff through the tool console. Counts and
+// paths come from the mirrored store; only the diff and the mark are tool calls.
+import { useEffect, useId, useState } from 'react';
+import type { WorktreeState } from '../../../shared/model.ts';
+import type { SpecReconcileState } from '../../../shared/reconcile.ts';
+import { plural } from '../ui/format.ts';
+import { useHostStore } from '../ui/store-context.tsx';
+import { errorText } from '../ui/use-connection-info.ts';
+import { DiffView } from './diff-view.tsx';
+import { getSpecDiff, markReconciled, type SpecDiff } from './reconcile-calls.ts';
+import { filesToMark } from './reconcile-format.ts';
+
+type DiffLoad =
+  { state: 'loading' } | { state: 'ready'; diff: SpecDiff } | { state: 'error'; message: string };
+
+type MarkOutcome = { kind: 'ok' | 'error'; text: string; rejected?: string[] };
+
+export interface SpecDetailProps {
+  worktree: WorktreeState;
+  spec: SpecReconcileState;
+  base: string;
+  baseError: string | null;
+  live: boolean;
+}
+
+export function SpecDetail({ worktree, spec, base, baseError, live }: SpecDetailProps) {
+  const store = useHostStore();
+  const headingId = useId();
+  const filesHeadingId = useId();
+  const markHintId = useId();
+  const running = worktree.status.state === 'running';
+  const [load, setLoad] = useState<DiffLoad>({ state: 'loading' });
+  const [generation, setGeneration] = useState(0);
+  const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState<MarkOutcome | null>(null);
+
+  const changedPaths = spec.changedSinceReconciledPaths;
+  // Ask again whenever what the diff depends on changes (files edited, marked, base moved).
+  const diffKey = [
+    spec.path,
+    base,
+    spec.changedSinceReconciled,
+    spec.specInvalidated,
+    spec.affectedFiles,
+    ...changedPaths,
+    ...spec.affectedPaths,
+  ].join('\n');
+
+  useEffect(() => {
+    if (!running || baseError !== null) return;
+    let cancelled = false;
+    getSpecDiff(store.commands, worktree.id, spec.path, base).then(
+      (diff) => {
+        if (!cancelled) setLoad({ state: 'ready', diff });
+      },
+      (error: unknown) => {
+        if (!cancelled) setLoad({ state: 'error', message: errorText(error) });
+      },
+    );
+    return () => {
+      cancelled = true;
+    };
+    // diffKey stands for spec, base and the counts.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [store, worktree.id, worktree.port, running, diffKey, baseError, generation]);
+
+  const plan = filesToMark(spec, picked, load.state === 'ready' ? load.diff.files : null);
+  const toMark = plan.files;
+
+  const mark = async (): Promise<void> => {
+    setBusy(true);
+    setOutcome(null);
+    try {
+      const result = await markReconciled(store.commands, worktree.id, toMark);
+      setPicked(new Set());
+      setOutcome({
+        kind: result.rejected.length > 0 ? 'error' : 'ok',
+        text: `Marked ${plural(result.updated, 'file')} reconciled.`,
+        rejected: result.rejected.map((r) => `${r.path}: ${r.reason}`),
+      });
+    } catch (error) {
+      setOutcome({ kind: 'error', text: errorText(error) });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const toggle = (file: string): void => {
+    setPicked((previous) => {
+      const next = new Set(previous);
+      if (next.has(file)) next.delete(file);
+      else next.add(file);
+      return next;
+    });
+  };
+
+  return (
+    <section className="spec-detail card" aria-labelledby={headingId}>
+      <header className="spec-detail__header">
+        <h3 id={headingId}>
+          <code>{spec.path}</code>
+        </h3>
+        {spec.isSystemSpec && <span className="tag">system spec</span>}
+        <span className="tag tag--quiet">{spec.tier}</span>
+        {spec.specInvalidated && <span className="tag tag--warn">spec changed</span>}
+      </header>
+      <p className="spec-detail__intent">{spec.intent}</p>
+
+      <h4 id={filesHeadingId} className="spec-detail__subheading">
+        Changed since reconciled ({spec.changedSinceReconciled})
+      </h4>
+      {changedPaths.length === 0 ? (
+        <p className="empty-inline">Every governed file is reconciled.</p>
+      ) : (
+        <ul className="changed-files" aria-labelledby={filesHeadingId}>
+          {changedPaths.map((file) => (
+            <li key={file}>
+              <label className="changed-files__item">
+                <input type="checkbox" checked={picked.has(file)} onChange={() => toggle(file)} />
+                <code>{file}</code>
+              </label>
+            </li>
+          ))}
+          {spec.changedSinceReconciled > changedPaths.length && (
+            <li className="muted">and {spec.changedSinceReconciled - changedPaths.length} more</li>
+          )}
+        </ul>
+      )}
+      <div className="button-row">
+        <button
+          type="button"
+          className="button button--primary"
+          disabled={busy || !live || !running || toMark.length === 0}
+          aria-describedby={markHintId}
+          onClick={() => void mark()}
+        >
+          {busy ? 'Marking…' : 'Mark reconciled'}
+        </button>
+        <span id={markHintId} className="muted">
+          {toMark.length === 0
+            ? 'nothing to mark'
+            : !plan.all
+              ? `the ${plural(toMark.length, 'selected file')}`
+              : plan.changed.length === 0
+                ? 'the spec file'
+                : `all ${plural(plan.changed.length, 'changed file')}${
+                    plan.changed.includes(spec.path) ? '' : ' and the spec file'
+                  }`}
+        </span>
+      </div>
+      {outcome && (
+        <div
+          className={outcome.kind === 'error' ? 'notice notice--error' : 'notice'}
+          role={outcome.kind === 'error' ? 'alert' : 'status'}
+        >
+          <p>{outcome.text}</p>
+          {outcome.rejected && outcome.rejected.length > 0 && (
+            <ul>
+              {outcome.rejected.map((line) => (
+                <li key={line}>{line}</li>
+              ))}
+            </ul>
+          )}
+        </div>
+      )}
+
+      <div className="spec-detail__diff-header">
+        <h4 className="spec-detail__subheading">Diff vs {base}</h4>
+        {running && baseError === null && (
+          <button
+            type="button"
+            className="button button--quiet button--small"
+            aria-label="Refresh the diff"
+            onClick={() => {
+              setLoad({ state: 'loading' });
+              setGeneration((n) => n + 1);
+            }}
+          >
+            Refresh
+          </button>
+        )}
+      </div>
+      <DiffSection
+        load={load}
+        running={running}
+        baseError={baseError}
+        label={`Diff of ${spec.path}`}
+      />
+    </section>
+  );
+}
+
+function DiffSection({
+  load,
+  running,
+  baseError,
+  label,
+}: {
+  load: DiffLoad;
+  running: boolean;
+  baseError: string | null;
+  label: string;
+}) {
+  if (!running) {
+    return (
+      <p className="empty-inline" role="status">
+        Start the server on the Server tab to see the diff.
+      </p>
+    );
+  }
+  if (baseError !== null) {
+    return (
+      <p className="empty-inline" role="status">
+        No diff: the base cannot be used.
+      </p>
+    );
+  }
+  if (load.state === 'loading') {
+    return (
+      <p className="empty-inline" role="status">
+        <span className="spinner spinner--small" aria-hidden="true" /> Loading the diff…
+      </p>
+    );
+  }
+  if (load.state === 'error') {
+    return (
+      <p className="notice notice--error" role="alert">
+        Could not get the diff: {load.message}
+      </p>
+    );
+  }
+  const { diff } = load;
+  return (
+    <>
+      {diff.warnings.map((warning) => (
+        <p key={warning} className="notice">
+          {warning}
+        </p>
+      ))}
+      {diff.specInvalidated.length > 0 && (
+        <p className="notice">
+          The spec changed since these were reconciled; review them again:{' '}
+          {diff.specInvalidated.join(', ')}
+        </p>
+      )}
+      {diff.binaryChanges.length > 0 && (
+        <p className="muted">Binary changes: {diff.binaryChanges.join(', ')}</p>
+      )}
+      {diff.diff.trim() === '' ? (
+        <p className="empty-inline">No differences to review against the base.</p>
+      ) : (
+        <DiffView diff={diff.diff} label={label} />
+      )}
+    </>
+  );
+}
