@@ -3,15 +3,14 @@
 // tool call lands in the Activity log like any other client's. One connection per worktree, made
 // on first use; a failure on a cached connection (the server restarted and forgot the session)
 // reconnects and re-initializes once. Closed when the server stops or the chat service closes.
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import type { HostEvent } from '../../shared/host-api.ts';
 import type { ChatToolResult } from '../../shared/chat.ts';
 import type { ConnectionInfo, HostSnapshot } from '../../shared/model.ts';
-import { GROVE_VERSION } from '../version.ts';
+import { WorktreeMcpClients } from '../host/worktree-mcp-clients.ts';
 import type { ModelTool } from './provider.ts';
 
 export const CHAT_CLIENT_NAME = 'Grove chat';
-const CONNECT_TIMEOUT_MS = 10_000;
 const LIST_TIMEOUT_MS = 12_000;
 const CALL_TIMEOUT_MS = 60_000;
 /** Tool results beyond this many characters are cut before they reach the model. */
@@ -29,13 +28,6 @@ export class ChatUserError extends Error {
   override name = 'ChatUserError';
 }
 
-interface Connection {
-  url: string;
-  token: string;
-  transport: StreamableHTTPClientTransport;
-  client: Promise<Client>;
-}
-
 export interface PromptText {
   /** The prompt's user-role text, joined. */
   text: string;
@@ -43,14 +35,10 @@ export interface PromptText {
 }
 
 export class ChatMcpClient {
-  readonly #host: ChatHostView;
-  readonly #connections = new Map<string, Connection>();
-  readonly #unsubscribe: () => void;
-  #closed = false;
+  readonly #clients: WorktreeMcpClients;
 
   constructor(host: ChatHostView) {
-    this.#host = host;
-    this.#unsubscribe = host.onEvent((event) => this.#onEvent(event));
+    this.#clients = new WorktreeMcpClients(host, CHAT_CLIENT_NAME);
   }
 
   /** The server's tools, as the model is offered them. */
@@ -111,97 +99,33 @@ export class ChatMcpClient {
     });
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#unsubscribe();
-    await Promise.all([...this.#connections.keys()].map((id) => this.#drop(id)));
+  close(): Promise<void> {
+    return this.#clients.close();
   }
 
   /** Throws a ChatUserError unless the worktree exists and its server runs. */
   requireRunning(worktreeId: string): void {
-    const worktree = this.#host
-      .snapshot()
-      .repos.flatMap((repo) => repo.worktrees)
-      .find((w) => w.id === worktreeId);
-    if (!worktree) throw new ChatUserError(`unknown worktree id: ${worktreeId}`);
-    if (worktree.status.state !== 'running') {
-      throw new ChatUserError(
-        `The MCP server of ${worktree.branch ?? worktree.path} is not running: start it, then try again.`,
-      );
-    }
+    const running = this.#clients.runningWorktree(worktreeId);
+    if ('problem' in running) throw new ChatUserError(`${capitalize(running.problem)}.`);
   }
 
   /**
-   * Runs `use` with a connected client. A failure reconnects (re-initializes) once: the server may
-   * have restarted and forgotten the session. An abort is never retried.
+   * Runs `use` with the worktree's client; a failure on a reused client (the server restarted and
+   * forgot the session) reconnects and re-initializes once. An abort is never retried.
    */
   async #withClient<T>(
     worktreeId: string,
     signal: AbortSignal,
     use: (client: Client) => Promise<T>,
   ): Promise<T> {
-    if (this.#closed) throw new ChatUserError('the chat is closed');
+    if (this.#clients.closed) throw new ChatUserError('the chat is closed');
     this.requireRunning(worktreeId);
-    const info = this.#host.getConnectionInfo(worktreeId);
-    let connection = this.#connections.get(worktreeId);
-    if (connection && (connection.url !== info.urls.mcp || connection.token !== info.token)) {
-      await this.#drop(worktreeId);
-      connection = undefined;
-    }
-    try {
-      return await use(await (connection ?? this.#connect(worktreeId, info)).client);
-    } catch (error) {
-      if (signal.aborted) throw error;
-      await this.#drop(worktreeId);
-    }
-    this.requireRunning(worktreeId);
-    return use(await this.#connect(worktreeId, this.#host.getConnectionInfo(worktreeId)).client);
+    return this.#clients.withClient(worktreeId, use, signal);
   }
+}
 
-  #connect(worktreeId: string, info: ConnectionInfo): Connection {
-    const client = new Client({ name: CHAT_CLIENT_NAME, version: GROVE_VERSION });
-    const transport = new StreamableHTTPClientTransport(new URL(info.urls.mcp), {
-      requestInit: { headers: { Authorization: `Bearer ${info.token}` } },
-    });
-    const connection: Connection = {
-      url: info.urls.mcp,
-      token: info.token,
-      transport,
-      client: client.connect(transport, { timeout: CONNECT_TIMEOUT_MS }).then(() => client),
-    };
-    connection.client.catch(() => undefined); // reported to whoever awaits it
-    this.#connections.set(worktreeId, connection);
-    return connection;
-  }
-
-  async #drop(worktreeId: string): Promise<void> {
-    const connection = this.#connections.get(worktreeId);
-    if (!connection) return;
-    this.#connections.delete(worktreeId);
-    try {
-      const client = await connection.client;
-      // DELETE the session so the Clients list shows it closed.
-      await connection.transport.terminateSession().catch(() => undefined);
-      await client.close();
-    } catch {
-      // It never connected, or its server is gone.
-    }
-  }
-
-  #onEvent(event: HostEvent): void {
-    if (event.type === 'worktree-changed') {
-      if (event.worktree.status.state !== 'running') void this.#drop(event.worktree.id);
-    } else if (event.type === 'snapshot') {
-      const running = new Set(
-        event.snapshot.repos
-          .flatMap((repo) => repo.worktrees)
-          .filter((w) => w.status.state === 'running')
-          .map((w) => w.id),
-      );
-      for (const id of this.#connections.keys()) if (!running.has(id)) void this.#drop(id);
-    }
-  }
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** MCP content blocks → text for the model: text blocks joined, others summarized. */
