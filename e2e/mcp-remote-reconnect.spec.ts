@@ -9,93 +9,18 @@
 // (500 ms) and keeps retrying while the port is closed. Once the new server answers, the new stream
 // brings a new `endpoint` (a new session id) and mcp-remote posts there. We allow a few bounded
 // retries of the call (a call sent while the port is still closed fails), as a user would.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { rm } from 'node:fs/promises';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { randomFirstPort } from '../main/testing/net.ts';
+import { McpRemoteBridge, type JsonRpcMessage } from '../main/testing/mcp-remote-bridge.ts';
 import { makeTempDir, makeTempRepo, type TempRepo } from '../main/testing/temp-repo.ts';
 import { startGroveServe, type GroveServe } from './support/grove-serve.ts';
 import { isAlive, pidListeningOn, sleep } from './support/mcp-load.ts';
 
-const require = createRequire(import.meta.url);
-const MCP_REMOTE = path.join(
-  path.dirname(require.resolve('mcp-remote/package.json')),
-  'dist',
-  'proxy.js',
-);
 const FILE = 'notes.txt';
 const CONTENT = 'hello through the bridge\n';
 const CALL_ATTEMPTS = 10;
 const ATTEMPT_TIMEOUT_MS = 5_000;
-
-interface JsonRpcMessage {
-  id?: number | string;
-  method?: string;
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string };
-}
-
-/** mcp-remote with a newline-delimited JSON-RPC conversation on its stdio. */
-class Bridge {
-  readonly child: ChildProcessWithoutNullStreams;
-  readonly responses = new Map<number | string, JsonRpcMessage>();
-  stderr = '';
-  #buffer = '';
-
-  constructor(child: ChildProcessWithoutNullStreams) {
-    this.child = child;
-    child.stdout.setEncoding('utf8');
-    child.stderr.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      this.#buffer += chunk;
-      let newline: number;
-      while ((newline = this.#buffer.indexOf('\n')) >= 0) {
-        const line = this.#buffer.slice(0, newline).trim();
-        this.#buffer = this.#buffer.slice(newline + 1);
-        if (!line) continue;
-        const message = JSON.parse(line) as JsonRpcMessage;
-        if (message.id !== undefined && message.method === undefined) {
-          this.responses.set(message.id, message);
-        }
-      }
-    });
-    child.stderr.on('data', (chunk: string) => {
-      this.stderr += chunk;
-    });
-  }
-
-  get exited(): boolean {
-    return this.child.exitCode !== null || this.child.signalCode !== null;
-  }
-
-  send(message: Record<string, unknown>): void {
-    this.child.stdin.write(`${JSON.stringify(message)}\n`);
-  }
-
-  /** Sends a request; resolves with its response, or undefined after timeoutMs. */
-  async request(
-    id: number,
-    method: string,
-    params: Record<string, unknown>,
-    timeoutMs: number,
-  ): Promise<JsonRpcMessage | undefined> {
-    this.send({ jsonrpc: '2.0', id, method, params });
-    const deadline = Date.now() + timeoutMs;
-    while (!this.responses.has(id) && !this.exited && Date.now() < deadline) await sleep(20);
-    return this.responses.get(id);
-  }
-
-  async stop(): Promise<void> {
-    if (this.exited) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
 
 function readFileCall(id: number): [number, string, Record<string, unknown>] {
   return [id, 'tools/call', { name: 'read_file', arguments: { path: FILE } }];
@@ -108,23 +33,20 @@ function fileContent(response: JsonRpcMessage | undefined): unknown {
 describe('mcp-remote through a grove serve restart', () => {
   let repo: TempRepo | undefined;
   let dataDir: string | undefined;
-  let configDir: string | undefined;
   let serve: GroveServe | undefined;
-  let bridge: Bridge | undefined;
+  let bridge: McpRemoteBridge | undefined;
   const workerPids = new Set<number>();
 
   beforeAll(async () => {
     repo = await makeTempRepo({ [FILE]: CONTENT });
     dataDir = await makeTempDir('grove-reconnect-data-');
-    configDir = await makeTempDir('grove-mcp-remote-');
   });
 
   afterAll(async () => {
     await bridge?.stop();
     await serve?.stop();
     await repo?.cleanup();
-    for (const dir of [dataDir, configDir])
-      if (dir) await rm(dir, { recursive: true, force: true });
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
     for (const pid of workerPids) expect(isAlive(pid)).toBe(false);
   });
 
@@ -143,35 +65,10 @@ describe('mcp-remote through a grove serve restart', () => {
   test('a tools/call through the same mcp-remote succeeds after the host restarts (same port, same token)', async () => {
     serve = await startHost();
     const { sse, token } = serve.worktree('main');
-    bridge = new Bridge(
-      spawn(
-        process.execPath,
-        [MCP_REMOTE, sse, '--transport', 'sse-only', '--header', 'Authorization:${AUTH}'],
-        {
-          env: {
-            PATH: process.env['PATH'] ?? '',
-            HOME: configDir!,
-            MCP_REMOTE_CONFIG_DIR: configDir!,
-            AUTH: `Bearer ${token}`,
-            NO_PROXY: '127.0.0.1,localhost',
-          },
-          stdio: ['pipe', 'pipe', 'pipe'],
-        },
-      ),
-    );
-    const init = await bridge.request(
-      1,
-      'initialize',
-      {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'claude-desktop-test', version: '0.0.1' },
-      },
-      20_000,
-    );
+    bridge = await McpRemoteBridge.start(sse, token);
+    const init = await bridge.initialize();
     expect(init?.error, bridge.stderr).toBeUndefined();
     expect(init?.result).toBeDefined();
-    bridge.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     expect(fileContent(await bridge.request(...readFileCall(2), 10_000))).toBe(CONTENT);
 
     await serve.stop();
