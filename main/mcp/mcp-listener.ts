@@ -216,12 +216,7 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
   app.all('/mcp', (req, res, next) => {
     (async () => {
       if (req.method === 'POST' && !isJsonContentType(req.headers['content-type'])) {
-        jsonRpcError(
-          res,
-          415,
-          -32000,
-          'Unsupported Media Type: Content-Type must be application/json',
-        );
+        unsupportedMediaType(res);
         return;
       }
       const probe = await toWebRequest(req, req.body);
@@ -370,12 +365,7 @@ class LegacyLegs {
       return;
     }
     if (req.body === undefined) {
-      jsonRpcError(
-        res,
-        415,
-        -32000,
-        'Unsupported Media Type: Content-Type must be application/json',
-      );
+      unsupportedMediaType(res);
       return;
     }
     sessions.touch(session.id);
@@ -511,6 +501,11 @@ function reportModernClient(body: unknown, emit: (event: McpClientEvent) => void
     method,
     at: Date.now(),
   });
+}
+
+/** 415 for a POST whose body is not JSON (JSON-RPC error -32000, as the SDK answers it). */
+function unsupportedMediaType(res: Response): void {
+  jsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
 }
 
 function jsonRpcError(res: Response, status: number, code: number, message: string): void {
