@@ -66,6 +66,8 @@ export interface McpListenerOptions {
   onError?: (error: Error) => void;
   /** Interval of SSE keep-alive comments on every leg (default 15 s; 0 disables). */
   keepAliveMs?: number;
+  /** Interval of the progress heartbeat of running calls whose client asked for progress (5 s). */
+  progressIntervalMs?: number;
   /** Legacy sessions idle this long are closed (default 30 min). SSE sessions end with their stream. */
   sessionIdleMs?: number;
   /** Cap on legacy sessions (both legs); the least recently active is evicted (default 100). */
@@ -152,6 +154,9 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     serverInfo: options.serverInfo,
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     ...(options.extendServer === undefined ? {} : { extendServer: options.extendServer }),
+    ...(options.progressIntervalMs === undefined
+      ? {}
+      : { progressIntervalMs: options.progressIntervalMs }),
     onToolCalled,
     onError: reportError,
   });

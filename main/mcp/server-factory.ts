@@ -56,7 +56,16 @@ export interface ServerFactoryOptions {
   onError?: (error: Error) => void;
   /** Registers more on each server after the tools (the reconciliation prompts and resources). */
   extendServer?: (server: McpServer, leg: ServerLeg) => void;
+  /**
+   * While a call runs and its client asked for progress (`_meta.progressToken`), a progress
+   * notification is sent this often (default 5 s), so clients that reset their timeout on progress
+   * (the 60 s cut-off many have) keep waiting for slow calls.
+   */
+  progressIntervalMs?: number;
 }
+
+/** Default interval of the progress heartbeat of running calls. */
+export const DEFAULT_PROGRESS_INTERVAL_MS = 5_000;
 
 export type ServerFactory = (leg: ServerLeg) => McpServer;
 
@@ -76,6 +85,7 @@ export function toolErrorResult(message: string): CallToolResult {
 
 export function createServerFactory(options: ServerFactoryOptions): ServerFactory {
   const { root, tools, serverInfo, instructions, onToolCalled, onError, extendServer } = options;
+  const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
   return (leg) => {
     const server = new McpServer(
       { name: serverInfo.name, version: serverInfo.version },
@@ -94,12 +104,14 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
         },
         async (args: Record<string, unknown>, ctx: ServerContext) => {
           const started = performance.now();
+          const progress = requestProgress(ctx, progressIntervalMs);
           let result: CallToolResult;
           try {
             const value = await tool.handler(args, {
               root,
               signal: ctx.mcpReq.signal,
               log: requestLogger(ctx, tool.name),
+              ...(progress ? { progress: progress.report } : {}),
             });
             result = toolResult(value);
           } catch (error) {
@@ -111,6 +123,8 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
               );
             }
             result = toolErrorResult(describeError(error));
+          } finally {
+            progress?.stop();
           }
           const text = result.content[0]?.type === 'text' ? result.content[0].text : '';
           onToolCalled?.({
@@ -131,6 +145,41 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
     extendServer?.(server, leg);
     return server;
   };
+}
+
+/**
+ * Progress for one call, when its client sent a `progressToken`: `report` sends a
+ * `notifications/progress` (progress must grow, so it never goes backwards), and a heartbeat sends
+ * one every `intervalMs` ("still working, N s") until `stop`. Failures to send are ignored.
+ */
+function requestProgress(
+  ctx: ServerContext,
+  intervalMs: number,
+): { report: NonNullable<ToolContext['progress']>; stop(): void } | undefined {
+  const token = ctx.mcpReq._meta?.progressToken;
+  if (token === undefined) return undefined;
+  const started = Date.now();
+  let last = 0;
+  const send = (progress: number, total?: number, message?: string): void => {
+    last = Math.max(last + 1e-3, progress);
+    ctx.mcpReq
+      .notify({
+        method: 'notifications/progress',
+        params: {
+          progressToken: token,
+          progress: last,
+          ...(total === undefined ? {} : { total }),
+          ...(message === undefined ? {} : { message }),
+        },
+      })
+      .catch(() => undefined);
+  };
+  const heartbeat = setInterval(() => {
+    const seconds = Math.round((Date.now() - started) / 1000);
+    send(last + 1, undefined, `still working (${seconds} s)`);
+  }, intervalMs);
+  heartbeat.unref();
+  return { report: send, stop: () => clearInterval(heartbeat) };
 }
 
 /**

@@ -19,6 +19,12 @@ export interface ToolContext {
    * Never throws. Absent outside the MCP server (tests, scripts).
    */
   readonly log?: (level: ToolLogLevel, message: string, data?: Record<string, unknown>) => void;
+  /**
+   * Reports progress of a long call to its client, if it asked for progress (`_meta.progressToken`).
+   * Calls also get a heartbeat every few seconds without this; use it when the tool knows more
+   * (`progress` of `total`, with a message). Never throws. Absent when the client did not ask.
+   */
+  readonly progress?: (progress: number, total?: number, message?: string) => void;
 }
 
 /**
