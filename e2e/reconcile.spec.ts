@@ -134,8 +134,14 @@ describe('the Reconciliation tab in Chromium', () => {
     await specRow(panel, 'api\\.spec\\.yaml')
       .getByRole('button', { name: /api\.spec\.yaml/ })
       .click();
+    // The api spec is the system spec's subsystem: nested under it.
+    await specRow(panel, 'api\\.spec\\.yaml').getByText('subsystem', { exact: true }).waitFor();
     const detail = panel.getByRole('region', { name: '.notarai/api.spec.yaml' });
     await detail.getByText('The HTTP API answers requests.').waitFor();
+    // Its behaviors, which the diff is judged against.
+    const behaviors = detail.getByRole('region', { name: 'Behaviors' });
+    await behaviors.getByText('answers', { exact: true }).waitFor();
+    await behaviors.getByText('a request').waitFor();
     await detail.getByRole('checkbox', { name: 'src/server.ts' }).waitFor();
     await detail.getByRole('button', { name: 'Mark reconciled' }).click();
     await detail

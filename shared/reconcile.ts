@@ -25,6 +25,12 @@ export const SpecReconcileStateSchema = z.object({
   /** First line of `intent`, shortened: a title for lists. */
   title: z.string(),
   intent: z.string(),
+  /** The spec's behaviors (empty for registered/derived specs that have none). */
+  behaviors: z.array(z.object({ name: z.string(), given: z.string(), then: z.string() })),
+  constraints: z.array(z.string()),
+  invariants: z.array(z.string()),
+  /** Paths (relative to the worktree root) of the specs this one lists under `subsystems`. */
+  subsystems: z.array(z.string()),
   /** `full` unless the spec says `registered` or `derived`. */
   tier: z.enum(['full', 'registered', 'derived']),
   isSystemSpec: z.boolean(),

@@ -723,6 +723,11 @@ function stripBinaryNotices(diff: string, binaries: string[]): string {
   return kept.join('\n');
 }
 
+/** A `$ref` (relative to the spec file) as a POSIX path relative to the worktree root. */
+function resolveSpecRef(specPath: string, ref: string): string {
+  return path.posix.normalize(path.posix.join(path.posix.dirname(specPath), ref));
+}
+
 function firstLine(intent: string): string {
   const line =
     intent
@@ -754,6 +759,10 @@ function specState(
     path: spec.path,
     title: firstLine(spec.spec.intent),
     intent: spec.spec.intent,
+    behaviors: (spec.spec.behaviors ?? []).map(({ name, given, then }) => ({ name, given, then })),
+    constraints: spec.spec.constraints ?? [],
+    invariants: spec.spec.invariants ?? [],
+    subsystems: (spec.spec.subsystems ?? []).map((ref) => resolveSpecRef(spec.path, ref.$ref)),
     tier: spec.spec.tier ?? 'full',
     isSystemSpec: specs.systemSpec === spec.path,
     governedFiles: governed.length,

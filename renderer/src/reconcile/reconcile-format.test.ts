@@ -1,13 +1,17 @@
 // The Reconciliation tab's pure helpers: spec order, diff line kinds, what Mark reconciled sends.
 import { describe, expect, test } from 'vitest';
 import type { SpecReconcileState } from '../../../shared/reconcile.ts';
-import { diffLineKind, filesToMark, orderSpecs } from './reconcile-format.ts';
+import { diffLineKind, filesToMark, orderSpecs, specRows } from './reconcile-format.ts';
 
 function spec(path: string, overrides: Partial<SpecReconcileState> = {}): SpecReconcileState {
   return {
     path,
     title: path,
     intent: path,
+    behaviors: [],
+    constraints: [],
+    invariants: [],
+    subsystems: [],
     tier: 'full',
     isSystemSpec: false,
     governedFiles: 0,
@@ -34,6 +38,30 @@ describe('orderSpecs', () => {
       '.notarai/a.spec.yaml',
       '.notarai/b.spec.yaml',
     ]);
+  });
+});
+
+describe('specRows', () => {
+  test('nests the subsystems the system spec lists under it, in its order', () => {
+    const rows = specRows([
+      spec('.notarai/z-other.spec.yaml'),
+      spec('.notarai/b.spec.yaml'),
+      spec('.notarai/system.spec.yaml', {
+        isSystemSpec: true,
+        subsystems: ['.notarai/b.spec.yaml', '.notarai/a.spec.yaml', '.notarai/missing.spec.yaml'],
+      }),
+      spec('.notarai/a.spec.yaml'),
+    ]);
+    expect(rows.map((row) => [row.spec.path, row.depth])).toEqual([
+      ['.notarai/system.spec.yaml', 0],
+      ['.notarai/b.spec.yaml', 1],
+      ['.notarai/a.spec.yaml', 1],
+      ['.notarai/z-other.spec.yaml', 0],
+    ]);
+  });
+
+  test('without a system spec, lists every spec by path', () => {
+    expect(specRows([spec('b'), spec('a')]).map((row) => row.spec.path)).toEqual(['a', 'b']);
   });
 });
 

@@ -1,17 +1,17 @@
 // The Reconciliation tab: the base branch the "affected" figures compare against (applied with
-// setReconcileBase), the totals, the specs (the system spec first) with their governed, changed
+// setReconcileBase), the totals, the specs (the system spec first, its subsystems nested) with their governed, changed
 // and affected counts and last reconciliation, the specs that failed to load (file, line,
 // message), one selected spec's detail (spec-detail.tsx), and Clear cache / Snapshot state.
 // Everything shown comes from the mirrored store (reconcile-state events): counts move live.
 import { useId, useState, type FormEvent } from 'react';
 import type { WorktreeState } from '../../../shared/model.ts';
-import type { ReconcileState, SpecReconcileState } from '../../../shared/reconcile.ts';
+import type { ReconcileState } from '../../../shared/reconcile.ts';
 import { plural, relativeTime } from '../ui/format.ts';
 import { useHostState, useHostStore } from '../ui/store-context.tsx';
 import { errorText } from '../ui/use-connection-info.ts';
 import { useNow } from '../ui/use-now.ts';
 import { clearCache, snapshotState } from './reconcile-calls.ts';
-import { orderSpecs } from './reconcile-format.ts';
+import { specRows, type SpecRow } from './reconcile-format.ts';
 import { SpecDetail } from './spec-detail.tsx';
 
 export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
@@ -31,8 +31,9 @@ export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live
     );
   }
 
-  const specs = orderSpecs(state.specs);
-  const selected = specs.find((spec) => spec.path === selectedPath) ?? specs[0] ?? null;
+  const rows = specRows(state.specs);
+  const selected =
+    rows.find((row) => row.spec.path === selectedPath)?.spec ?? rows[0]?.spec ?? null;
 
   return (
     <div className="reconcile stack">
@@ -45,7 +46,7 @@ export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live
         </p>
       ))}
       <SpecErrors state={state} />
-      {specs.length === 0 ? (
+      {rows.length === 0 ? (
         state.specErrors.length === 0 && (
           <div className="empty" role="status">
             <p className="empty__title">No specs in this worktree</p>
@@ -57,7 +58,7 @@ export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live
       ) : (
         <div className="reconcile__specs">
           <SpecTable
-            specs={specs}
+            rows={rows}
             selectedPath={selected?.path ?? null}
             onSelect={setSelectedPath}
             baseError={state.baseError}
@@ -218,12 +219,12 @@ function SpecErrors({ state }: { state: ReconcileState }) {
 }
 
 function SpecTable({
-  specs,
+  rows,
   selectedPath,
   onSelect,
   baseError,
 }: {
-  specs: SpecReconcileState[];
+  rows: SpecRow[];
   selectedPath: string | null;
   onSelect(path: string): void;
   baseError: string | null;
@@ -246,13 +247,20 @@ function SpecTable({
           </tr>
         </thead>
         <tbody>
-          {specs.map((spec) => {
+          {rows.map(({ spec, depth }) => {
             const selected = spec.path === selectedPath;
             return (
               <tr
                 key={spec.path}
-                className={selected ? 'spec-row spec-row--selected' : 'spec-row'}
+                className={[
+                  'spec-row',
+                  selected ? 'spec-row--selected' : '',
+                  depth === 1 ? 'spec-row--subsystem' : '',
+                ]
+                  .filter(Boolean)
+                  .join(' ')}
                 aria-selected={selected}
+                aria-level={depth + 1}
               >
                 <th scope="row">
                   <div className="spec-row__cell">
@@ -266,6 +274,7 @@ function SpecTable({
                       <span className="spec-row__title">{spec.title}</span>
                     </button>
                     {spec.isSystemSpec && <span className="tag">system</span>}
+                    {depth === 1 && <span className="tag tag--quiet">subsystem</span>}
                     {spec.specInvalidated && <span className="tag tag--warn">spec changed</span>}
                   </div>
                 </th>

@@ -108,6 +108,7 @@ export function SpecDetail({ worktree, spec, base, baseError, live }: SpecDetail
         {spec.specInvalidated && <span className="tag tag--warn">spec changed</span>}
       </header>
       <p className="spec-detail__intent">{spec.intent}</p>
+      <SpecRules spec={spec} />
 
       <h4 id={filesHeadingId} className="spec-detail__subheading">
         Changed since reconciled ({spec.changedSinceReconciled})
@@ -255,5 +256,52 @@ function DiffSection({
         <DiffView diff={diff.diff} label={label} />
       )}
     </>
+  );
+}
+
+/** The spec's behaviors, constraints and invariants: what the diff is judged against. */
+function SpecRules({ spec }: { spec: SpecReconcileState }) {
+  if (spec.behaviors.length + spec.constraints.length + spec.invariants.length === 0) return null;
+  return (
+    <div className="spec-rules">
+      {spec.behaviors.length > 0 && (
+        <section aria-label="Behaviors">
+          <h4 className="spec-detail__subheading">Behaviors ({spec.behaviors.length})</h4>
+          <ul className="spec-rules__list">
+            {spec.behaviors.map((behavior) => (
+              <li key={behavior.name}>
+                <strong>{behavior.name}</strong>
+                <span className="spec-rules__clause">
+                  <em>Given</em> {behavior.given}
+                </span>
+                <span className="spec-rules__clause">
+                  <em>Then</em> {behavior.then}
+                </span>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      {(
+        [
+          ['Constraints', spec.constraints],
+          ['Invariants', spec.invariants],
+        ] as const
+      ).map(
+        ([label, items]) =>
+          items.length > 0 && (
+            <section key={label} aria-label={label}>
+              <h4 className="spec-detail__subheading">
+                {label} ({items.length})
+              </h4>
+              <ul className="spec-rules__list">
+                {items.map((item) => (
+                  <li key={item}>{item}</li>
+                ))}
+              </ul>
+            </section>
+          ),
+      )}
+    </div>
   );
 }
