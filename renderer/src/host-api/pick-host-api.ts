@@ -8,6 +8,8 @@ declare global {
   interface Window {
     /** Exposed by the Electron preload (contextBridge); absent in a plain browser. */
     groveHost?: HostApi;
+    /** Native helpers of the Electron preload (the system folder picker); absent in a browser. */
+    groveNative?: { pickRepositoryFolder(): Promise<string | null> };
   }
 }
 

@@ -252,6 +252,21 @@ function AddRepository({ live }: { live: boolean }) {
           onChange={(event) => setPath(event.target.value)}
           disabled={busy}
         />
+        {window.groveNative && (
+          <button
+            type="button"
+            className="button"
+            aria-label="Choose a repository folder"
+            disabled={busy}
+            onClick={() =>
+              void window.groveNative
+                ?.pickRepositoryFolder()
+                .then((picked) => picked && setPath(picked))
+            }
+          >
+            Browse…
+          </button>
+        )}
         <button
           type="submit"
           className="button button--primary"
