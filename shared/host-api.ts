@@ -155,3 +155,9 @@ export function commandMethods(
 }
 
 export type { WorktreeState };
+
+/** Native helpers the desktop app's preload adds (`window.groveNative`); absent in a browser. */
+export interface NativeApi {
+  /** Opens the system folder picker; resolves to the chosen path, or null if cancelled. */
+  pickRepositoryFolder(): Promise<string | null>;
+}

@@ -7,6 +7,7 @@ import {
   HostEventSchema,
   type HostApi,
   type HostEvent,
+  type NativeApi,
 } from '../../shared/host-api.ts';
 import { commandChannel, EVENT_CHANNEL, PICK_FOLDER_CHANNEL } from './ipc-channels.ts';
 import type { IpcResult } from './ipc-host.ts';
@@ -50,11 +51,6 @@ export function createPreloadHostApi(ipcRenderer: Renderer): HostApi {
       };
     },
   };
-}
-
-export interface NativeApi {
-  /** Opens the system folder picker; resolves to the chosen path, or null if cancelled. */
-  pickRepositoryFolder(): Promise<string | null>;
 }
 
 export function exposeHostApi(

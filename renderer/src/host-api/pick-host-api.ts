@@ -1,6 +1,6 @@
 // Chooses the renderer's one HostApi: the Electron preload's bridge (`window.groveHost`) when
 // present, otherwise the HTTP client of `grove serve` for the page the host served.
-import type { HostApi } from '../../../shared/host-api.ts';
+import type { HostApi, NativeApi } from '../../../shared/host-api.ts';
 import type { ConnectionSource } from './connection.ts';
 import { createHttpHostApiFromLocation } from './http-host-api.ts';
 
@@ -9,7 +9,7 @@ declare global {
     /** Exposed by the Electron preload (contextBridge); absent in a plain browser. */
     groveHost?: HostApi;
     /** Native helpers of the Electron preload (the system folder picker); absent in a browser. */
-    groveNative?: { pickRepositoryFolder(): Promise<string | null> };
+    groveNative?: NativeApi;
   }
 }
 
