@@ -14,7 +14,7 @@ import {
 } from '../main/chat/fake-provider.ts';
 import { randomFirstPort } from '../main/testing/net.ts';
 import { makeTempRepo, type TempRepo } from '../main/testing/temp-repo.ts';
-import { launchChromium, type LaunchedChromium } from './support/chromium.ts';
+import { collectPageErrors, launchChromium, type LaunchedChromium } from './support/chromium.ts';
 import { startGroveServe, type GroveServe } from './support/grove-serve.ts';
 
 const UI_TIMEOUT_MS = 10_000;
@@ -57,10 +57,7 @@ describe('chat panel in Chromium against a fake Anthropic provider', () => {
 
   async function openChat(): Promise<{ page: Page; region: Locator; chat: Locator }> {
     const page = await chromium!.context.newPage();
-    page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(`console: ${message.text()}`);
-    });
+    collectPageErrors(page, pageErrors);
     await page.goto(serve!.ui);
     await page
       .getByRole('navigation', { name: 'Repositories and worktrees' })

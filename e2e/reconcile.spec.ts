@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { randomFirstPort } from '../main/testing/net.ts';
 import { makeTempRepo, type TempRepo } from '../main/testing/temp-repo.ts';
-import { launchChromium, type LaunchedChromium } from './support/chromium.ts';
+import { collectPageErrors, launchChromium, type LaunchedChromium } from './support/chromium.ts';
 import { startGroveServe, type GroveServe } from './support/grove-serve.ts';
 
 const UI_TIMEOUT_MS = 15_000;
@@ -65,10 +65,7 @@ describe('the Reconciliation tab in Chromium', () => {
     });
     chromium = await launchChromium();
     page = await chromium.context.newPage();
-    page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(`console: ${message.text()}`);
-    });
+    collectPageErrors(page, pageErrors);
     await page.goto(serve.ui);
     if (SCREENSHOTS) await mkdir(SCREENSHOTS, { recursive: true });
   });

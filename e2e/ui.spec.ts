@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { addWorktree, makeTempRepo, type TempRepo } from '../main/testing/temp-repo.ts';
-import { launchChromium, type LaunchedChromium } from './support/chromium.ts';
+import { collectPageErrors, launchChromium, type LaunchedChromium } from './support/chromium.ts';
 import { startGroveServe, type GroveServe } from './support/grove-serve.ts';
 
 const BRANCHES = ['main', 'feature-a', 'feature-b'];
@@ -34,10 +34,7 @@ describe('grove serve UI in Chromium', () => {
 
   async function openUi(): Promise<Page> {
     const page = await chromium!.context.newPage();
-    page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(`console: ${message.text()}`);
-    });
+    collectPageErrors(page, pageErrors);
     await page.goto(serve!.ui);
     return page;
   }

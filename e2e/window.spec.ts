@@ -17,7 +17,7 @@ import {
   makeTempRepo,
   type TempRepo,
 } from '../main/testing/temp-repo.ts';
-import { launchChromium, type LaunchedChromium } from './support/chromium.ts';
+import { collectPageErrors, launchChromium, type LaunchedChromium } from './support/chromium.ts';
 import { startGroveServe, type GroveServe } from './support/grove-serve.ts';
 
 const UI_TIMEOUT_MS = 15_000;
@@ -57,10 +57,7 @@ describe('the Grove window in Chromium', () => {
       origin: new URL(serve.ui).origin,
     });
     page = await chromium.context.newPage();
-    page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(`console: ${message.text()}`);
-    });
+    collectPageErrors(page, pageErrors);
     await page.goto(serve.ui);
     if (SCREENSHOTS) await mkdir(SCREENSHOTS, { recursive: true });
   });

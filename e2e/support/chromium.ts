@@ -4,7 +4,7 @@ import { constants } from 'node:fs';
 import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -76,4 +76,12 @@ async function isExecutable(file: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Records the page's uncaught errors and console errors into `errors`, so a test can assert none. */
+export function collectPageErrors(page: Page, errors: string[]): void {
+  page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(`console: ${message.text()}`);
+  });
 }

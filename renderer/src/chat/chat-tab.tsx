@@ -12,6 +12,7 @@ import { ChatLog } from './chat-messages.tsx';
 import { ChatSettingsForm } from './chat-settings-form.tsx';
 import type { ConversationView } from './chat-state.ts';
 import { chatStoreFor, type SettingsState, type WorktreeChat } from './chat-store.ts';
+import { ConfirmButtons } from '../ui/confirm-buttons.tsx';
 
 export function ChatTab({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
   const store = chatStoreFor(useHostStore());
@@ -226,23 +227,15 @@ function ConversationSidebar({
                   aria-label={`Delete “${c.title}”?`}
                 >
                   <span>Delete?</span>
-                  <button
-                    type="button"
-                    className="button button--small button--danger"
-                    onClick={() => {
+                  <ConfirmButtons
+                    confirmLabel="Delete"
+                    quietCancel
+                    onConfirm={() => {
                       setConfirming(null);
                       onDelete(c.id);
                     }}
-                  >
-                    Delete
-                  </button>
-                  <button
-                    type="button"
-                    className="button button--small button--quiet"
-                    onClick={() => setConfirming(null)}
-                  >
-                    Cancel
-                  </button>
+                    onCancel={() => setConfirming(null)}
+                  />
                 </div>
               ) : (
                 <>

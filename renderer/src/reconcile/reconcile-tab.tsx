@@ -13,6 +13,7 @@ import { useNow } from '../ui/use-now.ts';
 import { clearCache, snapshotState } from './reconcile-calls.ts';
 import { specRows, type SpecRow } from './reconcile-format.ts';
 import { SpecDetail } from './spec-detail.tsx';
+import { ConfirmButtons } from '../ui/confirm-buttons.tsx';
 
 export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
   const { snapshot } = useHostState();
@@ -353,21 +354,12 @@ function CacheActions({ worktree, live }: { worktree: WorktreeState; live: boole
         {confirming ? (
           <div className="confirm-inline" role="group" aria-label="Clear the cache?">
             <span>Clear the hash cache? Every governed file will count as changed.</span>
-            <button
-              type="button"
-              className="button button--danger button--small"
-              disabled={disabled}
-              onClick={() => void run('clear')}
-            >
-              Clear now
-            </button>
-            <button
-              type="button"
-              className="button button--small"
-              onClick={() => setConfirming(false)}
-            >
-              Cancel
-            </button>
+            <ConfirmButtons
+              confirmLabel="Clear now"
+              confirmDisabled={disabled}
+              onConfirm={() => void run('clear')}
+              onCancel={() => setConfirming(false)}
+            />
           </div>
         ) : (
           <button

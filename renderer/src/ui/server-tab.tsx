@@ -8,6 +8,7 @@ import { CopyButton } from './copy-button.tsx';
 import { ServerStatusText } from './server-status.tsx';
 import { useHostStore } from './store-context.tsx';
 import { errorText, type useConnectionInfo } from './use-connection-info.ts';
+import { ConfirmButtons } from './confirm-buttons.tsx';
 
 export interface ServerTabProps {
   worktree: WorktreeState;
@@ -273,22 +274,12 @@ function TokenRow({
             ) : (
               <span className="confirm-inline" role="group" aria-label="Confirm token rotation">
                 <span>Clients using the current token will be refused.</span>
-                <button
-                  type="button"
-                  className="button button--danger button--small"
-                  disabled={busy}
-                  onClick={() => void rotate()}
-                >
-                  Rotate now
-                </button>
-                <button
-                  type="button"
-                  className="button button--small"
-                  disabled={busy}
-                  onClick={() => setConfirming(false)}
-                >
-                  Cancel
-                </button>
+                <ConfirmButtons
+                  confirmLabel="Rotate now"
+                  busy={busy}
+                  onConfirm={() => void rotate()}
+                  onCancel={() => setConfirming(false)}
+                />
               </span>
             )}
           </>

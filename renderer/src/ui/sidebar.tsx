@@ -7,6 +7,7 @@ import { connectedClients, plural } from './format.ts';
 import { statusLabel, StatusDot } from './server-status.tsx';
 import { useHostStore } from './store-context.tsx';
 import { errorText } from './use-connection-info.ts';
+import { ConfirmButtons } from './confirm-buttons.tsx';
 
 export interface SidebarProps {
   snapshot: HostSnapshot;
@@ -108,22 +109,12 @@ function RepoGroup({
         <div className="confirm" role="group" aria-label={`Remove ${repo.name}?`}>
           <p>Stop its servers and forget {repo.name}?</p>
           <div className="confirm__actions">
-            <button
-              type="button"
-              className="button button--danger button--small"
-              disabled={busy}
-              onClick={() => void remove()}
-            >
-              Remove
-            </button>
-            <button
-              type="button"
-              className="button button--small"
-              disabled={busy}
-              onClick={() => setConfirming(false)}
-            >
-              Cancel
-            </button>
+            <ConfirmButtons
+              confirmLabel="Remove"
+              busy={busy}
+              onConfirm={() => void remove()}
+              onCancel={() => setConfirming(false)}
+            />
           </div>
         </div>
       )}
