@@ -1,6 +1,7 @@
-// The one build: Electron main (window + host + worktree process entry), the preload, and the
-// React renderer. `grove serve` serves out/renderer; the headless host itself runs from the
-// TypeScript sources under the pinned Node (type stripping), so it needs no bundle.
+// The app's build: Electron main (window + host), the preload, and the React renderer. The
+// worktree process is bundled by scripts/build-worktree.ts (`npm run build` runs both).
+// `grove serve` serves out/renderer; its host runs from the TypeScript sources under the pinned
+// Node (type stripping) and starts the bundled worktree processes.
 import { resolve } from 'node:path';
 import { defineConfig } from 'electron-vite';
 import react from '@vitejs/plugin-react';
@@ -10,12 +11,9 @@ export default defineConfig({
     build: {
       rollupOptions: {
         input: {
+          // The worktree process and its worker threads are bundled apart, with their
+          // dependencies, into out/worktree/ (scripts/build-worktree.ts).
           'electron-main': resolve(__dirname, 'main/electron/electron-main.ts'),
-          'worktree-process': resolve(__dirname, 'main/worktree/worktree-process.ts'),
-          // grep's worker threads (main/tools/grep-pool.ts starts them by file name).
-          'grep-worker': resolve(__dirname, 'main/tools/grep-worker.ts'),
-          // The reconciliation engine's stat and hashing worker threads (main/reconcile/file-pool.ts).
-          'file-worker': resolve(__dirname, 'main/reconcile/file-worker.ts'),
         },
       },
     },

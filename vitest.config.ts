@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
+    globalSetup: ['./vitest.global-setup.ts'],
     projects: [
       {
         test: {

@@ -64,7 +64,7 @@ async function start(): Promise<void> {
   const dataDir = process.env.GROVE_DATA_DIR ?? app.getPath('userData');
   host = await Host.open({
     dataDir,
-    launcher: utilityProcessLauncher(path.join(mainDir, 'worktree-process.js')),
+    launcher: utilityProcessLauncher(path.join(mainDir, '../worktree/worktree-process.js')),
     // The chat's API key lives in safeStorage, never in the renderer.
     chat: { secrets: new SecretStore(dataDir) },
   });

@@ -1,7 +1,9 @@
-// How the host starts a worktree process. Headless and in tests: child_process.fork of
-// main/worktree/worktree-process.ts under the same Node. The Electron shell provides another
-// launcher (utilityProcess) implementing the same interface.
+// How the host starts a worktree process. Headless and in tests: child_process.fork of the
+// bundled worktree process (out/worktree/worktree-process.js, scripts/build-worktree.ts) under the
+// same Node. The Electron shell provides another launcher (utilityProcess) implementing the same
+// interface, for the same bundle.
 import { fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +23,22 @@ export interface WorktreeLauncher {
   launch(): WorktreeProcessHandle;
 }
 
-const WORKTREE_ENTRY = fileURLToPath(new URL('../worktree/worktree-process.ts', import.meta.url));
+/** The bundle `npm run build` (and the test setup) writes: one file to load, not hundreds. */
+export const BUNDLED_WORKTREE_ENTRY = fileURLToPath(
+  new URL('../../out/worktree/worktree-process.js', import.meta.url),
+);
+const SOURCE_WORKTREE_ENTRY = fileURLToPath(
+  new URL('../worktree/worktree-process.ts', import.meta.url),
+);
+
+/**
+ * The bundle when it has been built, else the TypeScript entry (slower to start, same behaviour).
+ * GROVE_WORKTREE_ENTRY=source forces the sources, e.g. while editing without rebuilding.
+ */
+export function worktreeEntry(): string {
+  if (process.env.GROVE_WORKTREE_ENTRY === 'source') return SOURCE_WORKTREE_ENTRY;
+  return existsSync(BUNDLED_WORKTREE_ENTRY) ? BUNDLED_WORKTREE_ENTRY : SOURCE_WORKTREE_ENTRY;
+}
 
 /**
  * Node's on-disk compile cache for worktree processes: every worktree loads the same modules (MCP
@@ -34,7 +51,7 @@ const COMPILE_CACHE_DIR =
 /** Launches each worktree process with child_process.fork. */
 export const forkLauncher: WorktreeLauncher = {
   launch() {
-    const child = fork(WORKTREE_ENTRY, [], {
+    const child = fork(worktreeEntry(), [], {
       execPath: process.execPath,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'json',

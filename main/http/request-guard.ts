@@ -6,6 +6,7 @@
 // Every refusal is 403 with a JSON `{ "error": ... }` body: never 401, which sends mcp-remote and
 // Claude Code into OAuth discovery. Tokens are compared in constant time and never echoed or logged.
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { localhostAllowedOrigins, validateOriginHeader } from '@modelcontextprotocol/server';
 
@@ -30,59 +31,64 @@ export function tokenMatches(presented: string, expected: string): boolean {
 }
 
 /** Every token a request presents: the Bearer credential and/or the `token` query parameter. */
-export function presentedTokens(req: Request): string[] {
+export function presentedTokens(
+  authorization: string | undefined,
+  queryToken: string | null | undefined,
+): string[] {
   const tokens: string[] = [];
-  const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  const match = /^Bearer\s+(.+)$/i.exec(authorization ?? '');
   if (match?.[1]) tokens.push(match[1].trim());
-  const query: unknown = req.query['token'];
-  if (typeof query === 'string') tokens.push(query);
+  if (typeof queryToken === 'string') tokens.push(queryToken);
   return tokens;
 }
 
-export function forbid(res: Response, message: string): void {
+/** Why a request's Host or Origin is refused, or undefined when both are fine. */
+export function hostOrOriginRefusal(
+  headers: IncomingHttpHeaders,
+  port: number,
+): string | undefined {
+  if (!isAllowedHost(headers.host, port)) {
+    return `forbidden: Host ${JSON.stringify(headers.host ?? '')} is not this server`;
+  }
+  if (!isAllowedOrigin(headers.origin)) {
+    return `forbidden: Origin ${JSON.stringify(headers.origin)} is not allowed`;
+  }
+  return undefined;
+}
+
+/** Why the presented tokens are refused, or undefined when one matches. */
+export function tokenRefusal(presented: readonly string[], expected: string): string | undefined {
+  if (presented.some((token) => tokenMatches(token, expected))) return undefined;
+  return presented.length === 0
+    ? 'forbidden: missing token (send "Authorization: Bearer <token>" or ?token=<token>)'
+    : 'forbidden: wrong token';
+}
+
+// Express middleware for the headless UI server (the MCP listener uses the functions above).
+
+function forbid(res: Response, message: string): void {
   res.status(403).json({ error: message });
 }
 
 /** Host and Origin checks (every route). `port` is read per request: it is known after listen. */
 export function hostAndOriginGuard(port: () => number): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    if (!isAllowedHost(req.headers.host, port())) {
-      forbid(res, `forbidden: Host ${JSON.stringify(req.headers.host ?? '')} is not this server`);
-      return;
-    }
-    const origin = req.headers.origin;
-    if (!isAllowedOrigin(origin)) {
-      forbid(res, `forbidden: Origin ${JSON.stringify(origin)} is not allowed`);
-      return;
-    }
-    next();
+    const refusal = hostOrOriginRefusal(req.headers, port());
+    if (refusal === undefined) next();
+    else forbid(res, refusal);
   };
 }
 
-export interface TokenGuardOptions {
-  /** The expected token, read per request so a rotated token takes effect at once. */
-  token: () => string;
-  /** Lets a request through without the token (e.g. a live SSE session id on /messages). */
-  acceptsWithoutToken?: (req: Request) => boolean;
-}
-
-/** The token check. */
-export function tokenGuard(options: TokenGuardOptions): RequestHandler {
+/** The token check; `token` is read per request so a rotated token takes effect at once. */
+export function tokenGuard(options: { token: () => string }): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    const tokens = presentedTokens(req);
-    const expected = options.token();
-    if (
-      tokens.some((token) => tokenMatches(token, expected)) ||
-      options.acceptsWithoutToken?.(req)
-    ) {
-      next();
-      return;
-    }
-    forbid(
-      res,
-      tokens.length === 0
-        ? 'forbidden: missing token (send "Authorization: Bearer <token>" or ?token=<token>)'
-        : 'forbidden: wrong token',
+    const query: unknown = req.query['token'];
+    const presented = presentedTokens(
+      req.headers.authorization,
+      typeof query === 'string' ? query : undefined,
     );
+    const refusal = tokenRefusal(presented, options.token());
+    if (refusal === undefined) next();
+    else forbid(res, refusal);
   };
 }

@@ -5,15 +5,12 @@
 // map, idle reaping, the session cap, security checks on every route and client events.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { Server as HttpServer } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
-import type { NextFunction, Request, Response } from 'express';
 import {
   CLIENT_INFO_META_KEY,
   createMcpHandler,
   isInitializeRequest,
-  isJsonContentType,
   isLegacyRequest,
 } from '@modelcontextprotocol/server';
 import type {
@@ -22,17 +19,14 @@ import type {
   McpServer,
   Transport,
 } from '@modelcontextprotocol/server';
-import {
-  NodeStreamableHTTPServerTransport,
-  toNodeHandler,
-  toWebRequest,
-} from '@modelcontextprotocol/node';
+import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import type { ToolDefinition } from '../tools/tool-definition.ts';
 import { toClientIdentity } from './client-events.ts';
 import type { McpClientEvent } from './client-events.ts';
 import { LegacySessionRegistry } from './legacy-sessions.ts';
 import type { LegacySession } from './legacy-sessions.ts';
-import { hostAndOriginGuard, tokenGuard } from '../http/request-guard.ts';
+import { hostOrOriginRefusal, presentedTokens, tokenRefusal } from '../http/request-guard.ts';
+import { RequestBodyError, isJsonMediaType, readJsonBody, sendJson } from '../http/json-body.ts';
 import { createServerFactory } from './server-factory.ts';
 import type { ServerFactory, ServerFactoryOptions, ToolCallRecord } from './server-factory.ts';
 import { InvalidMessageError, SseServerTransport } from './sse-transport.ts';
@@ -188,59 +182,54 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
 
   let access = { token: options.token, requireToken: options.requireToken ?? true };
   let boundPort = 0;
-  const app = express();
-  app.disable('x-powered-by');
-  app.use(hostAndOriginGuard(() => boundPort));
-  app.get('/healthz', (_req, res) => {
-    res.json({ ok: true });
-  });
-  app.use(
-    tokenGuard({
-      token: () => access.token,
-      // The id of a live SSE session was handed out over an authenticated stream.
-      acceptsWithoutToken: (req) => {
-        if (!access.requireToken) return true;
-        const sessionId: unknown = req.query['sessionId'];
-        return (
-          req.method === 'POST' &&
-          req.path === '/messages' &&
-          typeof sessionId === 'string' &&
-          sessions.get(sessionId)?.transport === 'sse'
-        );
-      },
-    }),
-  );
-  app.use(express.json({ limit: MAX_BODY_BYTES }));
 
-  app.get('/sse', (req, res, next) => {
-    legacyLegs.openSse(req, res).catch(next);
-  });
-  app.post('/messages', (req, res, next) => {
-    legacyLegs.postSseMessage(req, res).catch(next);
-  });
-  app.all('/mcp', (req, res, next) => {
-    (async () => {
-      if (req.method === 'POST' && !isJsonContentType(req.headers['content-type'])) {
-        unsupportedMediaType(res);
-        return;
-      }
-      const probe = await toWebRequest(req, req.body);
-      if (await isLegacyRequest(probe)) {
-        await legacyLegs.handleStreamable(req, res);
-        return;
-      }
-      reportModernClient(req.body, emit);
-      await modernNode(req, res, req.body);
-    })().catch(next);
-  });
-  app.use((_req, res) => {
-    res.status(404).json({ error: 'not found: use /sse, /messages, /mcp or /healthz' });
-  });
-  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    handleRouteError(error, res, reportError);
-  });
+  /** One request: security checks, then the route. Errors are answered by handleRouteError. */
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const refusedHost = hostOrOriginRefusal(req.headers, boundPort);
+    if (refusedHost !== undefined) return sendJson(res, 403, { error: refusedHost });
+    const { path, query } = splitUrl(req.url);
+    if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
+      return sendJson(res, 200, { ok: true });
+    }
+    const sessionId = query.get('sessionId') ?? undefined;
+    // The id of a live SSE session was handed out over an authenticated stream.
+    const liveSseMessage =
+      req.method === 'POST' &&
+      path === '/messages' &&
+      sessionId !== undefined &&
+      sessions.get(sessionId)?.transport === 'sse';
+    if (access.requireToken && !liveSseMessage) {
+      const presented = presentedTokens(req.headers.authorization, query.get('token'));
+      const refusedToken = tokenRefusal(presented, access.token);
+      if (refusedToken !== undefined) return sendJson(res, 403, { error: refusedToken });
+    }
+    const body =
+      req.method === 'POST' && isJsonMediaType(req.headers['content-type'])
+        ? await readJsonBody(req, MAX_BODY_BYTES)
+        : undefined;
 
-  const httpServer = createServer(app);
+    switch (path) {
+      case '/sse':
+        if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
+        return legacyLegs.openSse(res);
+      case '/messages':
+        if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
+        return legacyLegs.postSseMessage(req, res, sessionId, body);
+      case '/mcp':
+        if (req.method === 'POST' && body === undefined) return unsupportedMediaType(res);
+        if (await isLegacyRequest(headersOnlyRequest(req), body)) {
+          return legacyLegs.handleStreamable(req, res, body);
+        }
+        reportModernClient(body, emit);
+        return modernNode(req, res, body);
+      default:
+        return sendJson(res, 404, { error: 'not found: use /sse, /messages, /mcp or /healthz' });
+    }
+  };
+
+  const httpServer = createServer((req, res) => {
+    route(req, res).catch((error: unknown) => handleRouteError(error, res, reportError));
+  });
   try {
     await listen(httpServer, options.port);
   } catch (error) {
@@ -334,12 +323,8 @@ class LegacyLegs {
   }
 
   /** `GET /sse`: opens a stream and a session. */
-  async openSse(req: Request, res: Response): Promise<void> {
+  async openSse(res: ServerResponse): Promise<void> {
     const { buildServer, sessions, keepAliveMs } = this.#options;
-    if (req.method !== 'GET') {
-      res.status(405).set('Allow', 'GET').end(); // express routes HEAD to GET handlers
-      return;
-    }
     const sse = new SseServerTransport({
       res,
       endpoint: '/messages',
@@ -361,22 +346,25 @@ class LegacyLegs {
   }
 
   /** `POST /messages?sessionId=`: one message or a batch for a live SSE session. */
-  async postSseMessage(req: Request, res: Response): Promise<void> {
+  postSseMessage(
+    req: IncomingMessage,
+    res: ServerResponse,
+    sessionId: string | undefined,
+    body: unknown,
+  ): void {
     const { sessions } = this.#options;
-    const sessionId: unknown = req.query['sessionId'];
-    const session = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    const session = sessionId === undefined ? undefined : sessions.get(sessionId);
     if (session?.transport !== 'sse' || !session.sse.isOpen) {
-      res.status(404).json({ error: 'unknown or closed SSE session: open GET /sse again' });
+      sendJson(res, 404, { error: 'unknown or closed SSE session: open GET /sse again' });
       return;
     }
-    if (req.body === undefined) {
+    if (body === undefined) {
       unsupportedMediaType(res);
       return;
     }
     sessions.touch(session.id);
-    const request = await toWebRequest(req, req.body);
     try {
-      session.sse.handlePostMessage(req.body, { request });
+      session.sse.handlePostMessage(body, { request: headersOnlyRequest(req) });
     } catch (error) {
       if (error instanceof InvalidMessageError) {
         jsonRpcError(res, 400, -32600, `Invalid Request: ${error.message}`);
@@ -384,11 +372,11 @@ class LegacyLegs {
       }
       throw error;
     }
-    res.status(202).type('text/plain').send('Accepted');
+    res.writeHead(202, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Accepted');
   }
 
   /** `/mcp` requests classified legacy: existing session, new session (initialize) or refusal. */
-  async handleStreamable(req: Request, res: Response): Promise<void> {
+  async handleStreamable(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const { sessions } = this.#options;
     const header = req.headers['mcp-session-id'];
     if (typeof header === 'string') {
@@ -397,17 +385,17 @@ class LegacyLegs {
         jsonRpcError(res, 404, -32001, 'Session not found: initialize a new session');
         return;
       }
-      await session.http.handleRequest(req, res, req.body);
+      await session.http.handleRequest(req, res, body);
       return;
     }
-    if (req.method === 'POST' && containsInitialize(req.body)) {
-      await this.#openStreamable(req, res);
+    if (req.method === 'POST' && containsInitialize(body)) {
+      await this.#openStreamable(req, res, body);
       return;
     }
     jsonRpcError(res, 400, -32000, 'Bad Request: No valid session ID provided');
   }
 
-  async #openStreamable(req: Request, res: Response): Promise<void> {
+  async #openStreamable(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const { buildServer, sessions, keepAliveMs, reportError } = this.#options;
     const server = buildServer({ era: 'legacy', transport: 'streamable-http' });
     // The id is ours, so the session record can be wired before the handshake runs.
@@ -431,7 +419,7 @@ class LegacyLegs {
     };
     this.#wire(session, server, http);
     await server.connect(http);
-    await http.handleRequest(req, res, req.body);
+    await http.handleRequest(req, res, body);
     // A failed handshake registers nothing, so nothing else would ever close this pair.
     if (!registered) await server.close().catch(reportError);
   }
@@ -508,40 +496,64 @@ function reportModernClient(body: unknown, emit: (event: McpClientEvent) => void
   });
 }
 
+/** The path and query of a request target (`/mcp?token=...`). */
+function splitUrl(url: string | undefined): { path: string; query: URLSearchParams } {
+  const target = url ?? '/';
+  const mark = target.indexOf('?');
+  return mark === -1
+    ? { path: target, query: new URLSearchParams() }
+    : { path: target.slice(0, mark), query: new URLSearchParams(target.slice(mark + 1)) };
+}
+
+/**
+ * The request line and headers as a web Request, without the body: enough for the SDK to classify
+ * a request whose body is passed already parsed, and for tools' request context.
+ */
+function headersOnlyRequest(req: IncomingMessage): globalThis.Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else headers.set(name, value);
+  }
+  return new Request(`http://${LISTEN_HOST}${req.url ?? '/'}`, {
+    method: req.method ?? 'GET',
+    headers,
+  });
+}
+
+function methodNotAllowed(res: ServerResponse, allow: string): void {
+  sendJson(res, 405, { error: `method not allowed: use ${allow}` }, { Allow: allow });
+}
+
 /** 415 for a POST whose body is not JSON (JSON-RPC error -32000, as the SDK answers it). */
-function unsupportedMediaType(res: Response): void {
+function unsupportedMediaType(res: ServerResponse): void {
   jsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
 }
 
-function jsonRpcError(res: Response, status: number, code: number, message: string): void {
-  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+function jsonRpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null }, headers);
 }
 
-/** Body-parser failures become JSON-RPC errors; anything else is a 500 and reported. */
+/** Unreadable bodies become JSON-RPC errors; anything else is a 500 and reported. */
 function handleRouteError(
   error: unknown,
-  res: Response,
+  res: ServerResponse,
   reportError: (error: unknown) => void,
 ): void {
-  const type = (error as { type?: unknown }).type;
-  if (type === 'entity.too.large') {
-    jsonRpcError(res, 413, -32600, `Request body exceeds ${MAX_BODY_BYTES} bytes`);
-    return;
-  }
-  if (type === 'entity.parse.failed') {
-    jsonRpcError(res, 400, -32700, 'Parse error: body is not valid JSON');
-    return;
-  }
-  const status = (error as { status?: unknown }).status;
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    jsonRpcError(res, status, -32600, 'Invalid request body');
+  if (error instanceof RequestBodyError) {
+    // An over-long body was not read to its end: the connection cannot carry another request.
+    const headers: Record<string, string> = error.status === 413 ? { Connection: 'close' } : {};
+    jsonRpcError(res, error.status, error.code, error.message, headers);
     return;
   }
   reportError(error);
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
   jsonRpcError(res, 500, -32603, 'Internal error');
 }
 
