@@ -23,6 +23,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { createMcpHandler, isInitializeRequest, McpServer } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { Host } from '../main/host/host.ts';
+import { buildWorktreeBundle } from './build-worktree.ts';
 import { connectClient, type Leg } from '../main/mcp/mcp-test-support.ts';
 import { randomFirstPort } from '../main/testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo } from '../main/testing/temp-repo.ts';
@@ -378,6 +379,7 @@ const { values } = parseArgs({
 if (values['bare-server']) {
   await runBareServer();
 } else {
+  await buildWorktreeBundle(); // measure the worktree process users run, built from these sources
   await runBenchmark(Number(values.calls), values.json);
   process.exit(0);
 }

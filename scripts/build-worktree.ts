@@ -6,7 +6,7 @@
 // smaller (docs/performance.md). Native modules stay outside, loaded from node_modules.
 // Both launchers (headless fork, Electron utilityProcess) start out/worktree/worktree-process.js;
 // `npm run build` and the test setup run this script, so the bundle is never older than a test run.
-import { rm } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
 
@@ -16,9 +16,15 @@ export const WORKTREE_BUNDLE_DIR = `${ROOT}out/worktree`;
 /** Packages with native (.node) parts: required at run time from node_modules, never bundled. */
 const NATIVE_PACKAGES = /^(better-sqlite3|@parcel\/watcher|@napi-rs\/blake-hash)(\/|$)/;
 
+/**
+ * Files of earlier builds are removed once they are this old. Not at once: a worktree process
+ * started from the previous build may still be about to load its lazy chunks (right after
+ * `listening`), and a test run or `grove serve` may be using it while another build runs.
+ */
+const STALE_AFTER_MS = 10 * 60_000;
+
 export async function buildWorktreeBundle(): Promise<void> {
-  await rm(WORKTREE_BUNDLE_DIR, { recursive: true, force: true });
-  await build({
+  const { output } = await build({
     input: {
       'worktree-process': `${ROOT}main/worktree/worktree-process.ts`,
       'grep-worker': `${ROOT}main/tools/grep-worker.ts`,
@@ -35,6 +41,13 @@ export async function buildWorktreeBundle(): Promise<void> {
       sourcemap: true,
     },
   });
+  const current = new Set(output.flatMap((file) => [file.fileName, `${file.fileName}.map`]));
+  for (const name of await readdir(WORKTREE_BUNDLE_DIR)) {
+    if (current.has(name)) continue;
+    const file = `${WORKTREE_BUNDLE_DIR}/${name}`;
+    const { mtimeMs } = await stat(file);
+    if (Date.now() - mtimeMs > STALE_AFTER_MS) await rm(file, { force: true });
+  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

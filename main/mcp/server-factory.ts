@@ -69,6 +69,25 @@ export const DEFAULT_PROGRESS_INTERVAL_MS = 5_000;
 
 export type ServerFactory = (leg: ServerLeg) => McpServer;
 
+/**
+ * Fills a fresh server's input-schema cache from `cache`, or `cache` from the server. The SDK
+ * keeps that cache in a private field (`_toolInputSchemaJson`, SDK 2.4) with no public setter;
+ * should the field go away, this does nothing and each server converts for itself, as before.
+ */
+function shareInputSchemaJson(
+  server: McpServer,
+  tools: readonly ToolDefinition[],
+  cache: Map<string, Record<string, unknown> | undefined>,
+): void {
+  const internal = (server as unknown as { _toolInputSchemaJson?: unknown })._toolInputSchemaJson;
+  if (internal === null || typeof internal !== 'object') return;
+  const perServer = internal as Record<string, Record<string, unknown> | undefined>;
+  for (const { name } of tools) {
+    if (cache.has(name)) perServer[name] = cache.get(name);
+    else cache.set(name, server.toolInputSchemaJson(name));
+  }
+}
+
 /** A successful result: sorted-key JSON as text, and the same value as structuredContent. */
 export function toolResult(value: unknown): CallToolResult {
   const text = stableStringify(value);
@@ -86,6 +105,15 @@ export function toolErrorResult(message: string): CallToolResult {
 export function createServerFactory(options: ServerFactoryOptions): ServerFactory {
   const { root, tools, serverInfo, instructions, onToolCalled, onError, extendServer } = options;
   const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
+  /**
+   * Each tool's schemas as JSON Schema. The SDK converts them lazily per server: the output schema
+   * on a tool's first call, the input schema when the modern HTTP entry checks a call's
+   * `Mcp-Param-*` headers. The modern leg builds a server per request, so without these caches
+   * every modern call would pay zod's JSON Schema conversion (the largest per-call cost measured).
+   * Converted once, then handed to every later server.
+   */
+  const outputSchemaJson = new Map<string, Record<string, unknown> | undefined>();
+  const inputSchemaJson = new Map<string, Record<string, unknown> | undefined>();
   return (leg) => {
     const server = new McpServer(
       { name: serverInfo.name, version: serverInfo.version },
@@ -93,7 +121,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
       { capabilities: { logging: {} }, ...(instructions === undefined ? {} : { instructions }) },
     );
     for (const tool of tools) {
-      server.registerTool(
+      const registered = server.registerTool(
         tool.name,
         {
           title: tool.title,
@@ -141,7 +169,13 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
           return result;
         },
       );
+      if (outputSchemaJson.has(tool.name)) {
+        registered.outputSchemaJson = outputSchemaJson.get(tool.name);
+      } else {
+        outputSchemaJson.set(tool.name, registered.outputSchemaJson);
+      }
     }
+    shareInputSchemaJson(server, tools, inputSchemaJson);
     extendServer?.(server, leg);
     return server;
   };
