@@ -1,12 +1,12 @@
 // The get_file_info tool: metadata of one file or directory in the worktree — type, size, times,
 // permissions, and for a file whether it is binary, its line count and its git status. Reads the
 // file (through the sandbox) only to sniff and count lines.
-import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { fileGitStatus } from '../git/file-status.ts';
 import { BINARY_SNIFF_BYTES, looksBinary } from './grep-search.ts';
 import { openFileInsideRoot, statInsideRoot } from './sandbox.ts';
+import type { SandboxFile } from './sandbox.ts';
 import { formatSize, parseToolArguments } from './tool-arguments.ts';
 import { ToolError, defineTool, readOnlyLocal } from './tool-definition.ts';
 
@@ -85,7 +85,7 @@ export type GetFileInfoResult = z.infer<typeof outputSchema>;
 
 /** Sniffs and, for text, counts lines, reading the file once. */
 async function inspect(
-  handle: FileHandle,
+  handle: SandboxFile,
   size: number,
   signal: AbortSignal,
 ): Promise<{ binary: boolean; lines: number | null }> {

@@ -2,9 +2,9 @@
 // head or tail). Owns the size cap, binary detection and line slicing; every path goes through
 // the sandbox, which opens the file.
 import { isBinaryFile } from 'isbinaryfile';
-import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import { openFileInsideRoot, displayPath } from './sandbox.ts';
+import type { SandboxFile } from './sandbox.ts';
 import { formatSize, parseToolArguments } from './tool-arguments.ts';
 import { ToolError, defineTool, readOnlyLocal } from './tool-definition.ts';
 
@@ -122,7 +122,7 @@ interface ScanResult {
  * that alone is over the cap). Pass from = Infinity to only count.
  */
 async function scanLines(
-  handle: FileHandle,
+  handle: SandboxFile,
   from: number,
   to: number,
   cap: number,
@@ -207,7 +207,7 @@ async function scanLines(
   return { totalLines, content: Buffer.concat(kept), lastLine, truncated };
 }
 
-async function readBytes(handle: FileHandle, length: number): Promise<Buffer> {
+async function readBytes(handle: SandboxFile, length: number): Promise<Buffer> {
   const buffer = Buffer.alloc(length);
   let filled = 0;
   while (filled < length) {
@@ -218,7 +218,7 @@ async function readBytes(handle: FileHandle, length: number): Promise<Buffer> {
   return buffer.subarray(0, filled);
 }
 
-async function looksBinary(handle: FileHandle, size: number): Promise<boolean> {
+async function looksBinary(handle: SandboxFile, size: number): Promise<boolean> {
   if (size === 0) return false;
   const sniff = await readBytes(handle, Math.min(size, BINARY_SNIFF_BYTES));
   if (sniff.includes(0)) return true;

@@ -17,6 +17,7 @@ import { readMultipleFilesTool } from './read-multiple-files.ts';
 import { searchFilesTool } from './search-files.ts';
 import {
   MAX_PATH_LENGTH,
+  SYNC_READ_BUDGET,
   isInsideRoot,
   openFileInsideRoot,
   resolveInsideRoot,
@@ -503,10 +504,35 @@ describe('sandbox helpers', () => {
     const opened = await openFileInsideRoot(repo.root, 'sub/deep/file.txt');
     try {
       expect(opened.stats.isFile()).toBe(true);
-      expect((await opened.handle.readFile()).toString()).toBe('deep inside\n');
+      const buffer = Buffer.alloc(64);
+      const { bytesRead } = await opened.handle.read(buffer, 0, buffer.length, 0);
+      expect(buffer.subarray(0, bytesRead).toString()).toBe('deep inside\n');
     } finally {
       await opened.handle.close();
     }
+  });
+
+  it('reads a file past the synchronous read budget whole and in order', async () => {
+    const content = Buffer.from(
+      Array.from({ length: 60_000 }, (_, line) => `line ${line}\n`).join(''),
+    );
+    expect(content.length).toBeGreaterThan(SYNC_READ_BUDGET * 2);
+    await writeFile(path.join(repo.root, 'big.txt'), content);
+    const opened = await openFileInsideRoot(repo.root, 'big.txt');
+    const chunks: Buffer[] = [];
+    try {
+      for (let position = 0; position < opened.stats.size; ) {
+        const chunk = Buffer.alloc(48 * 1024);
+        const { bytesRead } = await opened.handle.read(chunk, 0, chunk.length, position);
+        if (bytesRead === 0) break;
+        chunks.push(chunk.subarray(0, bytesRead));
+        position += bytesRead;
+      }
+    } finally {
+      await opened.handle.close();
+      await opened.handle.close(); // a second close is harmless
+    }
+    expect(Buffer.concat(chunks).equals(content)).toBe(true);
   });
 
   it('refuses FIFOs without blocking', async () => {

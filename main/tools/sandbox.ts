@@ -3,11 +3,81 @@
 // for the file tools, re-checking identity after opening so a path swapped for a symlink between
 // the check and the open is caught. Nothing outside the root, and nothing in `.git`, is ever
 // opened through here.
-import { constants, type Dirent, type Stats } from 'node:fs';
-import { access, lstat, open, readdir, readlink, realpath, stat } from 'node:fs/promises';
+//
+// Path checks and small reads use synchronous calls on purpose: a realpath or stat served from the
+// kernel's caches costs a few microseconds of the event loop, while the same call through libuv's
+// thread pool costs ~100 µs of main-thread CPU in wake-ups and promise plumbing, which is what
+// bounded read_file under load (docs/decisions.md, "Synchronous metadata calls in the sandbox").
+// Reads beyond SYNC_READ_BUDGET bytes per file go through the thread pool, so a large file never
+// holds the event loop (the host's health check would take the process for hung).
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  read,
+  readSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  type Dirent,
+  type Stats,
+} from 'node:fs';
+import { access, lstat, open, readdir } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { ToolError } from './tool-definition.ts';
+
+const readAsync = promisify(read);
+/** One realpath(3) call (libuv's), as fs/promises' realpath, without the thread-pool trip. */
+const realpath = async (target: string): Promise<string> => realpathSync.native(target);
+const stat = async (target: string): Promise<Stats> => statSync(target);
+const lstatNow = async (target: string): Promise<Stats> => lstatSync(target);
+const readlink = async (target: string): Promise<string> => readlinkSync(target);
+
+/** Bytes of one file read synchronously before reads move to the thread pool. */
+export const SYNC_READ_BUDGET = 256 * 1024;
+
+/** An open regular file, read-only: what the file tools read through. */
+export interface SandboxFile {
+  readonly fd: number;
+  /** Reads into `buffer` at `offset` up to `length` bytes from `position`. */
+  read(
+    buffer: Buffer,
+    offset: number,
+    length: number,
+    position: number,
+  ): Promise<{ bytesRead: number }>;
+  stat(): Promise<Stats>;
+  /** Closes the descriptor; later calls do nothing. */
+  close(): Promise<void>;
+}
+
+function sandboxFile(fd: number): SandboxFile {
+  let syncBudget = SYNC_READ_BUDGET;
+  let closed = false;
+  return {
+    fd,
+    async read(buffer, offset, length, position) {
+      if (length <= syncBudget) {
+        const bytesRead = readSync(fd, buffer, offset, length, position);
+        syncBudget -= length;
+        return { bytesRead };
+      }
+      syncBudget = 0;
+      const { bytesRead } = await readAsync(fd, buffer, offset, length, position);
+      return { bytesRead };
+    },
+    stat: async () => fstatSync(fd),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      closeSync(fd);
+    },
+  };
+}
 
 /** Longest path (in UTF-16 code units) a client may pass. */
 export const MAX_PATH_LENGTH = 4096;
@@ -24,8 +94,8 @@ export interface SandboxPath {
 }
 
 export interface OpenedFile extends SandboxPath {
-  /** Open read-only handle; the caller must close it. */
-  readonly handle: FileHandle;
+  /** Open read-only file; the caller must close it. */
+  readonly handle: SandboxFile;
   /** fstat of the handle (a regular file). */
   readonly stats: Stats;
 }
@@ -193,7 +263,7 @@ async function explainMissing(
   while (probe !== root && isInsideRoot(root, probe)) {
     let probeStats: Stats;
     try {
-      probeStats = await lstat(probe);
+      probeStats = await lstatNow(probe);
     } catch {
       probe = path.dirname(probe);
       continue;
@@ -230,7 +300,7 @@ async function checkDanglingLink(root: string, link: string, shown: string): Pro
     if (!isInsideRoot(root, target)) throw symlinkEscape(shown);
     if (hasGitSegment(path.relative(root, target))) throw gitRefusal(shown, true);
     try {
-      if (!(await lstat(target)).isSymbolicLink()) return;
+      if (!(await lstatNow(target)).isSymbolicLink()) return;
     } catch {
       return;
     }
@@ -357,9 +427,9 @@ export async function openFileInsideRoot(root: string, requested: unknown): Prom
       `not a regular file (a FIFO, socket or device), refusing to read: ${shown}`,
     );
   }
-  let handle: FileHandle;
+  let handle: SandboxFile;
   try {
-    handle = await open(checked.realPath, OPEN_FLAGS);
+    handle = sandboxFile(openSync(checked.realPath, OPEN_FLAGS));
   } catch (error) {
     if (errnoCode(error) === 'ELOOP') {
       throw new ToolError(`path changed while it was being opened; try again: ${shown}`);
