@@ -10,11 +10,11 @@
 //
 // Options: --calls N (measured calls per cell, default 600), --json (also print raw figures).
 // Internal: --bare-server runs the bare SDK server and prints its port.
-import { spawn } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -130,6 +130,60 @@ async function spawnBareServer(): Promise<{ port: number; pid: number; stop(): P
   };
 }
 
+// --- the Node floor (child process) -----------------------------------------------------------
+
+interface ProcessFigures {
+  startMs: number;
+  rss: number;
+  /** Proportional set size: shared pages (the node binary's code) divided among their users. */
+  pss: number;
+  /** Pages only this process uses: what one more worktree process costs. */
+  privateBytes: number;
+}
+
+/** RSS, PSS and private bytes of a process, from /proc/<pid>/smaps_rollup (Linux). */
+async function memoryOf(pid: number): Promise<Omit<ProcessFigures, 'startMs'> | undefined> {
+  const text = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  const field = (name: string): number =>
+    Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) * 1024;
+  return {
+    rss: field('Rss'),
+    pss: field('Pss'),
+    privateBytes: field('Private_Clean') + field('Private_Dirty'),
+  };
+}
+
+/** Forks scripts/node-floor-process.ts as the host forks a worktree: start to listening, memory. */
+async function measureNodeFloor(): Promise<ProcessFigures> {
+  const before = performance.now();
+  const child = fork(fileURLToPath(new URL('./node-floor-process.ts', import.meta.url)), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    serialization: 'json',
+  });
+  try {
+    child.send({ type: 'start' });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error('floor process did not listen in 15 s')),
+        15_000,
+      );
+      child.on('message', (message: { type?: string }) => {
+        if (message.type !== 'listening') return;
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    const startMs = performance.now() - before;
+    await sleep(IDLE_SETTLE_MS);
+    const memory = await memoryOf(child.pid!);
+    if (!memory) throw new Error('cannot read the floor process memory');
+    return { startMs, ...memory };
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
 // --- measuring ---------------------------------------------------------------------------------
 
 interface Cell {
@@ -222,7 +276,11 @@ async function runBenchmark(totalCalls: number, json: boolean): Promise<void> {
     const id = repo.worktrees[0]!.id;
     const startMs: number[] = [];
     const idleRss: number[] = [];
+    const idleMemory: NonNullable<Awaited<ReturnType<typeof memoryOf>>>[] = [];
+    const floors: ProcessFigures[] = [];
     for (let run = 0; run < STARTS; run++) {
+      // The floor, measured in turn with the worktree so both see the same machine.
+      floors.push(await measureNodeFloor());
       const before = performance.now();
       await host.startServer(id);
       startMs.push(performance.now() - before);
@@ -232,6 +290,8 @@ async function runBenchmark(totalCalls: number, json: boolean): Promise<void> {
       if (run < 3) {
         await sleep(IDLE_SETTLE_MS);
         idleRss.push((await rssBytes(host.processId(id)!))!);
+        const memory = await memoryOf(host.processId(id)!);
+        if (memory) idleMemory.push(memory);
       }
       if (run < STARTS - 1) await host.stopServer(id);
     }
@@ -325,10 +385,26 @@ async function runBenchmark(totalCalls: number, json: boolean): Promise<void> {
         `(${Math.min(...startMs).toFixed(0)}-${Math.max(...startMs).toFixed(0)}) | < 300 ms | ` +
         `${startMedian < 300 ? 'met' : 'MISSED'} |`,
     );
+    const floorStart = median(floors.map((floor) => floor.startMs));
+    console.log(
+      `| Node floor (fork + IPC + node:http listen, no MCP), start to ready (median of ${floors.length}) | ` +
+        `${floorStart.toFixed(0)} ms | | |`,
+    );
     console.log(
       `| idle RSS, fresh process (median of ${idleRss.length}) | ${mb(idleMedian)} MB | < 60 MB | ` +
         `${idleMedian < 60 * MB ? 'met' : 'MISSED'} |`,
     );
+    const memoryRow = (label: string, values: { pss: number; privateBytes: number }[]): void => {
+      console.log(
+        `| ${label}: PSS / private (median) | ${mb(median(values.map((v) => v.pss)))} MB / ` +
+          `${mb(median(values.map((v) => v.privateBytes)))} MB | | |`,
+      );
+    };
+    memoryRow('idle fresh worktree process', idleMemory);
+    console.log(
+      `| Node floor, idle RSS (median) | ${mb(median(floors.map((floor) => floor.rss)))} MB | | |`,
+    );
+    memoryRow('Node floor', floors);
     console.log(
       servedRss === undefined
         ? `| idle RSS after the load above | process replaced during the load: ${JSON.stringify(servedStatus)} | < 60 MB | n/a |`
@@ -356,6 +432,8 @@ async function runBenchmark(totalCalls: number, json: boolean): Promise<void> {
           cells,
           startMs,
           idleRss,
+          idleMemory,
+          floors,
           servedRss,
           servedStatus,
           bareRss,

@@ -1,0 +1,16 @@
+// The floor under a worktree process, for `npm run bench:server`: a Node process forked with an
+// IPC channel that, on the host's `start` message, listens on 127.0.0.1 and answers `listening`
+// — what every worktree process does before any MCP code. Its start time and idle memory bound
+// what a worktree process can reach on this Node.
+import { createServer } from 'node:http';
+
+process.on('message', (message: { type?: string }) => {
+  if (message.type === 'shutdown') process.exit(0);
+  if (message.type !== 'start') return;
+  const server = createServer((_req, res) => res.end());
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    process.send?.({ type: 'listening', port: typeof address === 'object' ? address?.port : 0 });
+  });
+});
+process.on('disconnect', () => process.exit(0));
