@@ -15,7 +15,7 @@ import {
   runFileJob,
 } from './file-jobs.ts';
 import type { FileOutcome } from './file-jobs.ts';
-import { FilePool } from './file-pool.ts';
+import { CHUNK_SIZE, FilePool } from './file-pool.ts';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -134,6 +134,46 @@ describe('file jobs', () => {
       );
       const byIndex = new Map(printed.hashed.map((entry) => [entry.index, entry.hash]));
       expect(byIndex.get(4999)).toBe((inline[4999] as { hash: string }).hash);
+    } finally {
+      pool.close();
+    }
+  });
+
+  it('ends idle workers, never during a job, and starts them again for the next job', async () => {
+    const dir = await makeTempDir();
+    dirs.push(dir);
+    await writeFile(path.join(dir, 'a'), 'a');
+    await writeFile(path.join(dir, 'b'), 'b');
+    // Two full chunks (the other paths do not exist: cheap, referred back to the sandbox).
+    const paths = [
+      'a',
+      'b',
+      ...Array.from({ length: 2 * CHUNK_SIZE - 2 }, (_, index) => `none${index}`),
+    ];
+    const answers = (outcomes: FileOutcome[]) =>
+      outcomes.map((outcome) => [outcome.code, 'hash' in outcome ? outcome.hash : null]);
+    // One worker, two chunks, and an idle delay far shorter than a chunk: the worker is free for
+    // an instant between the chunks and busy with the second one while nothing is queued; it must
+    // not be ended then (a cut chunk would never be answered, and this test would time out).
+    const pool = new FilePool(1, { idleMs: 1 });
+    try {
+      const first = await pool.hashConfined(dir, paths);
+      expect(answers(first).slice(0, 3)).toEqual([
+        ['hashed', blake3('a').toString('hex')],
+        ['hashed', blake3('b').toString('hex')],
+        ['refer', null],
+      ]);
+      // Still a worker: a worker that died mid-chunk would have sent the pool to the main thread.
+      expect(pool.workerCount).toBe(1);
+      const deadline = Date.now() + 10_000;
+      while (pool.workerCount > 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(pool.workerCount).toBe(0);
+
+      const again = await pool.hashConfined(dir, paths);
+      expect(answers(again)).toEqual(answers(first));
+      expect(pool.workerCount).toBe(1);
     } finally {
       pool.close();
     }

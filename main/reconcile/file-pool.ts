@@ -1,9 +1,11 @@
 // A small pool of worker threads for the engine's per-file work (file-jobs.ts): a job is cut
 // into chunks spread over the workers (one per core, at most 4), so stat'ing and hashing 200,000
 // files never blocks the worktree process's event loop and uses every core. Chunks cross as one
-// NUL-joined string and typed arrays, which clone cheaply. Workers start lazily and do not keep
-// the process alive. If worker threads cannot be started (a bundle without the worker entry) or
-// one dies, chunks run on the main thread instead, yielding between chunks.
+// NUL-joined string and typed arrays, which clone cheaply. Workers start lazily, do not keep the
+// process alive, and are ended after IDLE_MS without work (an idle worktree process should not
+// carry up to four extra V8 isolates); the next job starts them again. If worker threads cannot be
+// started (a bundle without the worker entry) or one dies, chunks run on the main thread instead,
+// yielding between chunks.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { KNOWN_STRIDE, runFileJob } from './file-jobs.ts';
@@ -17,6 +19,17 @@ import type {
 
 /** Paths per chunk sent to a worker. */
 export const CHUNK_SIZE = 4096;
+/**
+ * Jobs of at most this many paths run on the main thread, in one go (a few milliseconds of
+ * synchronous stats): the first worker thread a process starts leaves ~20 MB behind for good, a
+ * price a small worktree, or the watcher's recomputation of a few changed files, should not pay.
+ */
+export const MAIN_THREAD_MAX_PATHS = 1000;
+/**
+ * Workers are ended after this long without work. Short: a worker costs memory while idle, and
+ * restarting one is cheap next to a job (the watcher's recomputations come in bursts).
+ */
+export const IDLE_MS = 10_000;
 
 interface Pending {
   resolve(result: FileJobResult): void;
@@ -37,9 +50,20 @@ export class FilePool {
   #closed = false;
   /** Chunks waiting for a free worker. */
   #queue: { id: number; job: FileJob }[] = [];
+  readonly #idleMs: number;
+  #idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(size = Math.max(1, Math.min(availableParallelism(), 4))) {
+  constructor(
+    size = Math.max(1, Math.min(availableParallelism(), 4)),
+    options: { idleMs?: number } = {},
+  ) {
     this.size = size;
+    this.#idleMs = options.idleMs ?? IDLE_MS;
+  }
+
+  /** Workers currently alive (for tests). */
+  get workerCount(): number {
+    return this.#workers.length;
   }
 
   /**
@@ -52,6 +76,11 @@ export class FilePool {
     known: Float64Array,
     signal?: AbortSignal,
   ): Promise<FingerprintResult> {
+    if (paths.length <= MAIN_THREAD_MAX_PATHS) {
+      signal?.throwIfAborted();
+      const job: FileJob = { kind: 'fingerprint', root, paths: paths.join('\0'), known };
+      return runFileJob(job) as FingerprintResult;
+    }
     const codes = new Uint8Array(paths.length);
     const hashed: HashedEntry[] = [];
     await Promise.all(
@@ -79,6 +108,10 @@ export class FilePool {
     paths: readonly string[],
     signal?: AbortSignal,
   ): Promise<FileOutcome[]> {
+    if (paths.length <= MAIN_THREAD_MAX_PATHS) {
+      signal?.throwIfAborted();
+      return runFileJob({ kind: 'hash-confined', root, paths: paths.join('\0') }) as FileOutcome[];
+    }
     const parts = await Promise.all(
       chunkStarts(paths.length).map(
         async (start) =>
@@ -97,6 +130,7 @@ export class FilePool {
 
   close(): void {
     this.#closed = true;
+    clearTimeout(this.#idleTimer);
     for (const { worker } of this.#workers) void worker.terminate();
     this.#workers = [];
     for (const pending of this.#pending.values()) pending.reject(new Error('file pool closed'));
@@ -125,6 +159,7 @@ export class FilePool {
   }
 
   #dispatch(): void {
+    clearTimeout(this.#idleTimer);
     while (this.#queue.length > 0) {
       const free = this.#freeWorker();
       if (!free) return;
@@ -133,6 +168,23 @@ export class FilePool {
       free.busy = true;
       free.worker.postMessage(next);
     }
+    this.#scheduleIdle();
+  }
+
+  /**
+   * Once nothing is queued or running, ends the workers after #idleMs. Any dispatch clears the
+   * timer first, and it is only armed with every worker free, so a chunk in flight is never cut.
+   */
+  #scheduleIdle(): void {
+    if (this.#workers.length === 0 || this.#queue.length > 0) return;
+    if (this.#workers.some((entry) => entry.busy)) return;
+    this.#idleTimer = setTimeout(() => {
+      if (this.#queue.length > 0 || this.#workers.some((entry) => entry.busy)) return;
+      const idle = this.#workers;
+      this.#workers = [];
+      for (const { worker } of idle) void worker.terminate();
+    }, this.#idleMs);
+    this.#idleTimer.unref();
   }
 
   #freeWorker(): PoolWorker | undefined {
@@ -145,7 +197,7 @@ export class FilePool {
   #spawn(): PoolWorker | undefined {
     let worker: Worker;
     try {
-      worker = new Worker(new URL('./file-worker.ts', import.meta.url));
+      worker = new Worker(fileWorkerUrl());
     } catch {
       this.#fail(new Error('worker threads unavailable'));
       return undefined;
@@ -162,7 +214,10 @@ export class FilePool {
     });
     worker.on('error', (error) => this.#fail(error));
     worker.on('exit', () => {
+      // Workers ended on purpose (idle, close, failure) are already out of the list.
+      if (!this.#workers.includes(entry)) return;
       this.#workers = this.#workers.filter((other) => other !== entry);
+      if (entry.busy) this.#fail(new Error('file worker exited'));
     });
     this.#workers.push(entry);
     return entry;
@@ -177,6 +232,15 @@ export class FilePool {
     this.#pending.clear();
     this.#queue = [];
   }
+}
+
+/**
+ * From the sources the worker is `file-worker.ts` beside this module; in the worktree bundle
+ * (scripts/build-worktree.ts: one flat directory) it is the `file-worker.js` entry beside it.
+ */
+function fileWorkerUrl(): URL {
+  const bundled = !import.meta.url.endsWith('.ts');
+  return new URL(bundled ? './file-worker.js' : './file-worker.ts', import.meta.url);
 }
 
 function chunkStarts(length: number): number[] {

@@ -1,14 +1,15 @@
 // What the reconciliation engine adds to every MCP server besides its six tools: the server
 // `instructions` (the workflow), the prompts `reconcile` and `bootstrap_specs`, and each spec as a
 // resource (`grove://spec/<path>`, listed live from .notarai/), with resources/subscribe accepted
-// so clients may ask for the `resources/updated` notifications the watcher sends.
+// so clients may ask for the `resources/updated` notifications the watcher sends. Registered before
+// the engine is loaded, so it imports nothing heavy (no engine, git, yaml or native modules).
 import { ResourceTemplate } from '@modelcontextprotocol/server';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { resolveInsideRoot } from '../tools/sandbox.ts';
-import { discoverSpecPaths, isSpecPath, NOTARAI_DIR } from './spec-loader.ts';
+import { discoverSpecPaths, isSpecPath, NOTARAI_DIR } from './spec-paths.ts';
 
 /** URI of a spec resource. */
 export function specResourceUri(specPath: string): string {

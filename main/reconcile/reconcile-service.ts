@@ -3,15 +3,23 @@
 // resources (extendServer), and the watcher that keeps the ReconcileState current, reports it
 // (`onState`) and tells connected clients when specs change. worktree-process.ts creates one
 // service at start and hands its parts to the MCP listener.
+//
+// Eager vs lazy, so that the worktree process listens fast and small:
+// - Eager (needed before `listening`): the tool definitions with their zod schemas
+//   (reconcile-tools.ts), the instructions, prompts and spec resources (reconcile-mcp.ts,
+//   spec-paths.ts). These import no engine, git, yaml, SQLite, hashing or watcher code.
+// - Lazy (reconcile-runtime.ts): the engine and the watcher with everything they pull in. One
+//   shared dynamic import(), started by start() (right after `listening`) or by the first tool call,
+//   whichever comes first. If it fails, tool calls return that error and start() rejects with it
+//   (the process reports a warning); file tools and the MCP server keep working.
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import type { ListenerNotifier } from '../mcp/mcp-listener.ts';
 import type { ToolDefinition } from '../tools/tool-definition.ts';
-import { ReconcileEngine } from './reconcile-engine.ts';
+import type { ReconcileEngine } from './reconcile-engine.ts';
 import { RECONCILE_INSTRUCTIONS, registerReconcileMcp, specResourceUri } from './reconcile-mcp.ts';
 import { createReconcileTools } from './reconcile-tools.ts';
-import { ReconcileWatcher } from './reconcile-watcher.ts';
-import type { SpecChanges } from './reconcile-watcher.ts';
+import type { ReconcileWatcher, SpecChanges } from './reconcile-watcher.ts';
 
 export interface ReconcileServiceOptions {
   /** Real path of the worktree root. */
@@ -29,14 +37,15 @@ export interface NotifyingListener {
 }
 
 export interface ReconcileService {
-  readonly engine: ReconcileEngine;
+  /** The engine, loaded (once) on first call; rejects if the engine's modules cannot load. */
+  engine(): Promise<ReconcileEngine>;
   readonly tools: ToolDefinition[];
   readonly instructions: string;
   /** For McpListenerOptions.extendServer: prompts, spec resources, subscriptions. */
   extendServer(server: McpServer): void;
   /**
-   * Finds the default base (unless one was given), computes the first state and starts watching;
-   * call it after the listener is up, so spec changes can be announced.
+   * Loads the engine, finds the default base (unless one was given), computes the first state and
+   * starts watching; call it after the listener is up, so spec changes can be announced.
    */
   start(listener: NotifyingListener): Promise<void>;
   setBase(base: string): void;
@@ -45,13 +54,38 @@ export interface ReconcileService {
   close(): Promise<void>;
 }
 
-/** Cheap and synchronous: nothing touches git or the disk until start(). */
+interface Loaded {
+  engine: ReconcileEngine;
+  Watcher: typeof ReconcileWatcher;
+}
+
+/** Cheap and synchronous: nothing is loaded, and nothing touches git or the disk, until needed. */
 export function createReconcileService(options: ReconcileServiceOptions): ReconcileService {
-  const engine = new ReconcileEngine({ root: options.root });
+  /** The one load of the engine's modules (see the top of this file); kept even if it failed. */
+  let loading: Promise<Loaded> | undefined;
   /** Until start() finds the repository's default branch, prompts propose `main`. */
   let base = options.base;
+  let started = false;
+  let closed = false;
   let watcher: ReconcileWatcher | undefined;
   const warn = (message: string): void => options.onWarning?.(message);
+
+  const load = (): Promise<Loaded> => {
+    if (closed && !loading) return Promise.reject(new Error('reconciliation service closed'));
+    loading ??= import('./reconcile-runtime.ts').then(
+      (runtime) => ({
+        engine: new runtime.ReconcileEngine({ root: options.root }),
+        Watcher: runtime.ReconcileWatcher,
+      }),
+      (error: unknown) => {
+        throw new Error(
+          `reconciliation engine failed to load: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
+      },
+    );
+    return loading;
+  };
 
   const announce = (listener: NotifyingListener, changes: SpecChanges): void => {
     for (const specPath of [...changes.updated, ...changes.added, ...changes.removed]) {
@@ -61,8 +95,8 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
   };
 
   return {
-    engine,
-    tools: createReconcileTools(engine),
+    engine: async () => (await load()).engine,
+    tools: createReconcileTools(async () => (await load()).engine),
     instructions: RECONCILE_INSTRUCTIONS,
     extendServer: (server) =>
       registerReconcileMcp(server, { root: options.root, defaultBase: () => base ?? 'main' }),
@@ -70,9 +104,15 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
       return base ?? 'main';
     },
     async start(listener) {
-      if (watcher) return;
-      base ??= await engine.defaultBase().catch(() => 'main');
-      watcher = new ReconcileWatcher({
+      if (started || closed) return;
+      started = true;
+      const { engine, Watcher } = await load();
+      if (base === undefined) {
+        const found = await engine.defaultBase().catch(() => 'main');
+        base ??= found; // a setBase() meanwhile wins
+      }
+      if (closed) return;
+      watcher = new Watcher({
         engine,
         base,
         onState: (state) => {
@@ -89,8 +129,11 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
       watcher?.setBase(next);
     },
     async close() {
+      closed = true;
       await watcher?.close();
-      engine.close();
+      // Never loaded: nothing to close (and nothing is loaded just to be closed).
+      const loaded = await loading?.catch(() => undefined);
+      loaded?.engine.close();
     },
   };
 }

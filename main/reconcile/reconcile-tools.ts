@@ -2,11 +2,17 @@
 // ReconcileEngine: same names, input schemas and output keys as `notarai mcp`, plus Grove's
 // additions (spec_errors, deleted_files, rejected, warnings). Registered next to the file tools
 // on every MCP session; the MCP layer adds structuredContent and sorted-key JSON text.
+// The definitions are needed before the server listens, the engine only when a tool runs: handlers
+// get the engine from `engine()` (loaded on demand by reconcile-service.ts), and this module
+// imports its type only.
 import { z } from 'zod';
 import { SpecErrorSchema } from '../../shared/reconcile.ts';
 import { defineTool, readOnlyLocal } from '../tools/tool-definition.ts';
 import type { ToolDefinition } from '../tools/tool-definition.ts';
 import type { ReconcileEngine } from './reconcile-engine.ts';
+
+/** The worktree's engine, loaded on first use; rejects with a readable error if it cannot load. */
+export type EngineLoader = () => Promise<ReconcileEngine>;
 
 const baseBranch = z
   .string()
@@ -26,7 +32,7 @@ const warnings = z
   .optional()
   .describe('Problems that did not stop the call (a corrupt cache recreated, ...).');
 
-const listAffectedSpecsTool = (engine: ReconcileEngine): ToolDefinition =>
+const listAffectedSpecsTool = (engine: EngineLoader): ToolDefinition =>
   defineTool({
     name: 'list_affected_specs',
     title: 'List affected specs',
@@ -52,10 +58,10 @@ const listAffectedSpecsTool = (engine: ReconcileEngine): ToolDefinition =>
       warnings,
     }),
     annotations: readOnlyLocal,
-    handler: (args, ctx) => engine.listAffectedSpecs(args.base_branch, ctx.signal),
+    handler: async (args, ctx) => (await engine()).listAffectedSpecs(args.base_branch, ctx.signal),
   });
 
-const getSpecDiffTool = (engine: ReconcileEngine): ToolDefinition =>
+const getSpecDiffTool = (engine: EngineLoader): ToolDefinition =>
   defineTool({
     name: 'get_spec_diff',
     title: 'Get spec diff',
@@ -100,10 +106,10 @@ const getSpecDiffTool = (engine: ReconcileEngine): ToolDefinition =>
       warnings,
     }),
     annotations: readOnlyLocal,
-    handler: (args, ctx) => engine.getSpecDiff(args, ctx.signal),
+    handler: async (args, ctx) => (await engine()).getSpecDiff(args, ctx.signal),
   });
 
-const getChangedArtifactsTool = (engine: ReconcileEngine): ToolDefinition =>
+const getChangedArtifactsTool = (engine: EngineLoader): ToolDefinition =>
   defineTool({
     name: 'get_changed_artifacts',
     title: 'Get changed artifacts',
@@ -124,10 +130,10 @@ const getChangedArtifactsTool = (engine: ReconcileEngine): ToolDefinition =>
       warnings,
     }),
     annotations: readOnlyLocal,
-    handler: (args, ctx) => engine.getChangedArtifacts(args, ctx.signal),
+    handler: async (args, ctx) => (await engine()).getChangedArtifacts(args, ctx.signal),
   });
 
-const markReconciledTool = (engine: ReconcileEngine): ToolDefinition =>
+const markReconciledTool = (engine: EngineLoader): ToolDefinition =>
   defineTool({
     name: 'mark_reconciled',
     title: 'Mark reconciled',
@@ -146,10 +152,10 @@ const markReconciledTool = (engine: ReconcileEngine): ToolDefinition =>
       warnings,
     }),
     annotations: { ...readOnlyLocal, readOnlyHint: false },
-    handler: (args, ctx) => engine.markReconciled(args.files, ctx.signal),
+    handler: async (args, ctx) => (await engine()).markReconciled(args.files, ctx.signal),
   });
 
-const clearCacheTool = (engine: ReconcileEngine): ToolDefinition =>
+const clearCacheTool = (engine: EngineLoader): ToolDefinition =>
   defineTool({
     name: 'clear_cache',
     title: 'Clear cache',
@@ -159,10 +165,10 @@ const clearCacheTool = (engine: ReconcileEngine): ToolDefinition =>
     inputSchema: z.object({}),
     outputSchema: z.object({ cleared: z.boolean().describe('True if the database existed.') }),
     annotations: { ...readOnlyLocal, readOnlyHint: false, destructiveHint: true },
-    handler: () => engine.clearCache(),
+    handler: async () => (await engine()).clearCache(),
   });
 
-const snapshotStateTool = (engine: ReconcileEngine): ToolDefinition =>
+const snapshotStateTool = (engine: EngineLoader): ToolDefinition =>
   defineTool({
     name: 'snapshot_state',
     title: 'Snapshot state',
@@ -177,11 +183,11 @@ const snapshotStateTool = (engine: ReconcileEngine): ToolDefinition =>
       state_path: z.string().describe('Absolute path of the file written.'),
     }),
     annotations: { ...readOnlyLocal, readOnlyHint: false, idempotentHint: false },
-    handler: () => engine.snapshotState(),
+    handler: async () => (await engine()).snapshotState(),
   });
 
 /** The six tools, in NotarAI's order. */
-export function createReconcileTools(engine: ReconcileEngine): ToolDefinition[] {
+export function createReconcileTools(engine: EngineLoader): ToolDefinition[] {
   return [
     listAffectedSpecsTool(engine),
     getSpecDiffTool(engine),

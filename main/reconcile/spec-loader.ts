@@ -1,9 +1,9 @@
-// Finds and loads the specs of a worktree: every `*.spec.yaml` under `.notarai/` (recursive, the
-// cache directory skipped), parsed with the `yaml` package (line numbers kept) and validated with
+// Loads the specs of a worktree: every `*.spec.yaml` under `.notarai/` (found by spec-paths.ts:
+// recursive, the cache directory skipped), parsed with the `yaml` package (line numbers kept) and validated with
 // spec-schema.ts. A spec that does not parse or validate becomes a list of {file, line, message}
 // errors instead of an exception, so one broken spec never takes a tool down. Also owns the
 // system-spec rule and the compiled globs of each spec (one matcher: glob-matcher.ts).
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LineCounter, isMap, isPair, isScalar, parseDocument } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
@@ -13,18 +13,12 @@ import { compileGlobs } from './glob-matcher.ts';
 import type { GlobSet } from './glob-matcher.ts';
 import { SpecSchema } from './spec-schema.ts';
 import type { Spec } from './spec-schema.ts';
+import { discoverSpecPaths, NOTARAI_DIR, SPEC_SUFFIX } from './spec-paths.ts';
 
-export const NOTARAI_DIR = '.notarai';
-export const SPEC_SUFFIX = '.spec.yaml';
-/** Directories under `.notarai/` that never hold specs. */
-const SKIPPED_DIRS = new Set(['.cache']);
+export { discoverSpecPaths, isSpecPath, NOTARAI_DIR, SPEC_SUFFIX } from './spec-paths.ts';
+
 /** Specs bigger than this are reported, not parsed. */
 export const MAX_SPEC_BYTES = 2 * 1024 * 1024;
-
-/** True for a POSIX path (relative to the root) that names a spec file. */
-export function isSpecPath(relative: string): boolean {
-  return relative.startsWith(`${NOTARAI_DIR}/`) && relative.endsWith(SPEC_SUFFIX);
-}
 
 /** A spec that parsed and validated. */
 export interface ValidSpec {
@@ -56,29 +50,6 @@ export interface SpecSet {
   readonly errors: SpecError[];
   /** Path of the system spec, or null (see systemSpecPath). */
   readonly systemSpec: string | null;
-}
-
-/** Lists `.notarai/**\/*.spec.yaml` (POSIX paths relative to root), sorted. */
-export async function discoverSpecPaths(root: string): Promise<string[]> {
-  const found: string[] = [];
-  const walk = async (relativeDir: string): Promise<void> => {
-    let entries;
-    try {
-      entries = await readdir(path.join(root, relativeDir), { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const relative = `${relativeDir}/${entry.name}`;
-      if (entry.isDirectory()) {
-        if (!SKIPPED_DIRS.has(entry.name)) await walk(relative);
-      } else if ((entry.isFile() || entry.isSymbolicLink()) && entry.name.endsWith(SPEC_SUFFIX)) {
-        found.push(relative);
-      }
-    }
-  };
-  await walk(NOTARAI_DIR);
-  return found.sort();
 }
 
 /** Loads one spec file; never throws. */

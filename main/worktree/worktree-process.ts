@@ -1,7 +1,8 @@
 // Entry point of one worktree process: owns that worktree's MCP listener and its reconciliation
-// service (engine, tools, watcher: main/reconcile/reconcile-service.ts). Started by the host with
-// child_process.fork (headless, tests) or Electron's utilityProcess (app); talks to the host only
-// through the messages in worktree-protocol.ts. A crash here never touches the host or other worktrees.
+// service (engine, tools, watcher: main/reconcile/reconcile-service.ts, which loads the engine only
+// after `listening`). Started by the host with child_process.fork (headless, tests) or Electron's
+// utilityProcess (app); talks to the host only through the messages in worktree-protocol.ts. A
+// crash here never touches the host or other worktrees.
 import { stat } from 'node:fs/promises';
 import { realpath } from 'node:fs/promises';
 import {
@@ -150,11 +151,15 @@ export function runWorktreeProcess(channel: HostChannel): void {
           port: started.port,
           requestedPort: started.port === message.port ? null : message.port,
         });
-        // The first state and the watcher come after `listening`: a big repo must not delay it.
+        // Loading the engine, the first state and the watcher come after `listening`: neither the
+        // engine's modules nor a big repo may delay it (reconcile-service.ts: eager vs lazy).
         service
           .start(started)
           .catch((error: unknown) =>
-            started.log('warning', `reconciliation watcher: ${String(error)}`),
+            started.log(
+              'warning',
+              `reconciliation: ${error instanceof Error ? error.message : String(error)}`,
+            ),
           );
         return;
       }
