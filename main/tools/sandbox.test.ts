@@ -521,7 +521,7 @@ describe('sandbox helpers', () => {
     const opened = await openFileInsideRoot(repo.root, 'big.txt');
     const chunks: Buffer[] = [];
     try {
-      for (let position = 0; position < opened.stats.size; ) {
+      for (let position = 0; position < opened.stats.size;) {
         const chunk = Buffer.alloc(48 * 1024);
         const { bytesRead } = await opened.handle.read(chunk, 0, chunk.length, position);
         if (bytesRead === 0) break;
