@@ -1,9 +1,10 @@
 // The Reconciliation tab end to end: `grove serve` on a real repository with a system spec and an
-// api spec governing src/**, driven in real Chromium. The tab lists the system spec first; Mark
-// reconciled brings the api spec's changed count to 0; editing a governed file on disk raises it
-// to 1 with no reload (the host's reconcile-state events), and Mark reconciled brings it back to
-// 0. The spec's diff, an invalid spec's error and Snapshot state show too. With
-// GROVE_SCREENSHOTS_DIR set, it saves a screenshot of the tab (light and dark) there.
+// api spec governing src/**, driven in real Chromium. The tab lists the system spec first; the
+// selected spec stays selected across a tab switch; Mark reconciled brings the api spec's changed
+// count to 0; editing a governed file on disk raises it to 1 with no reload (the host's
+// reconcile-state events), and Mark reconciled brings it back to 0. The spec's diff, an invalid
+// spec's error and Snapshot state show too. With GROVE_SCREENSHOTS_DIR set, it saves a screenshot
+// of the tab (light and dark) there.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -135,6 +136,17 @@ describe('the Reconciliation tab in Chromium', () => {
     await specRow(panel, 'api\\.spec\\.yaml').getByText('subsystem', { exact: true }).waitFor();
     const detail = panel.getByRole('region', { name: '.notarai/api.spec.yaml' });
     await detail.getByText('The HTTP API answers requests.').waitFor();
+    // The selection outlives the tab: to Clients and back, the api spec's detail is still shown.
+    const region = page.getByRole('main').getByRole('region', { name: 'main', exact: true });
+    await region.getByRole('tab', { name: /^Clients/ }).click();
+    await detail.waitFor({ state: 'detached' });
+    await region.getByRole('tab', { name: /^Reconciliation/ }).click();
+    await detail.getByText('The HTTP API answers requests.').waitFor();
+    expect(
+      await specRow(panel, 'api\\.spec\\.yaml')
+        .getByRole('button', { name: /api\.spec\.yaml/ })
+        .getAttribute('aria-pressed'),
+    ).toBe('true');
     // Its behaviors, which the diff is judged against.
     const behaviors = detail.getByRole('region', { name: 'Behaviors' });
     await behaviors.getByText('answers', { exact: true }).waitFor();

@@ -43,6 +43,11 @@ export const ConfigWriteResultSchema = z.object({
   serverName: z.string(),
 });
 export type ConfigWriteResult = z.infer<typeof ConfigWriteResultSchema>;
+
+/** The ports a worktree's server may be moved to (below 1024 needs privileges on most systems). */
+export const WORKTREE_PORT_MIN = 1024;
+export const WORKTREE_PORT_MAX = 65535;
+
 const Empty = z.object({});
 const Ok = z.object({ ok: z.literal(true) });
 
@@ -73,7 +78,9 @@ export const hostCommands = {
   },
   /** Moves a worktree's server to another port (restarting it if it runs). */
   setWorktreePort: {
-    input: WorktreeRef.extend({ port: z.number().int().min(1024).max(65535) }),
+    input: WorktreeRef.extend({
+      port: z.number().int().min(WORKTREE_PORT_MIN).max(WORKTREE_PORT_MAX),
+    }),
     output: WorktreeStateSchema,
   },
   /** The tools a worktree's server offers, asked by the host's own MCP client (the tool console). */

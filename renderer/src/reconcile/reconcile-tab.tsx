@@ -2,7 +2,8 @@
 // setReconcileBase), the totals, the specs (the system spec first, its subsystems nested) with their governed, changed
 // and affected counts and last reconciliation, the specs that failed to load (file, line,
 // message), one selected spec's detail (spec-detail.tsx), and Clear cache / Snapshot state.
-// Everything shown comes from the mirrored store (reconcile-state events): counts move live.
+// Everything shown comes from the mirrored store (reconcile-state events): counts move live. The
+// selected spec is kept in the store too, so it survives switching tabs or worktrees.
 import { useId, useState, type FormEvent } from 'react';
 import type { WorktreeState } from '../../../shared/model.ts';
 import type { ReconcileState } from '../../../shared/reconcile.ts';
@@ -16,9 +17,10 @@ import { SpecDetail } from './spec-detail.tsx';
 import { ConfirmButtons } from '../ui/confirm-buttons.tsx';
 
 export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
-  const { snapshot } = useHostState();
+  const store = useHostStore();
+  const { snapshot, selectedSpecs } = useHostState();
   const state = snapshot?.reconcile[worktree.id];
-  const [selectedPath, setSelectedPath] = useState<string | null>(null);
+  const selectedPath = selectedSpecs[worktree.id];
 
   if (!state) {
     return (
@@ -61,7 +63,7 @@ export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live
           <SpecTable
             rows={rows}
             selectedPath={selected?.path ?? null}
-            onSelect={setSelectedPath}
+            onSelect={(path) => store.selectSpec(worktree.id, path)}
             baseError={state.baseError}
           />
           {selected && (

@@ -3,7 +3,13 @@
 import { describe, expect, test } from 'vitest';
 import { commandMethods, type HostApi, type HostEvent } from '../../../shared/host-api.ts';
 import { serverUrls, type HostSnapshot, type WorktreeState } from '../../../shared/model.ts';
-import { HostStore, hostStoreReducer, initialHostStoreState } from './host-store.ts';
+import type { ReconcileState } from '../../../shared/reconcile.ts';
+import {
+  HostStore,
+  hostStoreReducer,
+  initialHostStoreState,
+  type HostStoreState,
+} from './host-store.ts';
 
 function worktree(id: string, overrides: Partial<WorktreeState> = {}): WorktreeState {
   const port = 4100 + Number(id);
@@ -94,6 +100,113 @@ describe('hostStoreReducer', () => {
     expect(state.commandErrors).toEqual({ '1': { command: 'start', message: 'port in use' } });
     state = hostStoreReducer(state, { type: 'command-sent', worktreeId: '1', command: 'stop' });
     expect(state.commandErrors).toEqual({});
+  });
+});
+
+describe('the selected spec of the Reconciliation tab', () => {
+  function reconcileState(...paths: string[]): ReconcileState {
+    return {
+      base: 'main',
+      baseError: null,
+      computedAt: 0,
+      durationMs: 0,
+      systemSpec: null,
+      specs: paths.map((path) => ({
+        path,
+        title: path,
+        intent: path,
+        behaviors: [],
+        constraints: [],
+        invariants: [],
+        subsystems: [],
+        tier: 'full' as const,
+        isSystemSpec: false,
+        governedFiles: 1,
+        changedSinceReconciled: 0,
+        changedSinceReconciledPaths: [],
+        specInvalidated: false,
+        affected: false,
+        affectedFiles: 0,
+        affectedPaths: [],
+        lastReconciledAt: null,
+      })),
+      totals: {
+        specs: paths.length,
+        invalidSpecs: 0,
+        affectedSpecs: 0,
+        specsNeedingReconciliation: 0,
+        governedFiles: paths.length,
+        changedSinceReconciled: 0,
+        changedVsBase: 0,
+      },
+      specErrors: [],
+      warnings: [],
+    };
+  }
+
+  const api = '.notarai/api.spec.yaml';
+  const ui = '.notarai/ui.spec.yaml';
+
+  function selected(): HostStoreState {
+    let state = hostStoreReducer(initialHostStoreState, {
+      type: 'event',
+      event: {
+        type: 'snapshot',
+        snapshot: { ...snapshot, reconcile: { '1': reconcileState(api, ui) } },
+      },
+    });
+    state = hostStoreReducer(state, { type: 'select-spec', worktreeId: '1', path: ui });
+    return hostStoreReducer(state, { type: 'select-spec', worktreeId: '2', path: api });
+  }
+
+  test('is kept per worktree, whatever the views do, while the spec exists', () => {
+    let state = selected();
+    expect(state.selectedSpecs).toEqual({ '1': ui, '2': api });
+    // New states that still list the spec (counts moved), a new snapshot: the selection stays.
+    state = hostStoreReducer(state, {
+      type: 'event',
+      event: { type: 'reconcile-state', worktreeId: '1', state: reconcileState(ui, api) },
+    });
+    state = hostStoreReducer(state, {
+      type: 'event',
+      event: {
+        type: 'snapshot',
+        snapshot: { ...snapshot, reconcile: { '1': reconcileState(api, ui) } },
+      },
+    });
+    expect(state.selectedSpecs).toEqual({ '1': ui, '2': api });
+  });
+
+  test('is dropped when its spec no longer exists, for that worktree only', () => {
+    let state = hostStoreReducer(selected(), {
+      type: 'event',
+      event: { type: 'reconcile-state', worktreeId: '1', state: reconcileState(api) },
+    });
+    expect(state.selectedSpecs).toEqual({ '2': api });
+    // A snapshot without worktree 2's spec in its state, or without the worktree at all.
+    state = hostStoreReducer(selected(), {
+      type: 'event',
+      event: {
+        type: 'snapshot',
+        snapshot: {
+          ...snapshot,
+          reconcile: { '1': reconcileState(api, ui), '2': reconcileState(ui) },
+        },
+      },
+    });
+    expect(state.selectedSpecs).toEqual({ '1': ui });
+    state = hostStoreReducer(selected(), {
+      type: 'event',
+      event: {
+        type: 'snapshot',
+        snapshot: {
+          repos: [{ ...snapshot.repos[0]!, worktrees: [worktree('1')] }],
+          activity: {},
+          reconcile: {},
+        },
+      },
+    });
+    expect(state.selectedSpecs).toEqual({ '1': ui });
   });
 });
 

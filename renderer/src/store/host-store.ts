@@ -1,8 +1,9 @@
 // The renderer's mirror of the host: a pure reducer over HostApi events (a full `snapshot`, then
 // `worktree-changed` deltas) plus the renderer's own bookkeeping (connection health, commands in
-// flight, the last command error per worktree). The host stays the single source of truth: commands
-// never edit the mirror optimistically, they wait for the event that reports the change. React reads
-// the store through useSyncExternalStore; nothing polls.
+// flight, the last command error per worktree, the spec selected in each worktree's
+// Reconciliation tab, which outlives the tab's components). The host stays the single source of
+// truth: commands never edit the mirror optimistically, they wait for the event that reports the
+// change. React reads the store through useSyncExternalStore; nothing polls.
 import {
   commandMethods,
   type HostApi,
@@ -10,6 +11,7 @@ import {
   type HostEvent,
 } from '../../../shared/host-api.ts';
 import type { HostSnapshot, WorktreeState } from '../../../shared/model.ts';
+import type { ReconcileState } from '../../../shared/reconcile.ts';
 import type { ConnectionSource, ConnectionState } from '../host-api/connection.ts';
 import type { HostTransport } from '../host-api/pick-host-api.ts';
 
@@ -34,19 +36,27 @@ export interface HostStoreState {
   pending: Readonly<Record<string, ServerCommand>>;
   /** The last failed command, by worktree id (cleared by the next command). */
   commandErrors: Readonly<Record<string, CommandError>>;
+  /**
+   * The spec path selected in the Reconciliation tab, by worktree id: kept across tab and worktree
+   * switches, dropped when the spec no longer exists (its worktree closed, or a reconciliation
+   * state without it).
+   */
+  selectedSpecs: Readonly<Record<string, string>>;
 }
 
 export type HostStoreAction =
   | { type: 'event'; event: HostEvent }
   | { type: 'connection'; connection: ConnectionState }
   | { type: 'command-sent'; worktreeId: string; command: ServerCommand }
-  | { type: 'command-done'; worktreeId: string; command: ServerCommand; error: string | null };
+  | { type: 'command-done'; worktreeId: string; command: ServerCommand; error: string | null }
+  | { type: 'select-spec'; worktreeId: string; path: string };
 
 export const initialHostStoreState: HostStoreState = {
   snapshot: null,
   connection: { state: 'connecting' },
   pending: {},
   commandErrors: {},
+  selectedSpecs: {},
 };
 
 export function hostStoreReducer(state: HostStoreState, action: HostStoreAction): HostStoreState {
@@ -73,13 +83,23 @@ export function hostStoreReducer(state: HostStoreState, action: HostStoreAction)
                 [action.worktreeId]: { command: action.command, message: action.error },
               },
       };
+    case 'select-spec':
+      if (state.selectedSpecs[action.worktreeId] === action.path) return state;
+      return {
+        ...state,
+        selectedSpecs: { ...state.selectedSpecs, [action.worktreeId]: action.path },
+      };
   }
 }
 
 function applyEvent(state: HostStoreState, event: HostEvent): HostStoreState {
   switch (event.type) {
     case 'snapshot':
-      return { ...state, snapshot: event.snapshot };
+      return {
+        ...state,
+        snapshot: event.snapshot,
+        selectedSpecs: existingSelections(state.selectedSpecs, event.snapshot),
+      };
     case 'worktree-changed': {
       // A delta before any snapshot has nothing to apply to; the snapshot will carry it.
       if (!state.snapshot) return state;
@@ -94,7 +114,12 @@ function applyEvent(state: HostStoreState, event: HostEvent): HostStoreState {
     case 'reconcile-state': {
       if (!state.snapshot) return state;
       const reconcile = { ...state.snapshot.reconcile, [event.worktreeId]: event.state };
-      return { ...state, snapshot: { ...state.snapshot, reconcile } };
+      const selected = state.selectedSpecs[event.worktreeId];
+      const selectedSpecs =
+        selected === undefined || hasSpec(event.state, selected)
+          ? state.selectedSpecs
+          : without(state.selectedSpecs, event.worktreeId);
+      return { ...state, snapshot: { ...state.snapshot, reconcile }, selectedSpecs };
     }
     default:
       // Events the mirror does not keep (chat progress): the chat views hear them (onChatEvent).
@@ -134,6 +159,29 @@ export function upsertWorktree(snapshot: HostSnapshot, worktree: WorktreeState):
     return { ...repo, worktrees };
   });
   return { ...snapshot, repos };
+}
+
+/**
+ * The selected specs that still exist in a new snapshot: their worktree is open and its
+ * reconciliation state (when it has one yet) still lists them.
+ */
+function existingSelections(
+  selectedSpecs: HostStoreState['selectedSpecs'],
+  snapshot: HostSnapshot,
+): HostStoreState['selectedSpecs'] {
+  const open = new Set(snapshot.repos.flatMap((repo) => repo.worktrees.map((w) => w.id)));
+  let kept = selectedSpecs;
+  for (const [worktreeId, path] of Object.entries(selectedSpecs)) {
+    const reconcile = snapshot.reconcile[worktreeId];
+    if (!open.has(worktreeId) || (reconcile && !hasSpec(reconcile, path))) {
+      kept = without(kept, worktreeId);
+    }
+  }
+  return kept;
+}
+
+function hasSpec(state: ReconcileState, path: string): boolean {
+  return state.specs.some((spec) => spec.path === path);
 }
 
 function without<T>(record: Readonly<Record<string, T>>, key: string): Readonly<Record<string, T>> {
@@ -227,6 +275,11 @@ export class HostStore {
     return this.#run(worktreeId, 'restart', (api) =>
       api.restartServer({ worktreeId }).then(() => undefined),
     );
+  }
+
+  /** Remembers the spec selected in a worktree's Reconciliation tab (renderer state only). */
+  selectSpec(worktreeId: string, path: string): void {
+    this.#dispatch({ type: 'select-spec', worktreeId, path });
   }
 
   /**

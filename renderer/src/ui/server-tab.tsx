@@ -1,7 +1,8 @@
-// The Server tab: status (with the error and a Retry), Start/Stop/Restart, the autostart and
-// require-token switches, the two URLs, the token (hidden until revealed; copy; rotate) and the
-// port notice.
-import { useState } from 'react';
+// The Server tab: status (with the error and a Retry), Start/Stop/Restart, the port (edited with
+// setWorktreePort, which restarts a running server on it), the autostart and require-token
+// switches, the two URLs, the token (hidden until revealed; copy; rotate) and the port notice.
+import { useId, useState, type FormEvent } from 'react';
+import { WORKTREE_PORT_MAX, WORKTREE_PORT_MIN } from '../../../shared/host-api.ts';
 import type { WorktreeState } from '../../../shared/model.ts';
 import type { CommandError, ServerCommand } from '../store/host-store.ts';
 import { CopyButton } from './copy-button.tsx';
@@ -9,6 +10,7 @@ import { ServerStatusText } from './server-status.tsx';
 import { useHostStore } from './store-context.tsx';
 import { errorText, type useConnectionInfo } from './use-connection-info.ts';
 import { ConfirmButtons } from './confirm-buttons.tsx';
+import { portOutcome, portProblem, type PortOutcome } from './port-setting.ts';
 
 export interface ServerTabProps {
   worktree: WorktreeState;
@@ -90,7 +92,7 @@ export function ServerTab({ worktree, pending, commandError, live, connection }:
         )}
       </section>
 
-      <Settings worktree={worktree} live={live} />
+      <Settings worktree={worktree} live={live} serverBusy={pending !== undefined} />
 
       <section className="card" aria-labelledby={`${worktree.id}-endpoints`}>
         <h3 className="card__title" id={`${worktree.id}-endpoints`}>
@@ -118,7 +120,16 @@ export function ServerTab({ worktree, pending, commandError, live, connection }:
   );
 }
 
-function Settings({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
+function Settings({
+  worktree,
+  live,
+  serverBusy,
+}: {
+  worktree: WorktreeState;
+  live: boolean;
+  /** A start, stop or restart is in flight. */
+  serverBusy: boolean;
+}) {
   const store = useHostStore();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -140,6 +151,7 @@ function Settings({ worktree, live }: { worktree: WorktreeState; live: boolean }
       <h3 className="card__title" id={`${worktree.id}-settings`}>
         Settings
       </h3>
+      <PortSetting worktree={worktree} live={live} serverBusy={serverBusy} />
       <Switch
         label="Start automatically"
         hint="Start this server when Grove starts."
@@ -165,6 +177,108 @@ function Settings({ worktree, live }: { worktree: WorktreeState; live: boolean }
         </p>
       )}
     </section>
+  );
+}
+
+/**
+ * The port field: shows the configured port and follows it until the user types; Save checks the
+ * number here, then asks the host, which restarts a running server on the new port (or the next
+ * free one, if another program holds it).
+ */
+function PortSetting({
+  worktree,
+  live,
+  serverBusy,
+}: {
+  worktree: WorktreeState;
+  live: boolean;
+  serverBusy: boolean;
+}) {
+  const store = useHostStore();
+  const inputId = useId();
+  const hintId = useId();
+  const messageId = useId();
+  /** What the user typed; null: the field shows the configured port. */
+  const [draft, setDraft] = useState<string | null>(null);
+  const [invalid, setInvalid] = useState(false);
+  /** While the host works: it restarts a server that was running when Save was pressed. */
+  const [busy, setBusy] = useState<'saving' | 'restarting' | null>(null);
+  const [message, setMessage] = useState<PortOutcome | null>(null);
+  const value = draft ?? String(worktree.port);
+  const running = worktree.status.state === 'running';
+
+  const save = async (event: FormEvent): Promise<void> => {
+    event.preventDefault();
+    const problem = portProblem(value);
+    setInvalid(problem !== null);
+    if (problem) {
+      setMessage({ tone: 'error', text: problem });
+      return;
+    }
+    const port = Number(value);
+    setBusy(running ? 'restarting' : 'saving');
+    setMessage(null);
+    try {
+      const result = await store.commands.setWorktreePort({ worktreeId: worktree.id, port });
+      setDraft(null);
+      setMessage(portOutcome(port, running, result));
+    } catch (caught) {
+      setMessage({ tone: 'error', text: errorText(caught) });
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  return (
+    <form className="port-setting" noValidate onSubmit={(event) => void save(event)}>
+      <div className="port-setting__row">
+        <label htmlFor={inputId} className="port-setting__label">
+          Port
+        </label>
+        <input
+          id={inputId}
+          className="input"
+          type="number"
+          inputMode="numeric"
+          min={WORKTREE_PORT_MIN}
+          max={WORKTREE_PORT_MAX}
+          step={1}
+          value={value}
+          disabled={busy !== null}
+          aria-invalid={invalid ? true : undefined}
+          aria-describedby={message ? `${hintId} ${messageId}` : hintId}
+          onChange={(event) => {
+            setDraft(event.target.value);
+            setInvalid(false);
+            setMessage(null);
+          }}
+        />
+        <button
+          type="submit"
+          className="button"
+          aria-label="Save port"
+          disabled={busy !== null || !live || serverBusy || value.trim() === String(worktree.port)}
+        >
+          {busy === 'restarting' ? 'Restarting…' : busy === 'saving' ? 'Saving…' : 'Save'}
+        </button>
+      </div>
+      <p id={hintId} className="port-setting__hint">
+        {running
+          ? 'Saving restarts the server on the new port.'
+          : 'The server listens on the new port when it starts.'}{' '}
+        If another program holds the port, it moves to the next free one. Clients configured with
+        the old URL need the new one.
+      </p>
+      {message && (
+        <p
+          id={messageId}
+          className={message.tone === 'ok' ? 'notice' : 'notice notice--error'}
+          role={message.tone === 'ok' ? 'status' : 'alert'}
+        >
+          {message.text}
+        </p>
+      )}
+    </form>
   );
 }
 
