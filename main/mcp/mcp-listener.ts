@@ -58,6 +58,8 @@ export interface McpListenerOptions {
   onClientEvent?: (event: McpClientEvent) => void;
   /** Unexpected errors (never carries the token). */
   onError?: (error: Error) => void;
+  /** Called as each HTTP request arrives (the worktree process tracks when it is idle). */
+  onRequest?: () => void;
   /** Interval of SSE keep-alive comments on every leg (default 15 s; 0 disables). */
   keepAliveMs?: number;
   /** Interval of the progress heartbeat of running calls whose client asked for progress (5 s). */
@@ -185,6 +187,7 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
 
   /** One request: security checks, then the route. Errors are answered by handleRouteError. */
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    options.onRequest?.();
     const refusedHost = hostOrOriginRefusal(req.headers, boundPort);
     if (refusedHost !== undefined) return sendJson(res, 403, { error: refusedHost });
     const { path, query } = splitUrl(req.url);

@@ -15,6 +15,7 @@ import { ClientRegistry } from './client-registry.ts';
 import { createFileTools } from '../tools/index.ts';
 import { createReconcileService, type ReconcileService } from '../reconcile/reconcile-service.ts';
 import { GROVE_VERSION } from '../version.ts';
+import { createIdleMemoryReclaimer } from './idle-memory.ts';
 import {
   HostToWorktreeSchema,
   PORT_ATTEMPTS,
@@ -85,6 +86,7 @@ export function runWorktreeProcess(channel: HostChannel): void {
   /** The reconciliation engine, tools and watcher; `reconcileBase` may arrive before start. */
   let reconcile: ReconcileService | undefined;
   let reconcileBase: string | undefined;
+  const idleMemory = createIdleMemoryReclaimer();
   const clients = new ClientRegistry({
     onClients: (list) => channel.send({ type: 'clients', clients: list }),
     onActivity: (entries) => channel.send({ type: 'activity', entries }),
@@ -93,6 +95,7 @@ export function runWorktreeProcess(channel: HostChannel): void {
   const shutdown = async (code: number): Promise<never> => {
     if (!stopping) {
       stopping = true;
+      idleMemory.close();
       await listener?.close().catch(() => undefined);
       await reconcile?.close().catch(() => undefined);
       clients.flush();
@@ -141,6 +144,7 @@ export function runWorktreeProcess(channel: HostChannel): void {
             extendServer: (server) => service.extendServer(server),
             serverInfo: { name: 'grove', version: GROVE_VERSION },
             onClientEvent: (event) => clients.handle(event),
+            onRequest: idleMemory.activity,
           },
           message.port,
         );
