@@ -3,9 +3,10 @@
 // - read_file on a small file: per-call latency (p50, p99) and throughput over legacy SSE, legacy
 //   Streamable HTTP (sessions) and modern stateless Streamable HTTP, with 1, 10 and 50 concurrent
 //   clients, next to a bare SDK server (McpServer with a no-op tool on plain node:http, legacy
-//   sessions and modern stateless, no Express, no guard) measured in the same run. Both servers run
-//   in their own process; the clients (SDK v2) all run in this one.
-// - one worktree process: start to ready (Host.startServer: fork, load, listen), idle RSS.
+//   sessions and modern stateless, no guard) measured in the same run, the cells interleaved in
+//   three rounds. Both servers run in their own process; the clients (SDK v2) all run in this one.
+// - one worktree process: start to ready (Host.startServer: fork, load, listen), idle RSS, PSS and
+//   private memory, next to the Node floor (scripts/node-floor-process.mjs: fork, IPC, listen).
 // - 20 worktrees: Host.open + addRepo + startAll on a repo with 19 linked worktrees.
 //
 // Options: --calls N (measured calls per cell, default 600), --json (also print raw figures).
@@ -23,6 +24,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { createMcpHandler, isInitializeRequest, McpServer } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { Host } from '../main/host/host.ts';
+import { QUIET_BEFORE_RECLAIM_MS } from '../main/worktree/idle-memory.ts';
 import { buildWorktreeBundle } from './build-worktree.ts';
 import { connectClient, type Leg } from '../main/mcp/mcp-test-support.ts';
 import { randomFirstPort } from '../main/testing/net.ts';
@@ -32,10 +34,13 @@ import { MB, readFileOnce, rssBytes, sleep } from '../e2e/support/mcp-load.ts';
 const FILE = 'small.txt';
 const CONTENT = 'a small file for the benchmark\n'.repeat(8);
 const CONCURRENCY = [1, 10, 50];
+/** Rounds per concurrency level (see the measuring loop). */
+const ROUNDS = 3;
 const GROVE_LEGS: Leg[] = ['sse', 'legacy-http', 'modern-http'];
 const BARE_LEGS: Leg[] = ['legacy-http', 'modern-http'];
 const STARTS = 7;
-const IDLE_SETTLE_MS = 2_000;
+/** Idle means after the worktree process's idle memory reclaim (main/worktree/idle-memory.ts). */
+const IDLE_SETTLE_MS = QUIET_BEFORE_RECLAIM_MS + 1_500;
 const WORKTREES = 20;
 
 // --- the bare SDK server (child process) -------------------------------------------------------
@@ -154,10 +159,10 @@ async function memoryOf(pid: number): Promise<Omit<ProcessFigures, 'startMs'> | 
   };
 }
 
-/** Forks scripts/node-floor-process.ts as the host forks a worktree: start to listening, memory. */
+/** Forks scripts/node-floor-process.mjs as the host forks a worktree: start to listening, memory. */
 async function measureNodeFloor(): Promise<ProcessFigures> {
   const before = performance.now();
-  const child = fork(fileURLToPath(new URL('./node-floor-process.ts', import.meta.url)), [], {
+  const child = fork(fileURLToPath(new URL('./node-floor-process.mjs', import.meta.url)), [], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     serialization: 'json',
   });
@@ -200,14 +205,20 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-async function measure(
+/** One round of one cell: every client's call latencies and the round's wall time. */
+interface RoundSamples {
+  latencies: number[];
+  elapsedMs: number;
+}
+
+async function measureRound(
   server: Cell['server'],
   port: number,
   token: string,
   leg: Leg,
   clients: number,
-  totalCalls: number,
-): Promise<Cell> {
+  calls: number,
+): Promise<RoundSamples> {
   const call = (client: Client): Promise<unknown> =>
     server === 'grove read_file'
       ? readFileOnce(client, FILE, CONTENT)
@@ -217,7 +228,7 @@ async function measure(
   const connected = await Promise.all(
     Array.from({ length: clients }, () => connectClient(port, leg, token)),
   );
-  const perClient = Math.max(5, Math.ceil(totalCalls / clients));
+  const perClient = Math.max(5, Math.ceil(calls / clients));
   try {
     for (const { client } of connected) await call(client); // warm-up, not measured
     const latencies: number[] = [];
@@ -231,23 +242,28 @@ async function measure(
         }
       }),
     );
-    const elapsed = performance.now() - started;
-    latencies.sort((a, b) => a - b);
-    return {
-      server,
-      leg,
-      clients,
-      calls: latencies.length,
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-      throughput: (latencies.length * 1000) / elapsed,
-    };
+    return { latencies, elapsedMs: performance.now() - started };
   } finally {
     for (const { client, transport } of connected) {
       if ('terminateSession' in transport) await transport.terminateSession().catch(() => {});
       await client.close().catch(() => {});
     }
   }
+}
+
+/** A cell's figures from its rounds: percentiles over every call, throughput over every round. */
+function toCell(server: Cell['server'], leg: Leg, clients: number, rounds: RoundSamples[]): Cell {
+  const latencies = rounds.flatMap((round) => round.latencies).sort((a, b) => a - b);
+  const elapsed = rounds.reduce((sum, round) => sum + round.elapsedMs, 0);
+  return {
+    server,
+    leg,
+    clients,
+    calls: latencies.length,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    throughput: (latencies.length * 1000) / elapsed,
+  };
 }
 
 function median(values: number[]): number {
@@ -303,13 +319,37 @@ async function runBenchmark(totalCalls: number, json: boolean): Promise<void> {
     // Latency and throughput, grove and bare, interleaved per concurrency level.
     const bare = await spawnBareServer();
     cleanups.push(() => bare.stop());
+    // Each cell's calls are split over ROUNDS rounds, and every round runs all five cells of a
+    // concurrency level in turn: a slow spell of the shared machine then hits grove and bare alike
+    // instead of one whole cell.
     const cells: Cell[] = [];
+    const cellsOf = [
+      ...GROVE_LEGS.map((leg) => ({ server: 'grove read_file' as const, leg, port, token })),
+      ...BARE_LEGS.map((leg) => ({
+        server: 'bare no-op' as const,
+        leg,
+        port: bare.port,
+        token: 'unused',
+      })),
+    ];
     for (const clients of CONCURRENCY) {
-      for (const leg of GROVE_LEGS) {
-        cells.push(await measure('grove read_file', port, token, leg, clients, totalCalls));
+      const rounds = cellsOf.map((): RoundSamples[] => []);
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [index, cell] of cellsOf.entries()) {
+          rounds[index]!.push(
+            await measureRound(
+              cell.server,
+              cell.port,
+              cell.token,
+              cell.leg,
+              clients,
+              Math.ceil(totalCalls / ROUNDS),
+            ),
+          );
+        }
       }
-      for (const leg of BARE_LEGS) {
-        cells.push(await measure('bare no-op', bare.port, 'unused', leg, clients, totalCalls));
+      for (const [index, cell] of cellsOf.entries()) {
+        cells.push(toCell(cell.server, cell.leg, clients, rounds[index]!));
       }
     }
     await sleep(IDLE_SETTLE_MS);

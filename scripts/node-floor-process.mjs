@@ -1,10 +1,11 @@
 // The floor under a worktree process, for `npm run bench:server`: a Node process forked with an
 // IPC channel that, on the host's `start` message, listens on 127.0.0.1 and answers `listening`
 // — what every worktree process does before any MCP code. Its start time and idle memory bound
-// what a worktree process can reach on this Node.
+// what a worktree process can reach on this Node. Plain JavaScript: a .ts file would load Node's
+// type stripper, which a worktree process (a bundle) does not.
 import { createServer } from 'node:http';
 
-process.on('message', (message: { type?: string }) => {
+process.on('message', (message) => {
   if (message.type === 'shutdown') process.exit(0);
   if (message.type !== 'start') return;
   const server = createServer((_req, res) => res.end());
