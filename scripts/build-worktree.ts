@@ -8,13 +8,22 @@
 // `npm run build` and the test setup run this script, so the bundle is never older than a test run.
 import { readdir, rm, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { build } from 'rolldown';
+import { build, type Plugin } from 'rolldown';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const WORKTREE_BUNDLE_DIR = `${ROOT}out/worktree`;
 
 /** Packages with native (.node) parts: required at run time from node_modules, never bundled. */
 const NATIVE_PACKAGES = /^(better-sqlite3|@parcel\/watcher|@napi-rs\/blake-hash)(\/|$)/;
+
+/** The SDK's runtime shim, replaced by main/worktree/sdk-shims.ts (which says why). */
+function sdkShimsWithoutEagerAjv(): Plugin {
+  return {
+    name: 'grove-sdk-shims',
+    resolveId: (id) =>
+      id === '@modelcontextprotocol/server/_shims' ? `${ROOT}main/worktree/sdk-shims.ts` : null,
+  };
+}
 
 /**
  * Files of earlier builds are removed once they are this old. Not at once: a worktree process
@@ -31,6 +40,7 @@ export async function buildWorktreeBundle(): Promise<void> {
       'file-worker': `${ROOT}main/reconcile/file-worker.ts`,
     },
     platform: 'node',
+    plugins: [sdkShimsWithoutEagerAjv()],
     external: (id) => NATIVE_PACKAGES.test(id) || id.endsWith('.node'),
     logLevel: 'warn',
     output: {
