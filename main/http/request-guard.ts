@@ -24,10 +24,16 @@ export function isAllowedOrigin(origin: string | undefined): boolean {
   return validateOriginHeader(origin, localhostAllowedOrigins()).ok;
 }
 
+const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
+
+/** The expected token's digest, kept while the token stays the same (it is asked per request). */
+let expectedDigest: { token: string; digest: Buffer } | undefined;
+
 /** Constant-time comparison (digests have equal length, so timingSafeEqual never throws). */
 export function tokenMatches(presented: string, expected: string): boolean {
-  const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
-  return timingSafeEqual(digest(presented), digest(expected));
+  if (expectedDigest?.token !== expected)
+    expectedDigest = { token: expected, digest: digest(expected) };
+  return timingSafeEqual(digest(presented), expectedDigest.digest);
 }
 
 /** Every token a request presents: the Bearer credential and/or the `token` query parameter. */

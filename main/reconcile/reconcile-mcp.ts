@@ -56,6 +56,17 @@ export interface ReconcileMcpOptions {
   defaultBase: () => string;
 }
 
+/**
+ * Built once: a server is built per modern request, and building zod schemas there was a tenth of
+ * a modern call's CPU under load.
+ */
+const RECONCILE_PROMPT_ARGS = z.object({
+  base_branch: z
+    .string()
+    .optional()
+    .describe("Branch to compare against (default: the repository's main branch)."),
+});
+
 /** Registers prompts, spec resources and subscription handlers on one McpServer. */
 export function registerReconcileMcp(server: McpServer, options: ReconcileMcpOptions): void {
   server.registerPrompt(
@@ -65,12 +76,7 @@ export function registerReconcileMcp(server: McpServer, options: ReconcileMcpOpt
       description:
         'Check every spec affected by the changes since a base branch for drift, report, then ' +
         'mark the reviewed files reconciled.',
-      argsSchema: z.object({
-        base_branch: z
-          .string()
-          .optional()
-          .describe("Branch to compare against (default: the repository's main branch)."),
-      }),
+      argsSchema: RECONCILE_PROMPT_ARGS,
     },
     async (args: { base_branch?: string | undefined }) => ({
       messages: [
