@@ -48,18 +48,11 @@ export function worktreeEntry(): string {
 const COMPILE_CACHE_DIR =
   process.env.NODE_COMPILE_CACHE ?? path.join(tmpdir(), `grove-compile-cache-${userInfo().uid}`);
 
-/**
- * Node flags of every worktree process: `gc()` for the idle memory reclaimer
- * (main/worktree/idle-memory.ts). The host's own flags are not passed on.
- */
-export const WORKTREE_EXEC_ARGV = ['--expose-gc'];
-
 /** Launches each worktree process with child_process.fork. */
 export const forkLauncher: WorktreeLauncher = {
   launch() {
     const child = fork(worktreeEntry(), [], {
       execPath: process.execPath,
-      execArgv: WORKTREE_EXEC_ARGV,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'json',
       env: { ...process.env, NODE_COMPILE_CACHE: COMPILE_CACHE_DIR },

@@ -13,7 +13,7 @@ describe('idle memory reclaimer', () => {
   it('collects once after start, then once after each quiet period that followed activity', () => {
     vi.useFakeTimers();
     const gc = vi.fn();
-    reclaimer = createIdleMemoryReclaimer({ quietMs: 1_000, gc });
+    reclaimer = createIdleMemoryReclaimer({ quietMs: 1_000, gc: () => gc });
     vi.advanceTimersByTime(999);
     expect(gc).not.toHaveBeenCalled();
     vi.advanceTimersByTime(1);
@@ -33,16 +33,26 @@ describe('idle memory reclaimer', () => {
     expect(gc).toHaveBeenCalledTimes(2);
   });
 
-  it('does nothing without the gc extension, or once closed', () => {
+  it('does nothing when turned off, or once closed', () => {
     vi.useFakeTimers();
     const withoutGc = createIdleMemoryReclaimer({ quietMs: 10, gc: undefined });
     withoutGc.activity();
     expect(vi.getTimerCount()).toBe(0);
     const gc = vi.fn();
-    reclaimer = createIdleMemoryReclaimer({ quietMs: 10, gc });
+    reclaimer = createIdleMemoryReclaimer({ quietMs: 10, gc: () => gc });
     reclaimer.close();
     reclaimer.activity();
     vi.advanceTimersByTime(100);
     expect(gc).not.toHaveBeenCalled();
+  });
+
+  it("exposes V8's own gc when none was given, and collects with it", async () => {
+    let reclaimed = 0;
+    reclaimer = createIdleMemoryReclaimer({ quietMs: 10, onReclaimed: () => reclaimed++ });
+    const deadline = Date.now() + 5_000;
+    while (reclaimed === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(reclaimed).toBe(1);
   });
 });

@@ -4,11 +4,24 @@
 // process simply stops being called. So when the server has been quiet for a few seconds after
 // any activity (and once after start), the process runs one full "last resort" collection, which
 // also returns V8's pooled pages to the system (300 MB -> ~115 MB in that measurement). Costs a
-// few tens of milliseconds of CPU while nothing else is happening. Needs `--expose-gc`, which
-// both launchers pass; without it this does nothing.
+// few tens of milliseconds of CPU while nothing else is happening.
+//
+// The `gc()` function is obtained when first needed (v8.setFlagsFromString('--expose-gc'), then a
+// fresh vm context has it), not by starting the process with `--expose-gc`: that flag keeps Node
+// from using its start-up snapshot and cost every worktree process ~50-100 ms of start time.
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
-/** The V8 `gc()` extension (present with `--expose-gc`). */
+/** The V8 `gc()` extension. */
 type ExposedGc = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+
+/** V8's `gc()`, exposed on first call (see above). */
+function exposedGc(): ExposedGc {
+  const existing = (globalThis as { gc?: ExposedGc }).gc;
+  if (existing) return existing;
+  v8.setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as ExposedGc;
+}
 
 /** How long the server must be quiet after activity before memory is reclaimed. */
 export const QUIET_BEFORE_RECLAIM_MS = 5_000;
@@ -22,13 +35,15 @@ export interface IdleMemoryReclaimer {
 export function createIdleMemoryReclaimer(
   options: {
     quietMs?: number;
-    gc?: ExposedGc | undefined;
+    /** Default: V8's own, exposed on first use; undefined turns reclaiming off. */
+    gc?: (() => ExposedGc) | undefined;
     /** Called after each reclaim (for tests and logs). */
     onReclaimed?: () => void;
   } = {},
 ): IdleMemoryReclaimer {
   const quietMs = options.quietMs ?? QUIET_BEFORE_RECLAIM_MS;
-  const gc = 'gc' in options ? options.gc : (globalThis as { gc?: ExposedGc }).gc;
+  const gcProvider = 'gc' in options ? options.gc : exposedGc;
+  let gc: ExposedGc | undefined;
   let timer: NodeJS.Timeout | undefined;
   let lastActivity = performance.now();
   let closed = false;
@@ -43,6 +58,7 @@ export function createIdleMemoryReclaimer(
         return;
       }
       timer = undefined;
+      gc ??= gcProvider?.();
       gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
       options.onReclaimed?.();
     }, delay);
@@ -51,7 +67,7 @@ export function createIdleMemoryReclaimer(
 
   const activity = (): void => {
     lastActivity = performance.now();
-    if (gc !== undefined && !closed && timer === undefined) arm(quietMs);
+    if (gcProvider !== undefined && !closed && timer === undefined) arm(quietMs);
   };
 
   activity(); // start-up garbage (module loading, the first reconciliation state)
