@@ -535,6 +535,27 @@ describe('sandbox helpers', () => {
     expect(Buffer.concat(chunks).equals(content)).toBe(true);
   });
 
+  it('lets other work run while a call reads more than the synchronous budget', async () => {
+    const names = Array.from({ length: 12 }, (_, index) => `many/part-${index}.bin`);
+    await mkdir(path.join(repo.root, 'many'), { recursive: true });
+    for (const name of names)
+      await writeFile(path.join(repo.root, name), Buffer.alloc(64 * 1024, 1));
+    let otherWorkRan = false;
+    setImmediate(() => (otherWorkRan = true));
+    const ranBeforeEachRead: boolean[] = [];
+    for (const name of names) {
+      const opened = await openFileInsideRoot(repo.root, name);
+      try {
+        ranBeforeEachRead.push(otherWorkRan);
+        await opened.handle.read(Buffer.alloc(64 * 1024), 0, 64 * 1024, 0);
+      } finally {
+        await opened.handle.close();
+      }
+    }
+    // 12 x 64 KiB is three times the budget: the loop got a turn before the reading ended.
+    expect(ranBeforeEachRead.at(-1)).toBe(true);
+  });
+
   it('refuses FIFOs without blocking', async () => {
     await mkdir(path.join(repo.root, 'special'), { recursive: true });
     await promisify(execFile)('mkfifo', [path.join(repo.root, 'special', 'pipe')]);

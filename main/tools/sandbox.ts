@@ -8,8 +8,10 @@
 // kernel's caches costs a few microseconds of the event loop, while the same call through libuv's
 // thread pool costs ~100 µs of main-thread CPU in wake-ups and promise plumbing, which is what
 // bounded read_file under load (docs/decisions.md, "Synchronous metadata calls in the sandbox").
-// Reads beyond SYNC_READ_BUDGET bytes per file go through the thread pool, so a large file never
-// holds the event loop (the host's health check would take the process for hung).
+// At most SYNC_READ_BUDGET bytes are read synchronously per turn of the event loop, whatever the
+// number of files; further reads go through the thread pool (and so yield), so neither a large
+// file nor a call reading many files holds the loop (the host's health check would take the
+// process for hung).
 import {
   closeSync,
   constants,
@@ -37,8 +39,25 @@ const stat = async (target: string): Promise<Stats> => statSync(target);
 const lstatNow = async (target: string): Promise<Stats> => lstatSync(target);
 const readlink = async (target: string): Promise<string> => readlinkSync(target);
 
-/** Bytes of one file read synchronously before reads move to the thread pool. */
+/** Bytes read synchronously per turn of the event loop before reads move to the thread pool. */
 export const SYNC_READ_BUDGET = 256 * 1024;
+
+let syncBudget = SYNC_READ_BUDGET;
+let refillScheduled = false;
+
+/** Takes `length` bytes from this turn's synchronous budget, if there are that many left. */
+function takeSyncBudget(length: number): boolean {
+  if (length > syncBudget) return false;
+  syncBudget -= length;
+  if (!refillScheduled) {
+    refillScheduled = true;
+    setImmediate(() => {
+      syncBudget = SYNC_READ_BUDGET;
+      refillScheduled = false;
+    });
+  }
+  return true;
+}
 
 /** An open regular file, read-only: what the file tools read through. */
 export interface SandboxFile {
@@ -56,17 +75,13 @@ export interface SandboxFile {
 }
 
 function sandboxFile(fd: number): SandboxFile {
-  let syncBudget = SYNC_READ_BUDGET;
   let closed = false;
   return {
     fd,
     async read(buffer, offset, length, position) {
-      if (length <= syncBudget) {
-        const bytesRead = readSync(fd, buffer, offset, length, position);
-        syncBudget -= length;
-        return { bytesRead };
+      if (takeSyncBudget(length)) {
+        return { bytesRead: readSync(fd, buffer, offset, length, position) };
       }
-      syncBudget = 0;
       const { bytesRead } = await readAsync(fd, buffer, offset, length, position);
       return { bytesRead };
     },
