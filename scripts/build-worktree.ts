@@ -7,11 +7,14 @@
 // Both launchers (headless fork, Electron utilityProcess) start out/worktree/worktree-process.js;
 // `npm run build` and the test setup run this script, so the bundle is never older than a test run.
 import { readdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'rolldown';
+import { BUNDLED_WORKTREE_ENTRY } from '../main/host/worktree-launcher.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const WORKTREE_BUNDLE_DIR = `${ROOT}out/worktree`;
+/** Where the launchers look for the bundle (main/host/worktree-launcher.ts). */
+const WORKTREE_BUNDLE_DIR = path.dirname(BUNDLED_WORKTREE_ENTRY);
 
 /** Packages with native (.node) parts: required at run time from node_modules, never bundled. */
 const NATIVE_PACKAGES = /^(better-sqlite3|@parcel\/watcher|@napi-rs\/blake-hash)(\/|$)/;

@@ -23,7 +23,10 @@ export interface WorktreeLauncher {
   launch(): WorktreeProcessHandle;
 }
 
-/** The bundle `npm run build` (and the test setup) writes: one file to load, not hundreds. */
+/**
+ * The bundle `npm run build` (and the test setup) writes with scripts/build-worktree.ts, which
+ * takes its directory from here: one file to load, not hundreds.
+ */
 export const BUNDLED_WORKTREE_ENTRY = fileURLToPath(
   new URL('../../out/worktree/worktree-process.js', import.meta.url),
 );

@@ -76,15 +76,19 @@ const CONFINED_OPEN_FLAGS = OPEN_FLAGS | (constants.O_NONBLOCK ?? 0);
 export function runFileJob(job: FileJob): FileJobResult {
   const paths = job.paths === '' ? [] : job.paths.split('\0');
   return job.kind === 'fingerprint'
-    ? fingerprint(job.root, paths, job.known)
-    : hashConfined(job.root, paths);
+    ? fingerprintFiles(job.root, paths, job.known)
+    : hashFilesConfined(job.root, paths);
 }
 
 /**
  * Stat every path; where the stat row (size, mtime, inode, recorded time) still holds, the file
  * is not read (HIT), otherwise it is hashed (HASHED, with its new stat row).
  */
-function fingerprint(root: string, paths: string[], known: Float64Array): FingerprintResult {
+export function fingerprintFiles(
+  root: string,
+  paths: readonly string[],
+  known: Float64Array,
+): FingerprintResult {
   const codes = new Uint8Array(paths.length);
   const hashed: HashedEntry[] = [];
   for (let index = 0; index < paths.length; index++) {
@@ -138,7 +142,8 @@ function fingerprint(root: string, paths: string[], known: Float64Array): Finger
   return { codes, hashed };
 }
 
-function hashConfined(root: string, paths: string[]): FileOutcome[] {
+/** Hashes files named by a client, confined to root (see hashOneConfined). */
+export function hashFilesConfined(root: string, paths: readonly string[]): FileOutcome[] {
   // Real path of each parent directory, resolved once per job: files are opened without
   // following a final symlink, so the parent's real path plus the name is the file's real path.
   const parents = new Map<string, string | null>();

@@ -8,7 +8,7 @@
 // yielding between chunks.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { KNOWN_STRIDE, runFileJob } from './file-jobs.ts';
+import { fingerprintFiles, hashFilesConfined, KNOWN_STRIDE, runFileJob } from './file-jobs.ts';
 import type {
   FileJob,
   FileJobResult,
@@ -78,8 +78,7 @@ export class FilePool {
   ): Promise<FingerprintResult> {
     if (paths.length <= MAIN_THREAD_MAX_PATHS) {
       signal?.throwIfAborted();
-      const job: FileJob = { kind: 'fingerprint', root, paths: paths.join('\0'), known };
-      return runFileJob(job) as FingerprintResult;
+      return fingerprintFiles(root, paths, known);
     }
     const codes = new Uint8Array(paths.length);
     const hashed: HashedEntry[] = [];
@@ -110,7 +109,7 @@ export class FilePool {
   ): Promise<FileOutcome[]> {
     if (paths.length <= MAIN_THREAD_MAX_PATHS) {
       signal?.throwIfAborted();
-      return runFileJob({ kind: 'hash-confined', root, paths: paths.join('\0') }) as FileOutcome[];
+      return hashFilesConfined(root, paths);
     }
     const parts = await Promise.all(
       chunkStarts(paths.length).map(

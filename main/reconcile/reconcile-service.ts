@@ -87,6 +87,8 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
     return loading;
   };
 
+  const engine = async (): Promise<ReconcileEngine> => (await load()).engine;
+
   const announce = (listener: NotifyingListener, changes: SpecChanges): void => {
     for (const specPath of [...changes.updated, ...changes.added, ...changes.removed]) {
       listener.notify.resourceUpdated(specResourceUri(specPath));
@@ -95,8 +97,8 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
   };
 
   return {
-    engine: async () => (await load()).engine,
-    tools: createReconcileTools(async () => (await load()).engine),
+    engine,
+    tools: createReconcileTools(engine),
     instructions: RECONCILE_INSTRUCTIONS,
     extendServer: (server) =>
       registerReconcileMcp(server, { root: options.root, defaultBase: () => base ?? 'main' }),
@@ -106,14 +108,14 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
     async start(listener) {
       if (started || closed) return;
       started = true;
-      const { engine, Watcher } = await load();
+      const loaded = await load();
       if (base === undefined) {
-        const found = await engine.defaultBase().catch(() => 'main');
+        const found = await loaded.engine.defaultBase().catch(() => 'main');
         base ??= found; // a setBase() meanwhile wins
       }
       if (closed) return;
-      watcher = new Watcher({
-        engine,
+      watcher = new loaded.Watcher({
+        engine: loaded.engine,
         base,
         onState: (state) => {
           for (const warning of state.warnings) warn(warning);

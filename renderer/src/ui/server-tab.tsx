@@ -43,25 +43,14 @@ export function ServerTab({ worktree, pending, commandError, live, connection }:
             {pending && <p className="muted">{PENDING_LABEL[pending]}</p>}
           </div>
           <div className="button-row">
-            {status.state === 'error' ? (
-              <button
-                type="button"
-                className="button button--primary"
-                disabled={!canStart}
-                onClick={() => void store.startServer(worktree.id)}
-              >
-                Retry
-              </button>
-            ) : (
-              <button
-                type="button"
-                className="button button--primary"
-                disabled={!canStart}
-                onClick={() => void store.startServer(worktree.id)}
-              >
-                Start
-              </button>
-            )}
+            <button
+              type="button"
+              className="button button--primary"
+              disabled={!canStart}
+              onClick={() => void store.startServer(worktree.id)}
+            >
+              {status.state === 'error' ? 'Retry' : 'Start'}
+            </button>
             <button
               type="button"
               className="button"
