@@ -1,7 +1,7 @@
 // Which changed files are binary, so their diff is left out of `get_spec_diff`'s text and they are
 // listed in `binary_changes` instead: NotarAI's extension list, and (Grove) any file with a NUL
 // byte in its first 8 KiB, git's own rule.
-import { open } from 'node:fs/promises';
+import { readHeadInsideRoot } from '../platform/confined-fs.ts';
 
 /** NotarAI's list, matched case-insensitively at the end of the path. */
 export const BINARY_EXTENSIONS = [
@@ -33,21 +33,14 @@ export function isBinaryByExtension(file: string): boolean {
   return BINARY_EXTENSIONS.some((extension) => lower.endsWith(extension));
 }
 
-/** True if the file's first 8 KiB hold a NUL byte; false if it is unreadable or missing. */
-export async function hasNulByte(absolute: string): Promise<boolean> {
-  let handle;
+/**
+ * True if the first 8 KiB of a file (a POSIX path relative to the root) hold a NUL byte; false if
+ * it is missing or not a regular file inside the worktree (read through the confined layer).
+ */
+export async function hasNulByte(root: string, relative: string): Promise<boolean> {
   try {
-    handle = await open(absolute, 'r');
+    return (await readHeadInsideRoot(root, relative, BINARY_SNIFF_BYTES)).includes(0);
   } catch {
     return false;
-  }
-  try {
-    const buffer = Buffer.alloc(BINARY_SNIFF_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, BINARY_SNIFF_BYTES, 0);
-    return buffer.subarray(0, bytesRead).includes(0);
-  } catch {
-    return false;
-  } finally {
-    await handle.close();
   }
 }

@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { Blake3Hasher, blake3 } from '@napi-rs/blake-hash';
-import { isGitName, isInsideRoot } from '../tools/sandbox.ts';
+import { isGitName, isInsideRoot } from '../platform/confined-fs.ts';
 import { statRowValid } from './stat-fast-path.ts';
 
 /** Files up to this size are read in one call; bigger ones in chunks of this size. */

@@ -6,8 +6,16 @@
 // `.gitignore`), reopened when someone else deletes or replaces it, and recreated with a warning
 // when it is corrupt or not NotarAI's schema; it is a cache, so losing it only costs time.
 import Database from 'better-sqlite3';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import {
+  entryKind,
+  ensureDirectoryInsideRoot,
+  lstatEntriesInsideRoot,
+  removeFileInsideRoot,
+  writeFileAtomicInsideRoot,
+  type Stats,
+} from '../platform/confined-fs.ts';
+import { ToolError } from '../platform/errors.ts';
 import type { StatRow } from './stat-fast-path.ts';
 
 export type { StatRow } from './stat-fast-path.ts';
@@ -22,7 +30,10 @@ export const STAT_CACHE_DDL =
   'mtime_ms REAL NOT NULL, ino INTEGER NOT NULL, blake3_hash TEXT NOT NULL, recorded_ms INTEGER NOT NULL)';
 
 export const CACHE_DIR = '.notarai/.cache';
-export const CACHE_DB = `${CACHE_DIR}/notarai.db`;
+const DB_NAME = 'notarai.db';
+export const CACHE_DB = `${CACHE_DIR}/${DB_NAME}`;
+/** The database and the files SQLite keeps beside it (first: the database). */
+const DB_FILES = ['', '-journal', '-wal', '-shm'].map((suffix) => `${DB_NAME}${suffix}`);
 
 /** A row of NotarAI's table. */
 export interface ReconciledRow {
@@ -62,7 +73,28 @@ export class HashCache {
   }
 
   async exists(): Promise<boolean> {
-    return (await stat(this.dbPath).catch(() => undefined))?.isFile() === true;
+    return this.#inspect()?.isFile() === true;
+  }
+
+  /**
+   * The database file's lstat (undefined when missing), after proving that nothing in the cache
+   * directory leads elsewhere: `.notarai/.cache` is walked without following symlinks, and a
+   * symlink, directory or special file where SQLite keeps the database, its journal or its WAL is a
+   * ToolError naming it (SQLite would follow it, and replay or overwrite whatever it points at).
+   */
+  #inspect(): Stats | undefined {
+    const entries = lstatEntriesInsideRoot(this.root, CACHE_DIR, DB_FILES);
+    if (!entries) return undefined;
+    entries.forEach((stats, index) => {
+      const kind = entryKind(stats);
+      if (kind === 'missing' || kind === 'file') return;
+      const what = kind === 'special' ? 'a special file (FIFO, socket or device)' : `a ${kind}`;
+      throw new ToolError(
+        `the hash cache's ${CACHE_DIR}/${DB_FILES[index]} is ${what}, which Grove never opens; ` +
+          'delete it (the cache is rebuilt) and try again',
+      );
+    });
+    return entries[0];
   }
 
   /**
@@ -151,11 +183,7 @@ export class HashCache {
   /** Deletes the database file (and its journal files). True if it existed. */
   async clear(): Promise<boolean> {
     this.close();
-    const existed = await this.exists();
-    for (const suffix of ['', '-journal', '-wal', '-shm']) {
-      await rm(`${this.dbPath}${suffix}`, { force: true });
-    }
-    return existed;
+    return this.#removeFiles();
   }
 
   close(): void {
@@ -189,8 +217,14 @@ export class HashCache {
     }
   }
 
+  /** Removes the database and its companions (symlinks themselves, never their targets). */
+  #removeFiles(): boolean {
+    const removed = DB_FILES.map((name) => removeFileInsideRoot(this.root, `${CACHE_DIR}/${name}`));
+    return removed[0] === true;
+  }
+
   async #open(create: boolean): Promise<Database.Database | undefined> {
-    const info = await stat(this.dbPath).catch(() => undefined);
+    const info = this.#inspect();
     if (this.#db && info && info.ino === this.#ino) return this.#db;
     this.close();
     if (!info && !create) return undefined;
@@ -207,6 +241,16 @@ export class HashCache {
   async #connect(): Promise<Database.Database> {
     const db = new Database(this.dbPath);
     try {
+      // The file SQLite opened must be the one checked (SQLite resolves symlinks in the name: a
+      // directory swapped for a link since the check shows up here as another path).
+      const main = (db.pragma('database_list') as { name: string; file: string }[]).find(
+        (entry) => entry.name === 'main',
+      );
+      if (main?.file !== this.dbPath) {
+        throw new ToolError(
+          `the hash cache ${CACHE_DB} changed while it was being opened; try again`,
+        );
+      }
       db.pragma('busy_timeout = 5000');
       // This connection only (the file format stays NotarAI's): a big page cache for 200,000-row
       // batches, and fewer fsyncs; a cache damaged by a power cut is recreated anyway.
@@ -217,8 +261,15 @@ export class HashCache {
       db.close();
       throw error;
     }
+    const info = this.#inspect();
+    if (!info) {
+      db.close();
+      throw new ToolError(
+        `the hash cache ${CACHE_DB} vanished while it was being opened; try again`,
+      );
+    }
     this.#db = db;
-    this.#ino = (await stat(this.dbPath)).ino;
+    this.#ino = info.ino;
     return db;
   }
 
@@ -229,18 +280,20 @@ export class HashCache {
       }) and has been recreated empty: previously reconciled files count as changed again`,
     );
     this.close();
-    for (const suffix of ['', '-journal', '-wal', '-shm']) {
-      await rm(`${this.dbPath}${suffix}`, { force: true });
-    }
+    this.#removeFiles();
     await this.#prepareDirectory();
   }
 
+  /** Creates the cache directory (never through a symlink) and its `.gitignore`. */
   async #prepareDirectory(): Promise<void> {
-    const directory = path.join(this.root, CACHE_DIR);
-    await mkdir(directory, { recursive: true });
-    const ignore = path.join(directory, '.gitignore');
-    if (!(await stat(ignore).catch(() => undefined))) {
-      await writeFile(ignore, '# Created by Grove: the NotarAI hash cache is local state.\n*\n');
+    ensureDirectoryInsideRoot(this.root, CACHE_DIR);
+    const [ignore] = lstatEntriesInsideRoot(this.root, CACHE_DIR, ['.gitignore']) ?? [];
+    if (!ignore) {
+      await writeFileAtomicInsideRoot(
+        this.root,
+        `${CACHE_DIR}/.gitignore`,
+        '# Created by Grove: the NotarAI hash cache is local state.\n*\n',
+      );
     }
   }
 }

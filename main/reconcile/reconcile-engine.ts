@@ -5,12 +5,16 @@
 // glob matching and the intersection with the governed set happen in-process; the diff is
 // computed for that intersection only (intersection-diff.ts); files are hashed only when a cache
 // row exists to compare with, and the stat fast path (hash-cache.ts) skips unchanged files.
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ReconcileState, SpecError, SpecReconcileState } from '../../shared/reconcile.ts';
 import { RECONCILE_PATHS_CAP } from '../../shared/reconcile.ts';
-import { isGitName, MAX_PATH_LENGTH, resolveInsideRoot } from '../tools/sandbox.ts';
-import { ToolError } from '../tools/tool-definition.ts';
+import {
+  isGitName,
+  MAX_PATH_LENGTH,
+  resolveInsideRoot,
+  writeFileAtomicInsideRoot,
+} from '../platform/confined-fs.ts';
+import { ToolError } from '../platform/errors.ts';
 import { GROVE_VERSION } from '../version.ts';
 import { hasNulByte, isBinaryByExtension } from './binary-files.ts';
 import { FILE_CONCURRENCY, mapLimit } from './concurrency.ts';
@@ -42,6 +46,7 @@ import {
   NOTARAI_DIR,
 } from './spec-loader.ts';
 import type { SpecSet, ValidSpec } from './spec-loader.ts';
+import { readSpecText } from './spec-paths.ts';
 
 export const STATE_FILE = `${NOTARAI_DIR}/reconciliation_state.json`;
 
@@ -248,7 +253,7 @@ export class ReconcileEngine {
     const sniffed = await mapLimit(
       candidates,
       FILE_CONCURRENCY,
-      async (file) => isBinaryByExtension(file) || (await hasNulByte(path.join(this.root, file))),
+      async (file) => isBinaryByExtension(file) || (await hasNulByte(this.root, file)),
       signal,
     );
     candidates.forEach((file, index) => (sniffed[index] ? binaryChanges : textPaths).push(file));
@@ -266,18 +271,23 @@ export class ReconcileEngine {
     const diff = stripBinaryNotices(rawDiff, binaryChanges);
     lap('diff');
 
+    // Spec text through the confined layer: a spec that leads outside the worktree, or is a FIFO,
+    // a device or oversized, gives empty content and a warning naming it, never its bytes.
+    const unreadable: string[] = [];
+    const specText = async (file: string): Promise<string> =>
+      readSpecText(this.root, file).catch((error: unknown) => {
+        unreadable.push(`cannot read spec ${file}: ${(error as Error).message}`);
+        return '';
+      });
     const spec_changes = await Promise.all(
-      changedSpecs.map(async (file) => ({
-        path: file,
-        content: await readFile(path.join(this.root, file), 'utf8'),
-      })),
+      changedSpecs.map(async (file) => ({ path: file, content: await specText(file) })),
     );
     let system_spec: SpecDiffResult['system_spec'] = null;
     if (spec_changes.length > 0 && specs.systemSpec) {
       const systemPath = specs.systemSpec;
       system_spec = changedSpecs.includes(systemPath)
         ? { path: systemPath }
-        : { path: systemPath, content: await readFile(path.join(this.root, systemPath), 'utf8') };
+        : { path: systemPath, content: await specText(systemPath) };
     }
     const file_categories: Record<string, string> = {};
     for (const file of filesOut) {
@@ -286,18 +296,21 @@ export class ReconcileEngine {
     }
     await this.cache.recordStats(classification.stats);
     lap('specs+record');
-    return this.#withWarnings({
-      diff,
-      files: filesOut,
-      skipped,
-      excluded: excludePatterns,
-      spec_changes,
-      system_spec,
-      binary_changes: [...new Set(binaryChanges)].sort(),
-      file_categories,
-      spec_invalidated: specInvalidated,
-      deleted_files: deleted,
-    });
+    return this.#withWarnings(
+      {
+        diff,
+        files: filesOut,
+        skipped,
+        excluded: excludePatterns,
+        spec_changes,
+        system_spec,
+        binary_changes: [...new Set(binaryChanges)].sort(),
+        file_categories,
+        spec_invalidated: specInvalidated,
+        deleted_files: deleted,
+      },
+      unreadable,
+    );
   }
 
   // ---- get_changed_artifacts -----------------------------------------------------------------
@@ -468,9 +481,12 @@ export class ReconcileEngine {
       file_fingerprints: fileFingerprints,
       spec_fingerprints: specFingerprints,
     };
-    const statePath = path.join(this.root, STATE_FILE);
-    await mkdir(path.dirname(statePath), { recursive: true });
-    await writeFile(statePath, `${JSON.stringify(state, null, 2)}\n`);
+    // Never through a symlink: a committed link at the state file's path is an error naming it.
+    const statePath = await writeFileAtomicInsideRoot(
+      this.root,
+      STATE_FILE,
+      `${JSON.stringify(state, null, 2)}\n`,
+    );
     return {
       files: Object.keys(fileFingerprints).length,
       specs: Object.keys(specFingerprints).length,
@@ -660,8 +676,11 @@ export class ReconcileEngine {
     return loaded;
   }
 
-  #withWarnings<T extends object>(result: T): T & { warnings?: string[] } {
-    const warnings = this.cache.takeWarnings();
+  #withWarnings<T extends object>(
+    result: T,
+    more: readonly string[] = [],
+  ): T & { warnings?: string[] } {
+    const warnings = [...this.cache.takeWarnings(), ...more];
     return warnings.length > 0 ? { ...result, warnings } : result;
   }
 }

@@ -5,11 +5,9 @@
 // the engine is loaded, so it imports nothing heavy (no engine, git, yaml or native modules).
 import { ResourceTemplate } from '@modelcontextprotocol/server';
 import type { McpServer } from '@modelcontextprotocol/server';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { resolveInsideRoot } from '../tools/sandbox.ts';
-import { discoverSpecPaths, isSpecPath, NOTARAI_DIR } from './spec-paths.ts';
+import { discoverSpecPaths, isSpecPath, NOTARAI_DIR, readSpecText } from './spec-paths.ts';
 
 /** URI of a spec resource. */
 export function specResourceUri(specPath: string): string {
@@ -122,9 +120,9 @@ export function registerReconcileMcp(server: McpServer, options: ReconcileMcpOpt
       const raw = variables['path'];
       const specPath = decodeURIComponent(Array.isArray(raw) ? raw.join('/') : (raw ?? ''));
       if (!isSpecPath(specPath)) throw new Error(`not a spec under ${NOTARAI_DIR}/: ${specPath}`);
-      // The sandbox refuses `..`, symlinks out of the worktree and .git.
-      const resolved = await resolveInsideRoot(options.root, specPath);
-      const text = await readFile(resolved.realPath, 'utf8');
+      // The confined layer refuses `..`, symlinks out of the worktree, .git, FIFOs, devices and
+      // specs over the size cap.
+      const text = await readSpecText(options.root, specPath);
       return { contents: [{ uri: uri.toString(), mimeType: 'application/yaml', text }] };
     },
   );

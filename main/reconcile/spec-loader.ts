@@ -3,7 +3,6 @@
 // spec-schema.ts. A spec that does not parse or validate becomes a list of {file, line, message}
 // errors instead of an exception, so one broken spec never takes a tool down. Also owns the
 // system-spec rule and the compiled globs of each spec (one matcher: glob-matcher.ts).
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LineCounter, isMap, isPair, isScalar, parseDocument } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
@@ -13,12 +12,15 @@ import { compileGlobs } from './glob-matcher.ts';
 import type { GlobSet } from './glob-matcher.ts';
 import { SpecSchema } from './spec-schema.ts';
 import type { Spec } from './spec-schema.ts';
-import { discoverSpecPaths, NOTARAI_DIR, SPEC_SUFFIX } from './spec-paths.ts';
+import { discoverSpecPaths, NOTARAI_DIR, readSpecText, SPEC_SUFFIX } from './spec-paths.ts';
 
-export { discoverSpecPaths, isSpecPath, NOTARAI_DIR, SPEC_SUFFIX } from './spec-paths.ts';
-
-/** Specs bigger than this are reported, not parsed. */
-export const MAX_SPEC_BYTES = 2 * 1024 * 1024;
+export {
+  discoverSpecPaths,
+  isSpecPath,
+  MAX_SPEC_BYTES,
+  NOTARAI_DIR,
+  SPEC_SUFFIX,
+} from './spec-paths.ts';
 
 /** A spec that parsed and validated. */
 export interface ValidSpec {
@@ -56,11 +58,7 @@ export interface SpecSet {
 export async function loadSpec(root: string, relative: string): Promise<LoadedSpec> {
   let text: string;
   try {
-    const bytes = await readFile(path.join(root, relative));
-    if (bytes.length > MAX_SPEC_BYTES) {
-      return invalid(relative, null, `spec is larger than ${MAX_SPEC_BYTES} bytes`);
-    }
-    text = bytes.toString('utf8');
+    text = await readSpecText(root, relative);
   } catch (error) {
     return invalid(relative, null, `cannot read spec: ${(error as Error).message}`);
   }

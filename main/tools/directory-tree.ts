@@ -5,7 +5,7 @@
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { resolveDirectoryInsideRoot } from './sandbox.ts';
+import { resolveDirectoryInsideRoot } from '../platform/confined-fs.ts';
 import { parseToolArguments } from './tool-arguments.ts';
 import { ToolError, defineTool, readOnlyLocal } from './tool-definition.ts';
 import { listWorktreeFiles } from './worktree-files.ts';

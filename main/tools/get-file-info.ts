@@ -5,8 +5,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { fileGitStatus } from '../git/file-status.ts';
 import { BINARY_SNIFF_BYTES, looksBinary } from './grep-search.ts';
-import { openFileInsideRoot, statInsideRoot } from './sandbox.ts';
-import type { SandboxFile } from './sandbox.ts';
+import { openFileInsideRoot, statInsideRoot } from '../platform/confined-fs.ts';
+import type { SandboxFile } from '../platform/confined-fs.ts';
 import { formatSize, parseToolArguments } from './tool-arguments.ts';
 import { ToolError, defineTool, readOnlyLocal } from './tool-definition.ts';
 

@@ -18,7 +18,7 @@ import {
   type GrepFileMatches,
   type GrepSpec,
 } from './grep-search.ts';
-import { displayPath, statInsideRoot } from './sandbox.ts';
+import { displayPath, statInsideRoot } from '../platform/confined-fs.ts';
 import { formatSize, parseToolArguments } from './tool-arguments.ts';
 import { ToolError, defineTool, readOnlyLocal, type ToolContext } from './tool-definition.ts';
 import { listWorktreeFiles } from './worktree-files.ts';

@@ -3,8 +3,8 @@
 // the sandbox, which opens the file.
 import { isBinaryFile } from 'isbinaryfile';
 import { z } from 'zod';
-import { openFileInsideRoot, displayPath } from './sandbox.ts';
-import type { SandboxFile } from './sandbox.ts';
+import { openFileInsideRoot, displayPath } from '../platform/confined-fs.ts';
+import type { SandboxFile } from '../platform/confined-fs.ts';
 import { formatSize, parseToolArguments } from './tool-arguments.ts';
 import { ToolError, defineTool, readOnlyLocal } from './tool-definition.ts';
 

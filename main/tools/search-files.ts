@@ -3,7 +3,7 @@
 // patterns that match nothing; listing is worktree-files.ts's job.
 import { z } from 'zod';
 import { compileGlobs } from './glob.ts';
-import { resolveDirectoryInsideRoot } from './sandbox.ts';
+import { resolveDirectoryInsideRoot } from '../platform/confined-fs.ts';
 import { parseToolArguments } from './tool-arguments.ts';
 import { ToolError, defineTool, readOnlyLocal, type ToolContext } from './tool-definition.ts';
 import { listWorktreeFiles } from './worktree-files.ts';

@@ -27,14 +27,8 @@ export interface ToolContext {
   readonly progress?: (progress: number, total?: number, message?: string) => void;
 }
 
-/**
- * A refusal or failure a model can act on ("path escapes the worktree: ../x"). The MCP layer turns
- * it into an `isError: true` result carrying the message; any other exception is reported the same
- * way but logged as unexpected.
- */
-export class ToolError extends Error {
-  override name = 'ToolError';
-}
+/** A refusal a model can act on: the one user-facing error type (main/platform/errors.ts). */
+export { ToolError } from '../platform/errors.ts';
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;

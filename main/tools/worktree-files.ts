@@ -9,7 +9,7 @@ import { readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { checkIgnoredNames } from '../git/check-ignore.ts';
 import { listGitFiles, nestedCeiling, type GitPath } from '../git/list-files.ts';
-import { isGitName, type SandboxPath } from './sandbox.ts';
+import { isGitName, type SandboxPath } from '../platform/confined-fs.ts';
 import { ToolError } from './tool-definition.ts';
 
 /** Most files one listing returns; beyond that `truncated` is set. */

@@ -22,7 +22,7 @@ import {
   openFileInsideRoot,
   resolveInsideRoot,
   toRelativePosix,
-} from './sandbox.ts';
+} from '../platform/confined-fs.ts';
 import { ToolError, type ToolDefinition } from './tool-definition.ts';
 
 const SECRET = 'GROVE-OUTSIDE-SECRET-5d1e0c7b';
