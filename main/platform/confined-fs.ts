@@ -93,7 +93,8 @@ export interface SandboxFile {
   close(): Promise<void>;
 }
 
-function sandboxFile(fd: number): SandboxFile {
+/** Wraps an open descriptor (opened by this layer) for reading; the caller closes it. */
+export function sandboxFile(fd: number): SandboxFile {
   let closed = false;
   return {
     fd,

@@ -5,15 +5,7 @@ import path from 'node:path';
 import { blake3 } from '@napi-rs/blake-hash';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir } from '../testing/temp-repo.ts';
-import {
-  HASHED,
-  HIT,
-  KNOWN_STRIDE,
-  MISSING,
-  READ_CHUNK_BYTES,
-  hashPath,
-  runFileJob,
-} from './file-jobs.ts';
+import { HASHED, HIT, KNOWN_STRIDE, MISSING, READ_CHUNK_BYTES, runFileJob } from './file-jobs.ts';
 import type { FileOutcome } from './file-jobs.ts';
 import { CHUNK_SIZE, FilePool } from './file-pool.ts';
 
@@ -26,6 +18,17 @@ afterEach(async () => {
 function b3sum(file: string): string | null {
   if (!['/usr/bin/b3sum', '/usr/local/bin/b3sum'].some((bin) => existsSync(bin))) return null;
   return execFileSync('b3sum', ['--no-names', file], { encoding: 'utf8' }).trim();
+}
+
+/** BLAKE3 of one file as the engine computes it (a hash-confined job on its directory). */
+function hashPath(file: string): string {
+  const [outcome] = runFileJob({
+    kind: 'hash-confined',
+    root: path.dirname(file),
+    paths: path.basename(file),
+  }) as FileOutcome[];
+  if (outcome?.code !== 'hashed') throw new Error(`not hashed: ${file} (${outcome?.code})`);
+  return outcome.hash;
 }
 
 describe('BLAKE3 of files', () => {

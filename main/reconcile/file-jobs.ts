@@ -4,18 +4,9 @@
 // (file-worker.ts, managed by file-pool.ts), where blocking costs nothing and a sync stat is ~20x
 // cheaper than a libuv round trip. Only if workers cannot start does file-pool.ts run it on the
 // main thread, in small chunks.
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  openSync,
-  readSync,
-  realpathSync,
-  statSync,
-} from 'node:fs';
-import path from 'node:path';
+import { closeSync, fstatSync, readSync } from 'node:fs';
 import { Blake3Hasher, blake3 } from '@napi-rs/blake-hash';
-import { isGitName, isInsideRoot } from '../platform/confined-fs.ts';
+import { VerifiedDirectories } from '../platform/confined-fs.ts';
 import { statRowValid } from './stat-fast-path.ts';
 
 /** Files up to this size are read in one call; bigger ones in chunks of this size. */
@@ -68,10 +59,6 @@ export type FileOutcome =
 
 export type FileJobResult = FingerprintResult | FileOutcome[];
 
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
-/** Non-blocking too, so a FIFO named by a client cannot hang the worker. */
-const CONFINED_OPEN_FLAGS = OPEN_FLAGS | (constants.O_NONBLOCK ?? 0);
-
 /** Runs a job synchronously (in a worker, or on the main thread as a fallback). */
 export function runFileJob(job: FileJob): FileJobResult {
   const paths = job.paths === '' ? [] : job.paths.split('\0');
@@ -80,9 +67,23 @@ export function runFileJob(job: FileJob): FileJobResult {
     : hashFilesConfined(job.root, paths);
 }
 
+/** A worktree-relative POSIX path split into its directory and name, as bytes. */
+function splitRelative(relative: string): { directory: Buffer; name: Buffer } {
+  const slash = relative.lastIndexOf('/');
+  return slash < 0
+    ? { directory: EMPTY, name: Buffer.from(relative) }
+    : {
+        directory: Buffer.from(relative.slice(0, slash)),
+        name: Buffer.from(relative.slice(slash + 1)),
+      };
+}
+const EMPTY = Buffer.alloc(0);
+
 /**
  * Stat every path; where the stat row (size, mtime, inode, recorded time) still holds, the file
- * is not read (HIT), otherwise it is hashed (HASHED, with its new stat row).
+ * is not read (HIT), otherwise it is hashed (HASHED, with its new stat row). Every path is looked
+ * up in its directory proved inside the worktree (VerifiedDirectories), never through a final
+ * symlink: a symlink, FIFO, device or anything outside the worktree is MISSING.
  */
 export function fingerprintFiles(
   root: string,
@@ -91,103 +92,88 @@ export function fingerprintFiles(
 ): FingerprintResult {
   const codes = new Uint8Array(paths.length);
   const hashed: HashedEntry[] = [];
-  for (let index = 0; index < paths.length; index++) {
-    const absolute = path.join(root, paths[index] as string);
-    const recordedMs = Date.now();
-    let info;
-    try {
-      info = statSync(absolute);
-    } catch {
-      codes[index] = MISSING;
-      continue;
+  const directories = new VerifiedDirectories(root, { strict: false });
+  try {
+    for (let index = 0; index < paths.length; index++) {
+      const { directory, name } = splitRelative(paths[index] as string);
+      const recordedMs = Date.now();
+      const info = directories.lstat(directory, name);
+      if (!info || !info.isFile()) {
+        codes[index] = MISSING;
+        continue;
+      }
+      const base = index * KNOWN_STRIDE;
+      const size = known[base] as number;
+      if (
+        !Number.isNaN(size) &&
+        statRowValid(
+          {
+            size,
+            mtimeMs: known[base + 1] as number,
+            ino: known[base + 2] as number,
+            recordedMs: known[base + 3] as number,
+            hash: '',
+          },
+          info.size,
+          info.mtimeMs,
+          info.ino,
+        )
+      ) {
+        codes[index] = HIT;
+        continue;
+      }
+      const outcome = hashInDirectory(directories, directory, name, recordedMs);
+      if (outcome.code === 'hashed') {
+        hashed.push({
+          index,
+          hash: outcome.hash,
+          size: outcome.size,
+          mtimeMs: outcome.mtimeMs,
+          ino: outcome.ino,
+          recordedMs,
+        });
+        codes[index] = HASHED;
+      } else {
+        codes[index] = MISSING;
+      }
     }
-    if (!info.isFile()) {
-      codes[index] = MISSING;
-      continue;
-    }
-    const base = index * KNOWN_STRIDE;
-    const size = known[base] as number;
-    if (
-      !Number.isNaN(size) &&
-      statRowValid(
-        {
-          size,
-          mtimeMs: known[base + 1] as number,
-          ino: known[base + 2] as number,
-          recordedMs: known[base + 3] as number,
-          hash: '',
-        },
-        info.size,
-        info.mtimeMs,
-        info.ino,
-      )
-    ) {
-      codes[index] = HIT;
-      continue;
-    }
-    try {
-      hashed.push({
-        index,
-        hash: hashPath(absolute),
-        size: info.size,
-        mtimeMs: info.mtimeMs,
-        ino: info.ino,
-        recordedMs,
-      });
-      codes[index] = HASHED;
-    } catch {
-      codes[index] = MISSING;
-    }
+  } finally {
+    directories.close();
   }
   return { codes, hashed };
 }
 
-/** Hashes files named by a client, confined to root (see hashOneConfined). */
+/**
+ * Hashes files named by a client, confined to root: each file is opened in its directory proved
+ * inside the worktree and not in .git (symlinked directories that stay inside are followed), never
+ * through a final symlink, never waiting on a FIFO. Anything unusual (a symlink, a missing path,
+ * an error) is `refer`: the engine then asks the confined layer, which words the refusal.
+ */
 export function hashFilesConfined(root: string, paths: readonly string[]): FileOutcome[] {
-  // Real path of each parent directory, resolved once per job: files are opened without
-  // following a final symlink, so the parent's real path plus the name is the file's real path.
-  const parents = new Map<string, string | null>();
-  const realParent = (directory: string): string | null => {
-    let real = parents.get(directory);
-    if (real === undefined) {
-      try {
-        real = realpathSync.native(directory);
-      } catch {
-        real = null;
-      }
-      parents.set(directory, real);
-    }
-    return real;
-  };
-  return paths.map((relative) => hashOneConfined(root, relative, realParent));
+  const directories = new VerifiedDirectories(root, { strict: false });
+  try {
+    return paths.map((relative) => {
+      const { directory, name } = splitRelative(relative);
+      return hashInDirectory(directories, directory, name, Date.now());
+    });
+  } finally {
+    directories.close();
+  }
 }
 
-/**
- * Hashes one file only if its real path is inside the root and not in .git (checked with the
- * sandbox's own predicates), opened without following a final symlink and verified to be the
- * file checked. Anything unusual (a symlink, a missing path, an error) is `refer`: the engine
- * then asks the sandbox, which follows links properly and words the refusal.
- */
-function hashOneConfined(
-  root: string,
-  relative: string,
-  realParent: (directory: string) => string | null,
+function hashInDirectory(
+  directories: VerifiedDirectories,
+  directory: Buffer,
+  name: Buffer,
+  recordedMs: number,
 ): FileOutcome {
-  const recordedMs = Date.now();
-  const slash = relative.lastIndexOf('/');
-  const directory = slash < 0 ? root : `${root}/${relative.slice(0, slash)}`;
-  const parent = realParent(directory);
-  if (parent === null) return { code: 'refer' };
-  const real = `${parent}/${relative.slice(slash + 1)}`;
-  if (!isInsideRoot(root, real) || path.relative(root, real).split(path.sep).some(isGitName)) {
-    return { code: 'refer' };
-  }
-  let fd: number;
+  let fd: number | null;
   try {
-    fd = openSync(real, CONFINED_OPEN_FLAGS);
+    fd = directories.openFile(directory, name);
   } catch {
     return { code: 'refer' };
   }
+  if (fd === null) return { code: 'refer' };
   try {
     const info = fstatSync(fd);
     if (info.isDirectory()) return { code: 'directory' };
@@ -202,16 +188,6 @@ function hashOneConfined(
     };
   } catch {
     return { code: 'refer' };
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** BLAKE3 (lowercase hex) of a file, opened without following a final symlink. */
-export function hashPath(absolute: string): string {
-  const fd = openSync(absolute, OPEN_FLAGS);
-  try {
-    return hashDescriptor(fd, fstatSync(fd).size);
   } finally {
     closeSync(fd);
   }

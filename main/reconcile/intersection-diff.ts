@@ -7,9 +7,8 @@
 // GIT_ALTERNATE_OBJECT_DIRECTORIES), and
 // `git diff --cached -M <base>` prints exactly those changes, renames detected. The repository,
 // its index and its object store are never written to.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { withScratchDirectory } from '../platform/scratch-directory.ts';
 import { runGit } from './git-queries.ts';
 
 export interface DiffRequest {
@@ -27,10 +26,8 @@ export async function diffPathsAgainstBase(
   request: DiffRequest,
 ): Promise<string> {
   if (request.paths.length === 0) return '';
-  const scratch = await mkdtemp(path.join(tmpdir(), 'grove-diff-'));
-  try {
+  return withScratchDirectory('grove-diff-', ['objects'], async (scratch) => {
     const objects = path.join(scratch, 'objects');
-    await mkdir(objects);
     const signal = request.signal;
     const options = {
       env: {
@@ -52,7 +49,5 @@ export async function diffPathsAgainstBase(
       ['diff', '--cached', '-M', '--no-color', '--no-ext-diff', '--no-textconv', baseSha, '--'],
       options,
     );
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
-  }
+  });
 }

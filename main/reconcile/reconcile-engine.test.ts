@@ -1,14 +1,14 @@
 // The reconciliation engine against real git repositories: every tool's normal path, its
 // documented edges and its errors (issue 3's list), and NotarAI cache compatibility.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { blake3 } from '@napi-rs/blake-hash';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
 import type { TempRepo } from '../testing/temp-repo.ts';
-import { hashPath } from './file-jobs.ts';
 import { CACHE_DB, FILE_CACHE_DDL } from './hash-cache.ts';
 import { ReconcileEngine, STATE_FILE } from './reconcile-engine.ts';
 
@@ -85,7 +85,7 @@ function b3sumOrKnownGood(file: string): string {
   if (existsSync('/usr/bin/b3sum')) {
     return execFileSync('b3sum', ['--no-names', file], { encoding: 'utf8' }).trim();
   }
-  return hashPath(file);
+  return blake3(readFileSync(file)).toString('hex');
 }
 
 describe('list_affected_specs', () => {
@@ -499,8 +499,8 @@ describe('clear_cache and snapshot_state', () => {
         branch: 'feature',
         timestamp: expect.stringMatching(/^\d+Z$/),
       },
-      file_fingerprints: { 'src/a.ts': { blake3: hashPath(path.join(root, 'src/a.ts')) } },
-      spec_fingerprints: { [APP_SPEC]: hashPath(path.join(root, APP_SPEC)) },
+      file_fingerprints: { 'src/a.ts': { blake3: b3sumOrKnownGood(path.join(root, 'src/a.ts')) } },
+      spec_fingerprints: { [APP_SPEC]: b3sumOrKnownGood(path.join(root, APP_SPEC)) },
     });
     expect(text).toContain('\n  "schema_version": "1",\n');
   });
