@@ -2,7 +2,7 @@
 // ahead/behind, counts of changed and untracked files with the first few paths (one
 // `git status --porcelain=v2 --branch -z`), and the repository's other worktrees
 // (`git worktree list --porcelain -z`). Read-only queries through run-git.ts.
-import { realpath } from 'node:fs/promises';
+import { canonicalName } from '../platform/confined-fs.ts';
 import { parseWorktreeList } from '../host/worktree-discovery.ts';
 import { runGit, splitNul } from './run-git.ts';
 
@@ -156,7 +156,7 @@ export async function otherWorktrees(
   const listed = parseWorktreeList(output.stdout.toString('utf8'));
   const resolved = await Promise.all(
     listed.map(async (worktree) => ({
-      path: await realpath(worktree.path).catch(() => worktree.path),
+      path: await canonicalName(worktree.path),
       branch: worktree.branch,
       head: worktree.head,
       missing: worktree.missing,

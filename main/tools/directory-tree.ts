@@ -2,10 +2,8 @@
 // entries with their depth (directories first, then by name), built from the files git sees
 // (worktree-files.ts) so .gitignore is respected. Owns the depth limit, the entry cap and the
 // per-directory file counts.
-import { lstat } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
-import { resolveDirectoryInsideRoot } from '../platform/confined-fs.ts';
+import { lstatListed, resolveDirectoryInsideRoot } from '../platform/confined-fs.ts';
 import { parseToolArguments } from './tool-arguments.ts';
 import { ToolError, defineTool, readOnlyLocal } from './tool-definition.ts';
 import { listWorktreeFiles } from './worktree-files.ts';
@@ -142,7 +140,7 @@ async function directoryTree(rawArgs: DirectoryTreeArgs, root: string, signal: A
   await Promise.all(
     entries.map(async (entry) => {
       if (entry.type !== 'file') return;
-      const stats = await lstat(path.join(root, ...entry.path.split('/'))).catch(() => undefined);
+      const stats = await lstatListed(root, entry.path);
       if (stats === undefined) return;
       if (stats.isSymbolicLink()) entry.type = 'symlink';
       else if (stats.isFile()) entry.size = stats.size;

@@ -4,12 +4,15 @@
 // a git work tree. Nothing under `.git`, nothing reached through a symbolic link: every directory a
 // path passes through is checked to resolve to itself inside the root. Used by search_files, grep
 // and directory_tree.
-import type { Dirent } from 'node:fs';
-import { readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { checkIgnoredNames } from '../git/check-ignore.ts';
 import { listGitFiles, nestedCeiling, type GitPath } from '../git/list-files.ts';
-import { isGitName, type SandboxPath } from '../platform/confined-fs.ts';
+import {
+  isGitName,
+  readDirectoryEntries,
+  resolvesToItself,
+  type SandboxPath,
+} from '../platform/confined-fs.ts';
 import { ToolError } from './tool-definition.ts';
 
 /** Most files one listing returns; beyond that `truncated` is set. */
@@ -88,16 +91,11 @@ async function dropUnverifiable(root: string, files: WorktreeFile[]): Promise<Wo
   await Promise.all(
     [...directories].map(async ([key, directory]) => {
       if (directory.length === 0) return;
-      let verified: boolean;
-      if (typeof directory === 'string') {
-        const expected = path.join(root, ...directory.split('/'));
-        verified = (await realpath(expected).catch(() => undefined)) === expected;
-      } else {
-        const expected = Buffer.concat([rootBytes, directory]);
-        const real = await realpath(expected, { encoding: 'buffer' }).catch(() => undefined);
-        verified = real?.equals(expected) ?? false;
-      }
-      if (!verified) rejected.add(key);
+      const expected =
+        typeof directory === 'string'
+          ? path.join(root, ...directory.split('/'))
+          : Buffer.concat([rootBytes, directory]);
+      if (!(await resolvesToItself(expected))) rejected.add(key);
     }),
   );
   if (rejected.size === 0) return files;
@@ -117,12 +115,8 @@ async function walk(
   while (pending.length > 0) {
     if (signal?.aborted) throw new ToolError('the listing was cancelled');
     const directory = pending.pop()!;
-    let dirents: Dirent<Buffer>[];
-    try {
-      dirents = await readdir(directory, { withFileTypes: true, encoding: 'buffer' });
-    } catch {
-      continue;
-    }
+    const dirents = await readDirectoryEntries(directory);
+    if (dirents === undefined) continue;
     for (const dirent of dirents) {
       const name = dirent.name.toString('utf8');
       if (isGitName(name)) continue;
@@ -184,8 +178,7 @@ export async function listWorktreeFiles(
       if (hasGitSegment(repository.path) || repository.raw !== undefined) continue;
       const directory = path.join(root, ...repository.path.split('/'));
       // Only a directory that resolves to itself (not a symlink out) is listed.
-      const real = await realpath(directory).catch(() => undefined);
-      if (real !== directory) continue;
+      if (!(await resolvesToItself(directory))) continue;
       const inner = await listGitFiles(directory, {
         ceiling: nestedCeiling(directory),
         excludeDeleted,

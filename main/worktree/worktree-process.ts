@@ -3,14 +3,13 @@
 // after `listening`). Started by the host with child_process.fork (headless, tests) or Electron's
 // utilityProcess (app); talks to the host only through the messages in worktree-protocol.ts. A
 // crash here never touches the host or other worktrees.
-import { stat } from 'node:fs/promises';
-import { realpath } from 'node:fs/promises';
 import {
   LISTEN_HOST,
   createMcpListener,
   type McpListener,
   type McpListenerOptions,
 } from '../mcp/mcp-listener.ts';
+import { realWorktreeRoot } from '../platform/confined-fs.ts';
 import { ClientRegistry } from './client-registry.ts';
 import { createFileTools } from '../tools/index.ts';
 import { createReconcileService, type ReconcileService } from '../reconcile/reconcile-service.ts';
@@ -112,9 +111,12 @@ export function runWorktreeProcess(channel: HostChannel): void {
     switch (message.type) {
       case 'start': {
         if (listener) return;
-        const info = await stat(message.root).catch(() => undefined);
-        if (!info?.isDirectory()) return fail(`worktree directory not found: ${message.root}`);
-        const root = await realpath(message.root);
+        let root: string;
+        try {
+          root = await realWorktreeRoot(message.root);
+        } catch (error) {
+          return fail((error as Error).message);
+        }
         access ??= { token: message.token, requireToken: message.requireToken };
         const service = createReconcileService({
           root,
