@@ -4,7 +4,11 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { checkIgnoredNames } from '../git/check-ignore.ts';
-import { isGitName, withDirectoryInsideRoot, type DirectoryEntry } from '../platform/confined-fs.ts';
+import {
+  isGitName,
+  withDirectoryInsideRoot,
+  type DirectoryEntry,
+} from '../platform/confined-fs.ts';
 import { parseToolArguments } from './tool-arguments.ts';
 import { ToolError, defineTool, readOnlyLocal } from './tool-definition.ts';
 
