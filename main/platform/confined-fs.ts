@@ -628,6 +628,14 @@ const DIRECTORY_FLAGS =
 /** Read-only, never through a final symlink, never waiting on a FIFO. */
 export const FILE_OPEN_FLAGS = OPEN_FLAGS;
 
+interface VerifiedDirectory {
+  /** Where its entries resolve through the open descriptor (ends with a separator). */
+  prefix: Buffer;
+  fd: number;
+  /** Its real path, ending with a separator. */
+  real: Buffer;
+}
+
 /**
  * Opens the directories of many files once each, proved inside the root, so that every file is
  * then opened relative to its directory's descriptor (/proc/self/fd/N/name on Linux): a directory
@@ -640,7 +648,7 @@ export class VerifiedDirectories {
   readonly #strict: boolean;
   readonly #maxOpen: number;
   /** Directory key -> prefix for its entries, or null when it is not provably inside. */
-  readonly #known = new Map<string, { prefix: Buffer; fd: number } | null>();
+  readonly #known = new Map<string, VerifiedDirectory | null>();
 
   /**
    * `strict`: a directory must be its own real path (no symlink anywhere under the root, as grep
@@ -660,12 +668,17 @@ export class VerifiedDirectories {
    */
   prefix(relativeDirectory: Buffer): Buffer | null {
     const key = relativeDirectory.toString('latin1');
+    return this.#directory(relativeDirectory)?.prefix ?? null;
+  }
+
+  #directory(relativeDirectory: Buffer): VerifiedDirectory | null {
+    const key = relativeDirectory.toString('latin1');
     const known = this.#known.get(key);
-    if (known !== undefined) return known?.prefix ?? null;
+    if (known !== undefined) return known;
     const verified = this.#open(relativeDirectory);
     if (verified !== null && this.#known.size >= this.#maxOpen) this.#evictOne();
     this.#known.set(key, verified);
-    return verified?.prefix ?? null;
+    return verified;
   }
 
   /** Opens `name` (bytes) in a verified directory: read-only, no final symlink, no FIFO wait. */
@@ -675,15 +688,15 @@ export class VerifiedDirectories {
     return openSync(Buffer.concat([prefix, name]), FILE_OPEN_FLAGS);
   }
 
-  /** lstat of `name` in a verified directory (never follows it); undefined if it is missing. */
+  /**
+   * lstat of `name` in a verified directory (never follows it); undefined if it is missing, null
+   * when the directory is not provably inside. Metadata only, so it goes by the directory's real
+   * path (cheaper than through /proc): content is only ever read through openFile.
+   */
   lstat(relativeDirectory: Buffer, name: Buffer): Stats | undefined | null {
-    const prefix = this.prefix(relativeDirectory);
-    if (prefix === null) return null;
-    try {
-      return lstatSync(Buffer.concat([prefix, name]));
-    } catch {
-      return undefined;
-    }
+    const directory = this.#directory(relativeDirectory);
+    if (directory === null) return null;
+    return lstatSync(Buffer.concat([directory.real, name]), { throwIfNoEntry: false });
   }
 
   close(): void {
@@ -700,7 +713,7 @@ export class VerifiedDirectories {
     }
   }
 
-  #open(relative: Buffer): { prefix: Buffer; fd: number } | null {
+  #open(relative: Buffer): VerifiedDirectory | null {
     const native =
       path.sep === '/'
         ? relative
@@ -743,10 +756,9 @@ export class VerifiedDirectories {
       closeSync(fd);
       return null;
     }
-    const prefix = PROC_FD
-      ? Buffer.from(`/proc/self/fd/${fd}/`)
-      : Buffer.concat([real, Buffer.from(path.sep)]);
-    return { prefix, fd };
+    const realWithSeparator = Buffer.concat([real, Buffer.from(path.sep)]);
+    const prefix = PROC_FD ? Buffer.from(`/proc/self/fd/${fd}/`) : realWithSeparator;
+    return { prefix, fd, real: realWithSeparator };
   }
 }
 
