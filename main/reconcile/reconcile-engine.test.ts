@@ -404,15 +404,18 @@ describe('mark_reconciled', () => {
     const { engine, root, repo } = await setup();
     await writeFile(path.join(repo.dir, 'secret.txt'), 'outside\n');
     await symlink(path.join(repo.dir, 'secret.txt'), path.join(root, 'src/link-out.ts'));
+    await symlink(repo.dir, path.join(root, 'outside-dir'));
     const result = await engine.markReconciled([
       './src/a.ts',
+      'src//a.ts',
       'src/b.ts',
-      'src/b.ts',
+      'src/./b.ts',
       path.join(root, 'docs/guide.md'),
       'src/missing.ts',
       '../secret.txt',
       path.join(repo.dir, 'secret.txt'),
       'src/link-out.ts',
+      'outside-dir/secret.txt',
       'src',
       '.git/config',
     ]);
@@ -421,10 +424,12 @@ describe('mark_reconciled', () => {
       '../secret.txt',
       path.join(repo.dir, 'secret.txt'),
       'src/link-out.ts',
+      'outside-dir/secret.txt',
       'src',
       '.git/config',
     ]);
-    expect(result.rejected[3]?.reason).toContain('is a directory');
+    expect(result.rejected[3]?.reason).toContain('outside the worktree');
+    expect(result.rejected[4]?.reason).toContain('is a directory');
 
     const db = new Database(path.join(root, CACHE_DB), { readonly: true });
     cleanups.push(() => {
