@@ -50,6 +50,19 @@ interface Memo {
 
 const CORRUPT_CODES = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT', 'SQLITE_CANTOPEN']);
 
+/**
+ * How long one call waits, in all, for another process (NotarAI's CLI, a backup tool, an editor
+ * extension) to release its lock on the cache. SQLite's own busy handler sleeps on the thread that
+ * asked, which here is the event loop, so it is off (`busy_timeout = 0`): a locked database fails
+ * at once and the call retries on a timer (5 ms, doubling to 200 ms) while other clients are served.
+ */
+export const LOCK_WAIT_MS = 10_000;
+
+export interface HashCacheOptions {
+  /** Overrides LOCK_WAIT_MS (tests). */
+  lockWaitMs?: number;
+}
+
 export class HashCache {
   readonly root: string;
   readonly dbPath: string;
@@ -60,9 +73,12 @@ export class HashCache {
   /** In-memory copy of both tables, valid for the open connection (see #memoized). */
   #memo: Memo | undefined;
 
-  constructor(root: string) {
+  readonly #lockWaitMs: number;
+
+  constructor(root: string, options: HashCacheOptions = {}) {
     this.root = root;
     this.dbPath = path.join(root, CACHE_DB);
+    this.#lockWaitMs = options.lockWaitMs ?? LOCK_WAIT_MS;
   }
 
   /** Warnings gathered since the last call (a corrupt database recreated, ...). */
@@ -199,9 +215,34 @@ export class HashCache {
 
   /**
    * Runs `work` on an open database. `create` false: does nothing when there is no database.
-   * A corrupt database is recreated (with a warning) and `work` retried once.
+   * While another process holds a lock, retries on a timer for up to the lock budget, then ends the
+   * call with a ToolError saying so (a transaction that met the lock was rolled back whole).
    */
   async #use(createIfMissing: boolean, work: (db: Database.Database) => void): Promise<void> {
+    const deadline = Date.now() + this.#lockWaitMs;
+    for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
+      try {
+        await this.#useUnlocked(createIfMissing, work);
+        return;
+      } catch (error) {
+        if (!isLocked(error)) throw error;
+        if (Date.now() + delay > deadline) {
+          throw new ToolError(
+            `the hash cache ${CACHE_DB} is locked by another process (NotarAI's CLI, a backup ` +
+              `tool or an editor extension?) and stayed locked for ${this.#lockWaitMs / 1000} s; ` +
+              'try again',
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
+  /** One attempt of #use: a corrupt database is recreated (with a warning) and `work` retried once. */
+  async #useUnlocked(
+    createIfMissing: boolean,
+    work: (db: Database.Database) => void,
+  ): Promise<void> {
     let create = createIfMissing;
     for (let attempt = 0; attempt < 2; attempt++) {
       const db = await this.#open(create);
@@ -251,7 +292,7 @@ export class HashCache {
           `the hash cache ${CACHE_DB} changed while it was being opened; try again`,
         );
       }
-      db.pragma('busy_timeout = 5000');
+      db.pragma('busy_timeout = 0'); // never sleep on the event loop: #use retries on a timer
       // This connection only (the file format stays NotarAI's): a big page cache for 200,000-row
       // batches, and fewer fsyncs; a cache damaged by a power cut is recreated anyway.
       db.pragma('cache_size = -65536');
@@ -336,6 +377,13 @@ function ensureSchema(db: Database.Database): void {
     }
   }
   if (!existing.some((table) => table.name === 'grove_stat_cache')) db.exec(STAT_CACHE_DDL);
+}
+
+function isLocked(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return (
+    typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
+  );
 }
 
 function isCorruption(error: unknown): boolean {
