@@ -8,8 +8,21 @@ import { ReconcileStateSchema, ReconcileTotalsSchema } from './reconcile.ts';
 export const ServerStatusSchema = z.discriminatedUnion('state', [
   z.object({ state: z.literal('stopped') }),
   z.object({ state: z.literal('starting') }),
-  z.object({ state: z.literal('running'), port: z.number().int().positive() }),
-  z.object({ state: z.literal('error'), message: z.string() }),
+  z.object({
+    state: z.literal('running'),
+    port: z.number().int().positive(),
+    /**
+     * Set while the process's event loop has not answered the health check for over a second:
+     * busy (a long call), reported, not punished; a silence of tens of seconds means hung.
+     */
+    busySinceMs: z.number().optional(),
+  }),
+  z.object({
+    state: z.literal('error'),
+    message: z.string(),
+    /** When the supervisor restarts it on its own (epoch ms); absent: it waits for Start. */
+    restartAt: z.number().optional(),
+  }),
 ]);
 export type ServerStatus = z.infer<typeof ServerStatusSchema>;
 

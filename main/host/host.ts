@@ -26,7 +26,7 @@ import {
   type DiscoveredWorktree,
 } from './worktree-discovery.ts';
 import { forkLauncher, type WorktreeLauncher } from './worktree-launcher.ts';
-import { WorktreeSupervisor } from './worktree-supervisor.ts';
+import { WorktreeSupervisor, type SupervisorOptions } from './worktree-supervisor.ts';
 
 export interface HostOptions {
   /** Directory of the app database and settings. */
@@ -40,6 +40,17 @@ export interface HostOptions {
   activityLimit?: number;
   /** The chat panel's secret store, environment and limits (main/chat/chat-service.ts). */
   chat?: ChatServiceOptions;
+  /** Health-check and restart timings of every supervisor (defaults in worktree-supervisor.ts). */
+  supervision?: Pick<
+    SupervisorOptions,
+    'pingIntervalMs' | 'hangAfterMs' | 'toolLayerHangAfterMs' | 'restartDelaysMs'
+  >;
+  /** Where the host says why it killed or restarts a server (default: stderr). */
+  log?: (line: string) => void;
+}
+
+function logToStderr(line: string): void {
+  process.stderr.write(`grove: ${line}\n`);
 }
 
 /** A command refers to something that does not exist or asks for something impossible. */
@@ -377,6 +388,8 @@ export class Host {
         requireToken: row.requireToken,
         ...(reconcileBase ? { reconcileBase } : {}),
         launcher: this.launcher,
+        ...this.options.supervision,
+        onLog: (line) => (this.options.log ?? logToStderr)(`${discovered.path}: ${line}`),
         onStatus: (status) => {
           if (status.state !== 'running' && status.state !== 'starting') {
             // The process is gone: its sessions went with it.

@@ -1,8 +1,13 @@
 // Supervises one worktree process: starts it, stops it, and keeps the worktree's ServerStatus
-// true. A process that exits unexpectedly, or stops answering its health check (a ping every
-// 250 ms; no answer for HANG_AFTER_MS means hung), is marked `error` and restarted with exponential
-// backoff; after repeated failures the supervisor gives up and leaves the reason in the status.
-// It also relays what the process reports about its clients and tool calls.
+// true. Health is a ping every 250 ms answered by the process's event loop: a late answer (over a
+// second) is reported as busy, not punished — slow work is bounded and runs off that loop, so only
+// a silence far longer than any bounded operation (HANG_AFTER_MS) means hung. The pong also says
+// how long the process's file layer has had a call pending; stuck for TOOL_LAYER_HANG_AFTER_MS
+// means its tools no longer answer even though its loop does. A hung or crashed process is marked
+// `error` (with when it comes back) and restarted on the same port with exponential backoff capped
+// at a minute — forever, while the user wants it running. A process that cannot serve its worktree
+// at all (directory gone) says so (`fatal`) and is not restarted. It also relays what the process
+// reports about its clients and tool calls.
 import type { ActivityEntry, ClientInfo, ServerStatus } from '../../shared/model.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import { WorktreeToHostSchema } from '../worktree/worktree-protocol.ts';
@@ -25,13 +30,28 @@ export interface SupervisorOptions {
   reconcileBase?: string;
   startTimeoutMs?: number;
   stopTimeoutMs?: number;
-  /** Health check interval (default 250 ms) and the silence that means hung (default 1000 ms). */
+  /** Health check interval (default 250 ms) and the silence that means hung (HANG_AFTER_MS). */
   pingIntervalMs?: number;
   hangAfterMs?: number;
+  /** Overrides TOOL_LAYER_HANG_AFTER_MS. */
+  toolLayerHangAfterMs?: number;
+  /** Overrides RESTART_DELAYS_MS (tests). */
+  restartDelaysMs?: readonly number[];
+  /** Called with a line saying why the supervisor killed or restarts the process. */
+  onLog?(message: string): void;
 }
 
-/** Restart delays after unexpected exits; past the last one the supervisor gives up. */
-const RESTART_DELAYS_MS = [100, 500, 1000, 2000, 4000];
+/**
+ * Restart delays after consecutive unexpected exits; the last one repeats forever. The supervisor
+ * never gives up on a server the user wants running.
+ */
+export const RESTART_DELAYS_MS = [100, 500, 1000, 2000, 4000, 8000, 16_000, 32_000, 60_000];
+/** A health check answered later than this is shown as busy. */
+export const BUSY_AFTER_MS = 1_000;
+/** No answer to the health check for this long means hung (no bounded operation takes as long). */
+export const HANG_AFTER_MS = 30_000;
+/** A file-layer call pending this long means the tools hang even if the event loop answers. */
+export const TOOL_LAYER_HANG_AFTER_MS = 60_000;
 /** A process that ran this long without crashing resets the backoff. */
 const STABLE_AFTER_MS = 30_000;
 
@@ -47,6 +67,7 @@ export class WorktreeSupervisor {
   private startedAt = 0;
   private healthTimer: NodeJS.Timeout | undefined;
   private lastPongAt = 0;
+  private toolLayerPendingMs = 0;
   private pingId = 0;
   /** Why the supervisor killed the current process, so its exit is reported with that reason. */
   private killReason: string | undefined;
@@ -133,6 +154,10 @@ export class WorktreeSupervisor {
           settle();
         } else if (message.type === 'pong') {
           this.lastPongAt = Date.now();
+          this.toolLayerPendingMs = message.toolLayerPendingMs ?? 0;
+          if (this.statusValue.state === 'running' && this.statusValue.busySinceMs !== undefined) {
+            this.setStatus({ state: 'running', port: this.statusValue.port });
+          }
         } else if (message.type === 'clients') {
           this.options.onClients?.(message.clients);
         } else if (message.type === 'activity') {
@@ -159,8 +184,7 @@ export class WorktreeSupervisor {
         const how = signal ? `signal ${signal}` : `code ${code}`;
         const message = this.killReason ?? `server process exited unexpectedly (${how})`;
         this.killReason = undefined;
-        this.setStatus({ state: 'error', message });
-        this.scheduleRestart();
+        this.scheduleRestart(message);
       });
     });
     handle.send({
@@ -177,7 +201,7 @@ export class WorktreeSupervisor {
   }
 
   private get hangAfterMs(): number {
-    return this.options.hangAfterMs ?? 1000;
+    return this.options.hangAfterMs ?? HANG_AFTER_MS;
   }
 
   private startHealthChecks(handle: WorktreeProcessHandle): void {
@@ -192,16 +216,41 @@ export class WorktreeSupervisor {
       // nothing about the worktree process: start counting again.
       if (now - lastTickAt > intervalMs + this.hangAfterMs / 2) this.lastPongAt = now;
       lastTickAt = now;
-      if (now - this.lastPongAt > this.hangAfterMs) {
+      const silentMs = now - this.lastPongAt;
+      const toolLayerLimitMs = this.options.toolLayerHangAfterMs ?? TOOL_LAYER_HANG_AFTER_MS;
+      if (silentMs > this.hangAfterMs) {
         // Hung: its event loop no longer runs. Kill it; the exit handler restarts it.
-        this.stopHealthChecks();
-        this.killReason = `server stopped answering its health check for ${this.hangAfterMs} ms; restarting it`;
-        handle.kill();
+        this.killFor(
+          handle,
+          `server stopped answering its health check for ${Math.round(silentMs / 1000)} s; restarting it`,
+        );
         return;
+      }
+      if (this.toolLayerPendingMs > toolLayerLimitMs) {
+        this.killFor(
+          handle,
+          `server's file layer stopped answering (a file-system call pending for ` +
+            `${Math.round(this.toolLayerPendingMs / 1000)} s), so its tools hang; restarting it`,
+        );
+        return;
+      }
+      if (
+        silentMs > BUSY_AFTER_MS &&
+        this.statusValue.state === 'running' &&
+        this.statusValue.busySinceMs === undefined
+      ) {
+        this.setStatus({ ...this.statusValue, busySinceMs: this.lastPongAt });
       }
       handle.send({ type: 'ping', id: ++this.pingId });
     }, intervalMs);
     this.healthTimer.unref();
+  }
+
+  private killFor(handle: WorktreeProcessHandle, reason: string): void {
+    this.stopHealthChecks();
+    this.killReason = reason;
+    this.options.onLog?.(reason);
+    handle.kill();
   }
 
   private stopHealthChecks(): void {
@@ -209,18 +258,14 @@ export class WorktreeSupervisor {
     this.healthTimer = undefined;
   }
 
-  private scheduleRestart(): void {
+  /** Shows `message` with when the server comes back, and restarts it then (same port). */
+  private scheduleRestart(message: string): void {
     if (Date.now() - this.startedAt > STABLE_AFTER_MS) this.consecutiveFailures = 0;
-    const delay = RESTART_DELAYS_MS[this.consecutiveFailures];
-    if (delay === undefined) {
-      this.wanted = false;
-      this.setStatus({
-        state: 'error',
-        message: `server crashed ${this.consecutiveFailures} times in a row; gave up (press Start to retry)`,
-      });
-      return;
-    }
+    const delays = this.options.restartDelaysMs ?? RESTART_DELAYS_MS;
+    const delay = delays[Math.min(this.consecutiveFailures, delays.length - 1)] ?? 60_000;
     this.consecutiveFailures++;
+    this.setStatus({ state: 'error', message, restartAt: Date.now() + delay });
+    this.options.onLog?.(`${message}; restarting in ${formatDelay(delay)}`);
     this.restartTimer = setTimeout(() => {
       if (this.wanted && !this.current) void this.launch();
     }, delay);
@@ -246,4 +291,8 @@ export class WorktreeSupervisor {
     });
     if (this.statusValue.state !== 'stopped') this.setStatus({ state: 'stopped' });
   }
+}
+
+function formatDelay(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
 }

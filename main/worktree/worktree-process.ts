@@ -9,7 +9,7 @@ import {
   type McpListener,
   type McpListenerOptions,
 } from '../mcp/mcp-listener.ts';
-import { realWorktreeRoot } from '../platform/confined-fs.ts';
+import { createFileLayerProbe, realWorktreeRoot } from '../platform/confined-fs.ts';
 import { ClientRegistry } from './client-registry.ts';
 import { createFileTools } from '../tools/index.ts';
 import { createReconcileService, type ReconcileService } from '../reconcile/reconcile-service.ts';
@@ -86,6 +86,8 @@ export function runWorktreeProcess(channel: HostChannel): void {
   let reconcile: ReconcileService | undefined;
   let reconcileBase: string | undefined;
   const idleMemory = createIdleMemoryReclaimer();
+  /** Started with the server: the file layer's health, reported with every pong. */
+  let fileLayerProbe: ReturnType<typeof createFileLayerProbe> | undefined;
   const clients = new ClientRegistry({
     onClients: (list) => channel.send({ type: 'clients', clients: list }),
     onActivity: (entries) => channel.send({ type: 'activity', entries }),
@@ -95,6 +97,7 @@ export function runWorktreeProcess(channel: HostChannel): void {
     if (!stopping) {
       stopping = true;
       idleMemory.close();
+      fileLayerProbe?.close();
       await listener?.close().catch(() => undefined);
       await reconcile?.close().catch(() => undefined);
       clients.flush();
@@ -118,6 +121,7 @@ export function runWorktreeProcess(channel: HostChannel): void {
           return fail((error as Error).message);
         }
         access ??= { token: message.token, requireToken: message.requireToken };
+        fileLayerProbe = createFileLayerProbe(root);
         const service = createReconcileService({
           root,
           base: reconcileBase,
@@ -178,7 +182,11 @@ export function runWorktreeProcess(channel: HostChannel): void {
         listener?.setAccess(access);
         return;
       case 'ping':
-        channel.send({ type: 'pong', id: message.id });
+        channel.send({
+          type: 'pong',
+          id: message.id,
+          toolLayerPendingMs: fileLayerProbe?.pendingMs() ?? 0,
+        });
         return;
       case 'shutdown':
         await shutdown(0);

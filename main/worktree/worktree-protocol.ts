@@ -31,7 +31,12 @@ export const WorktreeToHostSchema = z.discriminatedUnion('type', [
     /** Set when the requested port was in use and the server took this one instead. */
     requestedPort: z.number().int().nullable(),
   }),
-  z.object({ type: z.literal('pong'), id: z.number().int() }),
+  z.object({
+    type: z.literal('pong'),
+    id: z.number().int(),
+    /** How long the tool layer's probe (a file-system call through the thread pool) has been pending. */
+    toolLayerPendingMs: z.number().nonnegative().optional(),
+  }),
   /** The server's clients changed (sent at most a few times a second). */
   z.object({ type: z.literal('clients'), clients: z.array(ClientInfoSchema) }),
   /** New tool calls since the last message, oldest first. */

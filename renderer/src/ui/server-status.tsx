@@ -1,17 +1,38 @@
-// How one server's status reads: a coloured dot and a sentence ("Running on port 4123").
+// How one server's status reads: a coloured dot and a sentence ("Running on port 4123",
+// "Restarting in 20 s — last error: …"). Times count down / up once a second while shown.
+import { useEffect, useState } from 'react';
 import type { ServerStatus } from '../../../shared/model.ts';
 
-export function statusLabel(status: ServerStatus): string {
+function seconds(ms: number): string {
+  return `${Math.max(0, Math.ceil(ms / 1000))} s`;
+}
+
+export function statusLabel(status: ServerStatus, now: number = Date.now()): string {
   switch (status.state) {
     case 'stopped':
       return 'Stopped';
     case 'starting':
       return 'Starting…';
     case 'running':
-      return `Running on port ${status.port}`;
+      return status.busySinceMs === undefined
+        ? `Running on port ${status.port}`
+        : `Running on port ${status.port} — busy, not answering for ${seconds(now - status.busySinceMs)}`;
     case 'error':
-      return `Error: ${status.message}`;
+      return status.restartAt === undefined
+        ? `Error: ${status.message}`
+        : `Restarting in ${seconds(status.restartAt - now)} — last error: ${status.message}`;
   }
+}
+
+/** The current time, ticking once a second while `ticking`. */
+function useNow(ticking: boolean): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!ticking) return undefined;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [ticking]);
+  return now;
 }
 
 export function StatusDot({ status }: { status: ServerStatus }) {
@@ -19,9 +40,13 @@ export function StatusDot({ status }: { status: ServerStatus }) {
 }
 
 export function ServerStatusText({ status }: { status: ServerStatus }) {
+  const ticking =
+    (status.state === 'error' && status.restartAt !== undefined) ||
+    (status.state === 'running' && status.busySinceMs !== undefined);
+  const now = useNow(ticking);
   return (
     <p className={`server-status server-status--${status.state}`} aria-live="polite">
-      {statusLabel(status)}
+      {statusLabel(status, now)}
     </p>
   );
 }
