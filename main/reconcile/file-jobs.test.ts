@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { blake3 } from '@napi-rs/blake-hash';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -177,6 +177,59 @@ describe('file jobs', () => {
       const again = await pool.hashConfined(dir, paths);
       expect(answers(again)).toEqual(answers(first));
       expect(pool.workerCount).toBe(1);
+    } finally {
+      pool.close();
+    }
+  });
+});
+
+describe('hashing never holds the event loop', () => {
+  /** Largest gap between 10 ms ticks while `work` runs (started from a timer, so all of it counts). */
+  async function worstLoopStall<T>(work: () => Promise<T>): Promise<{ stallMs: number; value: T }> {
+    let last = performance.now();
+    let stallMs = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      stallMs = Math.max(stallMs, now - last);
+      last = now;
+    }, 10);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    try {
+      const value = await work();
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return { stallMs, value };
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  it('a 512 MB file in a small job is hashed by a worker, not inline', async () => {
+    const dir = await makeTempDir();
+    dirs.push(dir);
+    await writeFile(path.join(dir, 'small.txt'), 'small\n');
+    await writeFile(path.join(dir, 'big.bin'), '');
+    await truncate(path.join(dir, 'big.bin'), 512 * 1024 * 1024); // sparse: zeros
+    const pool = new FilePool(2);
+    try {
+      const hashed = await worstLoopStall(() =>
+        pool.hashConfined(dir, ['small.txt', 'big.bin', 'small.txt']),
+      );
+      expect(hashed.value.map((outcome) => outcome.code)).toEqual(['hashed', 'hashed', 'hashed']);
+      expect(hashed.stallMs).toBeLessThan(250);
+      const fingerprinted = await worstLoopStall(() =>
+        pool.fingerprint(
+          dir,
+          ['small.txt', 'big.bin'],
+          new Float64Array(2 * KNOWN_STRIDE).fill(NaN),
+        ),
+      );
+      expect([...fingerprinted.value.codes]).toEqual([HASHED, HASHED]);
+      expect(fingerprinted.value.hashed.map((entry) => entry.index).sort()).toEqual([0, 1]);
+      expect(fingerprinted.stallMs).toBeLessThan(250);
+      // The same bytes, whichever thread hashed them.
+      const big = hashed.value[1] as Extract<FileOutcome, { code: 'hashed' }>;
+      const entry = fingerprinted.value.hashed.find((candidate) => candidate.index === 1);
+      expect(entry?.hash).toBe(big.hash);
     } finally {
       pool.close();
     }

@@ -43,6 +43,11 @@ export interface FingerprintResult {
   /** MISSING (not a readable regular file), HIT (the stat row still holds) or HASHED. */
   codes: Uint8Array;
   hashed: HashedEntry[];
+  /**
+   * Set when the job stopped at this index because hashing the file there would have passed its
+   * byte budget (a main-thread job): the paths from here on were not looked at.
+   */
+  stoppedAt?: number;
 }
 
 /**
@@ -89,10 +94,12 @@ export function fingerprintFiles(
   root: string,
   paths: readonly string[],
   known: Float64Array,
+  hashBudgetBytes = Number.POSITIVE_INFINITY,
 ): FingerprintResult {
   const codes = new Uint8Array(paths.length);
   const hashed: HashedEntry[] = [];
   const directories = new VerifiedDirectories(root, { strict: false });
+  let budget = hashBudgetBytes;
   try {
     for (let index = 0; index < paths.length; index++) {
       const { directory, name } = splitRelative(paths[index] as string);
@@ -122,8 +129,10 @@ export function fingerprintFiles(
         codes[index] = HIT;
         continue;
       }
+      if (info.size > budget) return { codes, hashed, stoppedAt: index };
+      budget -= info.size;
       const outcome = hashInDirectory(directories, directory, name, recordedMs);
-      if (outcome.code === 'hashed') {
+      if (outcome !== 'over-budget' && outcome.code === 'hashed') {
         hashed.push({
           index,
           hash: outcome.hash,
@@ -147,15 +156,26 @@ export function fingerprintFiles(
  * Hashes files named by a client, confined to root: each file is opened in its directory proved
  * inside the worktree and not in .git (symlinked directories that stay inside are followed), never
  * through a final symlink, never waiting on a FIFO. Anything unusual (a symlink, a missing path,
- * an error) is `refer`: the engine then asks the confined layer, which words the refusal.
+ * an error) is `refer`: the engine then asks the confined layer, which words the refusal. With a
+ * byte budget (a main-thread job), stops before the file that would pass it: fewer outcomes than
+ * paths then, and the rest is for a worker.
  */
-export function hashFilesConfined(root: string, paths: readonly string[]): FileOutcome[] {
+export function hashFilesConfined(
+  root: string,
+  paths: readonly string[],
+  hashBudgetBytes = Number.POSITIVE_INFINITY,
+): FileOutcome[] {
   const directories = new VerifiedDirectories(root, { strict: false });
+  const outcomes: FileOutcome[] = [];
+  const budget = { bytes: hashBudgetBytes };
   try {
-    return paths.map((relative) => {
+    for (const relative of paths) {
       const { directory, name } = splitRelative(relative);
-      return hashInDirectory(directories, directory, name, Date.now());
-    });
+      const outcome = hashInDirectory(directories, directory, name, Date.now(), budget);
+      if (outcome === 'over-budget') break;
+      outcomes.push(outcome);
+    }
+    return outcomes;
   } finally {
     directories.close();
   }
@@ -166,7 +186,8 @@ function hashInDirectory(
   directory: Buffer,
   name: Buffer,
   recordedMs: number,
-): FileOutcome {
+  budget?: { bytes: number },
+): FileOutcome | 'over-budget' {
   let fd: number | null;
   try {
     fd = directories.openFile(directory, name);
@@ -178,6 +199,10 @@ function hashInDirectory(
     const info = fstatSync(fd);
     if (info.isDirectory()) return { code: 'directory' };
     if (!info.isFile()) return { code: 'special' };
+    if (budget) {
+      if (info.size > budget.bytes) return 'over-budget';
+      budget.bytes -= info.size;
+    }
     return {
       code: 'hashed',
       hash: hashDescriptor(fd, info.size),

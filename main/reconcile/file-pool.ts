@@ -26,6 +26,11 @@ export const CHUNK_SIZE = 4096;
  */
 export const MAIN_THREAD_MAX_PATHS = 1000;
 /**
+ * Bytes a main-thread job may hash in all (~2 ms of BLAKE3): a bigger file, or the file that would
+ * pass this, and everything after it, go to the workers, so no file size holds the event loop.
+ */
+export const MAIN_THREAD_HASH_BYTES = 4 * 1024 * 1024;
+/**
  * Workers are ended after this long without work. Short: a worker costs memory while idle, and
  * restarting one is cheap next to a job (the watcher's recomputations come in bursts).
  */
@@ -78,8 +83,28 @@ export class FilePool {
   ): Promise<FingerprintResult> {
     if (paths.length <= MAIN_THREAD_MAX_PATHS) {
       signal?.throwIfAborted();
-      return fingerprintFiles(root, paths, known);
+      const inline = fingerprintFiles(root, paths, known, MAIN_THREAD_HASH_BYTES);
+      const start = inline.stoppedAt;
+      if (start === undefined) return inline;
+      const rest = await this.#fingerprintInWorkers(
+        root,
+        paths.slice(start),
+        known.subarray(start * KNOWN_STRIDE),
+        signal,
+      );
+      inline.codes.set(rest.codes, start);
+      for (const entry of rest.hashed) inline.hashed.push({ ...entry, index: entry.index + start });
+      return { codes: inline.codes, hashed: inline.hashed };
     }
+    return this.#fingerprintInWorkers(root, paths, known, signal);
+  }
+
+  async #fingerprintInWorkers(
+    root: string,
+    paths: readonly string[],
+    known: Float64Array,
+    signal?: AbortSignal,
+  ): Promise<FingerprintResult> {
     const codes = new Uint8Array(paths.length);
     const hashed: HashedEntry[] = [];
     await Promise.all(
@@ -109,8 +134,18 @@ export class FilePool {
   ): Promise<FileOutcome[]> {
     if (paths.length <= MAIN_THREAD_MAX_PATHS) {
       signal?.throwIfAborted();
-      return hashFilesConfined(root, paths);
+      const inline = hashFilesConfined(root, paths, MAIN_THREAD_HASH_BYTES);
+      if (inline.length === paths.length) return inline;
+      return [...inline, ...(await this.#hashInWorkers(root, paths.slice(inline.length), signal))];
     }
+    return this.#hashInWorkers(root, paths, signal);
+  }
+
+  async #hashInWorkers(
+    root: string,
+    paths: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<FileOutcome[]> {
     const parts = await Promise.all(
       chunkStarts(paths.length).map(
         async (start) =>
