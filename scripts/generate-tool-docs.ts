@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { createFileTools } from '../main/tools/index.ts';
-import type { ToolDefinition } from '../main/tools/tool-definition.ts';
+import { toolDeadlineMs, type ToolDefinition } from '../main/tools/tool-definition.ts';
 
 export const TOOLS_DOC_PATH = fileURLToPath(new URL('../docs/tools.md', import.meta.url));
 
@@ -156,7 +156,7 @@ export function renderToolDocs(tools: readonly ToolDefinition[]): string {
       '',
       `**${tool.title}.** ${tool.description}`,
       '',
-      `Annotations: ${annotationsLine(tool)}.`,
+      `Annotations: ${annotationsLine(tool)}. Deadline: ${toolDeadlineMs(tool) / 1000} s (the call ends with an error past it).`,
       '',
       '### Input',
       '',

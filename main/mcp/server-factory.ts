@@ -5,7 +5,7 @@
 import { CLIENT_INFO_META_KEY, McpServer } from '@modelcontextprotocol/server';
 import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
 import { ToolError } from '../tools/tool-definition.ts';
-import type { ToolContext, ToolDefinition } from '../tools/tool-definition.ts';
+import { toolDeadlineMs, type ToolContext, type ToolDefinition } from '../tools/tool-definition.ts';
 import { toClientIdentity } from './client-events.ts';
 import type { McpClientIdentity, McpEra, McpTransportKind } from './client-events.ts';
 import { stableStringify } from './stable-json.ts';
@@ -62,6 +62,8 @@ export interface ServerFactoryOptions {
    * (the 60 s cut-off many have) keep waiting for slow calls.
    */
   progressIntervalMs?: number;
+  /** Per-tool deadline overrides in milliseconds (settings; tests), by tool name. */
+  deadlinesMs?: Readonly<Record<string, number>>;
 }
 
 /** Default interval of the progress heartbeat of running calls. */
@@ -134,13 +136,18 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
           const started = performance.now();
           const progress = requestProgress(ctx, progressIntervalMs);
           let result: CallToolResult;
+          const deadlineMs = options.deadlinesMs?.[tool.name] ?? toolDeadlineMs(tool);
+          const deadline = callDeadline(tool.name, deadlineMs);
           try {
-            const value = await tool.handler(args, {
-              root,
-              signal: ctx.mcpReq.signal,
-              log: requestLogger(ctx, tool.name),
-              ...(progress ? { progress: progress.report } : {}),
-            });
+            const value = await Promise.race([
+              tool.handler(args, {
+                root,
+                signal: AbortSignal.any([ctx.mcpReq.signal, deadline.signal]),
+                log: requestLogger(ctx, tool.name),
+                ...(progress ? { progress: progress.report } : {}),
+              }),
+              deadline.expired,
+            ]);
             result = toolResult(value);
           } catch (error) {
             if (!(error instanceof ToolError)) {
@@ -152,6 +159,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
             }
             result = toolErrorResult(describeError(error));
           } finally {
+            deadline.clear();
             progress?.stop();
           }
           const text = result.content[0]?.type === 'text' ? result.content[0].text : '';
@@ -179,6 +187,30 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
     extendServer?.(server, leg);
     return server;
   };
+}
+
+/**
+ * The deadline of one call: `signal` aborts and `expired` rejects with a ToolError when it passes,
+ * so a call ends on time even if its handler does not heed the signal (its work is dropped).
+ */
+function callDeadline(
+  toolName: string,
+  deadlineMs: number,
+): { signal: AbortSignal; expired: Promise<never>; clear(): void } {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      const error = new ToolError(
+        `${toolName} did not finish within its deadline of ${deadlineMs / 1000} s and was stopped; ` +
+          'narrow the request (a smaller path, range or pattern) or try again',
+      );
+      controller.abort(error);
+      reject(error);
+    }, deadlineMs);
+  });
+  expired.catch(() => undefined); // settled by the race, or never looked at
+  return { signal: controller.signal, expired, clear: () => clearTimeout(timer) };
 }
 
 /**

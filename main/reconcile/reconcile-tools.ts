@@ -12,6 +12,9 @@ import type { ToolDefinition } from '../tools/tool-definition.ts';
 import type { ReconcileEngine } from './reconcile-engine.ts';
 
 /** The worktree's engine, loaded on first use; rejects with a readable error if it cannot load. */
+/** Deadline of the tools that scan every governed file (200,000 files cold take seconds, not minutes). */
+const RECONCILE_DEADLINE_MS = 120_000;
+
 export type EngineLoader = () => Promise<ReconcileEngine>;
 
 const baseBranch = z
@@ -58,6 +61,7 @@ const listAffectedSpecsTool = (engine: EngineLoader): ToolDefinition =>
       warnings,
     }),
     annotations: readOnlyLocal,
+    deadlineMs: RECONCILE_DEADLINE_MS,
     handler: async (args, ctx) => (await engine()).listAffectedSpecs(args.base_branch, ctx.signal),
   });
 
@@ -106,6 +110,7 @@ const getSpecDiffTool = (engine: EngineLoader): ToolDefinition =>
       warnings,
     }),
     annotations: readOnlyLocal,
+    deadlineMs: RECONCILE_DEADLINE_MS,
     handler: async (args, ctx) => (await engine()).getSpecDiff(args, ctx.signal),
   });
 
@@ -130,6 +135,7 @@ const getChangedArtifactsTool = (engine: EngineLoader): ToolDefinition =>
       warnings,
     }),
     annotations: readOnlyLocal,
+    deadlineMs: RECONCILE_DEADLINE_MS,
     handler: async (args, ctx) => (await engine()).getChangedArtifacts(args, ctx.signal),
   });
 
@@ -152,6 +158,7 @@ const markReconciledTool = (engine: EngineLoader): ToolDefinition =>
       warnings,
     }),
     annotations: { ...readOnlyLocal, readOnlyHint: false },
+    deadlineMs: RECONCILE_DEADLINE_MS,
     handler: async (args, ctx) => (await engine()).markReconciled(args.files, ctx.signal),
   });
 

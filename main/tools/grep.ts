@@ -374,5 +374,7 @@ export const grepTool = defineTool({
   inputSchema,
   outputSchema,
   annotations: readOnlyLocal,
+  // grep stops itself at GREP_TIMEOUT_MS with its own words; the server's deadline is a backstop.
+  deadlineMs: GREP_TIMEOUT_MS + 5_000,
   handler: (args, ctx) => runGrep(args, ctx),
 });

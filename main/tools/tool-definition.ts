@@ -47,8 +47,22 @@ export interface ToolDefinition<
   inputSchema: In;
   outputSchema: Out;
   annotations: ToolAnnotations;
+  /**
+   * How long one call may run before it ends with an error (default DEFAULT_TOOL_DEADLINE_MS).
+   * The handler's signal aborts then; a handler that does not stop is left behind, its result
+   * dropped.
+   */
+  deadlineMs?: number;
   /** Returns the structured result; throws ToolError for a refusal. */
   handler(args: z.infer<In>, ctx: ToolContext): Promise<z.infer<Out>>;
+}
+
+/** The deadline of a tool call unless its definition says otherwise. */
+export const DEFAULT_TOOL_DEADLINE_MS = 60_000;
+
+/** A tool's deadline, in milliseconds. */
+export function toolDeadlineMs(tool: Pick<ToolDefinition, 'deadlineMs'>): number {
+  return tool.deadlineMs ?? DEFAULT_TOOL_DEADLINE_MS;
 }
 
 /** Annotations shared by every read-only tool that stays inside the worktree. */
