@@ -667,7 +667,6 @@ export class VerifiedDirectories {
    * directory is missing, in `.git`, or not provably inside the root.
    */
   prefix(relativeDirectory: Buffer): Buffer | null {
-    const key = relativeDirectory.toString('latin1');
     return this.#directory(relativeDirectory)?.prefix ?? null;
   }
 
