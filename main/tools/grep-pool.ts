@@ -1,6 +1,9 @@
 // A small pool of grep worker threads (grep-worker.ts), shared by every grep call of the process:
-// started on first use, one per core up to four, ended after a while without work. Chunks are run
-// in the order submitted. A caller can cancel its chunks (the client cancelled, or the search ran
+// started on first use, one per core up to four, ended after a while without work. It is fair
+// between calls: the next free worker takes a chunk of the call running the fewest chunks (in
+// submission order within a call), and a call with nothing running that finds every worker held
+// (say by two runaway regular expressions) gets one of up to OVERFLOW_WORKERS extra workers, so
+// it is served at once instead of waiting for their deadline. A caller can cancel its chunks (the client cancelled, or the search ran
 // past its deadline — a runaway regular expression): queued chunks are dropped and workers busy
 // with them are terminated, so a pathological pattern never keeps a core. If a worker cannot start
 // at all (e.g. in a bundle that does not ship grep-worker.ts) the pool says so and grep searches in
@@ -12,6 +15,8 @@ import type { GrepWorkerReply, GrepWorkerRequest } from './grep-worker.ts';
 
 /** Workers are ended after this long without work. */
 const IDLE_MS = 30_000;
+/** Extra workers, beyond `size`, for calls that would otherwise wait behind held workers. */
+export const OVERFLOW_WORKERS = 2;
 
 /** Raised for the chunks of a pool whose workers cannot start. */
 export class WorkersUnavailableError extends Error {
@@ -94,15 +99,43 @@ export class GrepPool {
     await Promise.all(slots.map((slot) => slot.worker.terminate()));
   }
 
+  /** Chunks running per owner. */
+  #running(): Map<object, number> {
+    const counts = new Map<object, number>();
+    for (const slot of this.#slots) {
+      if (slot.task) counts.set(slot.task.owner, (counts.get(slot.task.owner) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  /** Index of the queued chunk to run next: of the owner running fewest, the oldest. */
+  #nextIndex(running: Map<object, number>): number {
+    let best = 0;
+    let fewest = Number.POSITIVE_INFINITY;
+    for (let index = 0; index < this.#queue.length; index++) {
+      const count = running.get(this.#queue[index]!.owner) ?? 0;
+      if (count < fewest) {
+        fewest = count;
+        best = index;
+        if (count === 0) break;
+      }
+    }
+    return best;
+  }
+
   #pump(): void {
     while (this.#queue.length > 0) {
+      const running = this.#running();
+      const index = this.#nextIndex(running);
+      const starved = (running.get(this.#queue[index]!.owner) ?? 0) === 0;
       let slot = [...this.#slots].find((candidate) => candidate.task === undefined);
       if (slot === undefined) {
-        if (this.#slots.size >= this.size) return;
+        const limit = this.size + (starved ? OVERFLOW_WORKERS : 0);
+        if (this.#slots.size >= limit) return;
         slot = this.#spawn();
         if (slot === undefined) return;
       }
-      const task = this.#queue.shift()!;
+      const [task] = this.#queue.splice(index, 1) as [Task];
       const id = this.#nextId++;
       slot.task = { ...task, id };
       slot.worker.ref(); // busy: keep the process alive until the chunk is done
@@ -131,6 +164,11 @@ export class GrepPool {
       if (task === undefined || task.id !== message.id) return;
       slot.task = undefined;
       worker.unref();
+      if (this.#slots.size > this.size) {
+        // An overflow worker: ended once its chunk is done.
+        this.#slots.delete(slot);
+        void worker.terminate();
+      }
       if (message.ok) task.resolve(message.result);
       else task.reject(new Error(message.message));
       this.#pump();

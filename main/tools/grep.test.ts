@@ -217,6 +217,33 @@ describe('grep on many files', () => {
     expect(after.match_count).toBe(1);
   });
 
+  it('serves another call at once while runaway expressions hold every worker', async () => {
+    const single = new GrepPool(new URL('./grep-worker.ts', import.meta.url), 1);
+    try {
+      const runaway = () =>
+        grep(
+          { pattern: '(a+)+$', path: 'slow.txt' },
+          { pool: single, timeoutMs: 4_000 },
+          repo.root,
+        );
+      const first = runaway();
+      const second = runaway();
+      first.catch(() => undefined);
+      second.catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // both are running now
+      const started = Date.now();
+      const other = await grep({ pattern: 'hit', path: 'crlf.txt' }, { pool: single }, repo.root);
+      const waitedMs = Date.now() - started;
+      expect(other.match_count).toBe(1);
+      expect(waitedMs).toBeLessThan(2_000); // not behind the runaways' 4 s deadline
+      await expect(first).rejects.toThrow(/took longer than 4 s and was stopped/);
+      await expect(second).rejects.toThrow(/took longer than 4 s and was stopped/);
+      expect(single.workerCount).toBeLessThanOrEqual(1);
+    } finally {
+      await single.close();
+    }
+  });
+
   it('falls back to the main thread when workers cannot start', async () => {
     const broken = new GrepPool(new URL('./no-such-worker.ts', import.meta.url), 1);
     try {
