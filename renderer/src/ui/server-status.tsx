@@ -1,7 +1,7 @@
 // How one server's status reads: a coloured dot and a sentence ("Running on port 4123",
 // "Restarting in 20 s — last error: …"). Times count down / up once a second while shown.
-import { useEffect, useState } from 'react';
 import type { ServerStatus } from '../../../shared/model.ts';
+import { useNow } from './use-now.ts';
 
 function seconds(ms: number): string {
   return `${Math.max(0, Math.ceil(ms / 1000))} s`;
@@ -24,26 +24,13 @@ export function statusLabel(status: ServerStatus, now: number = Date.now()): str
   }
 }
 
-/** The current time, ticking once a second while `ticking`. */
-function useNow(ticking: boolean): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    if (!ticking) return undefined;
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
-  }, [ticking]);
-  return now;
-}
-
 export function StatusDot({ status }: { status: ServerStatus }) {
   return <span className={`status-dot status-dot--${status.state}`} aria-hidden="true" />;
 }
 
 export function ServerStatusText({ status }: { status: ServerStatus }) {
-  const ticking =
-    (status.state === 'error' && status.restartAt !== undefined) ||
-    (status.state === 'running' && status.busySinceMs !== undefined);
-  const now = useNow(ticking);
+  // A one-second clock while a countdown ("Restarting in 20 s") or a busy time is shown.
+  const now = useNow(1000);
   return (
     <p className={`server-status server-status--${status.state}`} aria-live="polite">
       {statusLabel(status, now)}
