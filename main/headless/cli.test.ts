@@ -1,5 +1,6 @@
 // Runs the real `grove serve` command as a child process, as a user would.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -119,6 +120,21 @@ describe('grove serve', () => {
     expect(await run.exit).toBe(1);
     expect(run.stderr()).toBe(`grove: not a git repository: ${plain}\n`);
   });
+
+  it.skipIf(process.platform !== 'linux')(
+    'refuses /proc with a clear error, and keeps its data directory private (0700)',
+    async () => {
+      const dataDir = path.join(await makeTempDir(), 'Grove');
+      const run = runGrove('serve', '--no-ui', '--data-dir', dataDir, '/proc');
+      expect(await run.exit).toBe(1);
+      expect(run.stderr()).toBe(
+        'grove: the path /proc is inside /proc, a system directory, not a git work tree: ' +
+          'Grove will not serve it\n',
+      );
+      expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
+      expect((await stat(path.join(dataDir, 'grove.db'))).mode & 0o777).toBe(0o600);
+    },
+  );
 
   it('refuses a path that does not exist', async () => {
     const missing = path.join(await makeTempDir(), 'missing');

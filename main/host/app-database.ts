@@ -4,8 +4,8 @@
 // Schema changes are numbered migrations applied in a transaction (PRAGMA user_version).
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { secureDataDirectory, securePrivateFiles } from './data-directory.ts';
 
 export interface RepoRow {
   id: number;
@@ -76,9 +76,13 @@ export class AppDatabase {
     this.db = db;
   }
 
-  /** Opens (creating if needed) `<dataDir>/grove.db`; throws a clear error if it is unusable. */
+  /**
+   * Opens (creating if needed) `<dataDir>/grove.db`; throws a clear error if it is unusable. The
+   * data directory is made private first (0700, its token and key files 0600, symlinks refused:
+   * data-directory.ts), and the database and its WAL companions are 0600 once SQLite created them.
+   */
   static async open(dataDir: string): Promise<AppDatabase> {
-    await mkdir(dataDir, { recursive: true });
+    await secureDataDirectory(dataDir);
     const file = path.join(dataDir, 'grove.db');
     let db: Database.Database | undefined;
     try {
@@ -87,6 +91,8 @@ export class AppDatabase {
       db.pragma('foreign_keys = ON');
       const appDb = new AppDatabase(db);
       appDb.migrate();
+      // SQLite created the file (and -wal, -shm) with the umask's mode; later ones copy grove.db's.
+      await securePrivateFiles(dataDir);
       return appDb;
     } catch (error) {
       db?.close();

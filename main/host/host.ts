@@ -63,7 +63,10 @@ interface OpenWorktree {
   repoId: string;
   discovered: DiscoveredWorktree;
   portNotice: string | null;
-  /** Set while git reports the directory as gone. */
+  /**
+   * Set while the worktree cannot be served: git reports the directory as gone, or its path was
+   * refused (inside /proc, /sys or /dev, or not a work tree of the repository). Shown as `error`.
+   */
   missingMessage: string | null;
   clients: ClientInfo[];
   activity: ActivityEntry[];
@@ -337,11 +340,12 @@ export class Host {
         const added = this.openWorktree(repo, found);
         repo.worktrees.push(added);
         changed = true;
-        if (added.row.autostart && !found.missing) void added.supervisor.start();
+        if (added.row.autostart && !added.missingMessage) void added.supervisor.start();
         continue;
       }
-      if (found.missing) {
-        await this.markMissing(open, `worktree directory not found: ${found.path}`);
+      const problem = unservableMessage(found);
+      if (problem) {
+        await this.markMissing(open, problem);
       } else if (open.missingMessage) {
         open.missingMessage = null; // the directory is back
         open.discovered = found;
@@ -376,9 +380,7 @@ export class Host {
       reconcileBase,
       discovered,
       portNotice: null,
-      missingMessage: discovered.missing
-        ? `worktree directory not found: ${discovered.path}`
-        : null,
+      missingMessage: unservableMessage(discovered),
       clients: [],
       activity: [],
       supervisor: new WorktreeSupervisor({
@@ -478,6 +480,12 @@ export class Host {
   private emit(event: HostEvent): void {
     this.events.emit('event', event);
   }
+}
+
+/** Why a discovered worktree cannot be served (refused path, or directory gone), or null. */
+function unservableMessage(discovered: DiscoveredWorktree): string | null {
+  if (discovered.refusal) return discovered.refusal;
+  return discovered.missing ? `worktree directory not found: ${discovered.path}` : null;
 }
 
 function worktreeId(worktree: OpenWorktree): string {
