@@ -61,6 +61,8 @@ export const hostCommands = {
   startServer: { input: WorktreeRef, output: Ok },
   stopServer: { input: WorktreeRef, output: Ok },
   restartServer: { input: WorktreeRef, output: Ok },
+  /** Ends a running tool call now: its client gets an error saying it was cancelled in Grove. */
+  cancelToolCall: { input: WorktreeRef.extend({ callId: z.string().min(1) }), output: Ok },
   getConnectionInfo: { input: WorktreeRef, output: ConnectionInfoSchema },
   /** Replaces the token at once: the old one is refused from then on. */
   rotateToken: { input: WorktreeRef, output: ConnectionInfoSchema },

@@ -83,6 +83,18 @@ export const ActivityEntrySchema = z.object({
 });
 export type ActivityEntry = z.infer<typeof ActivityEntrySchema>;
 
+/** A tool call still running (the Activity tab shows it with its time so far and a Cancel button). */
+export const RunningCallSchema = z.object({
+  /** The worktree process's id of the call (what cancelToolCall takes). */
+  id: z.string(),
+  startedAt: z.number(),
+  clientId: z.string().nullable(),
+  clientName: z.string(),
+  tool: z.string(),
+  argumentsSummary: z.string(),
+});
+export type RunningCall = z.infer<typeof RunningCallSchema>;
+
 export const WorktreeStateSchema = z.object({
   /** Stable identifier (the app database's id, as a string). */
   id: z.string(),
@@ -102,6 +114,8 @@ export const WorktreeStateSchema = z.object({
   settings: WorktreeSettingsSchema,
   /** Clients of this worktree's server: open sessions, recently closed ones, modern clients. */
   clients: z.array(ClientInfoSchema),
+  /** Tool calls running now, oldest first. */
+  runningCalls: z.array(RunningCallSchema),
   /** The base branch reconciliation compares against (null: the repo's default branch). */
   reconcileBase: z.string().nullable(),
   /** Reconciliation totals for the sidebar (the full state is in the snapshot's `reconcile`). */

@@ -64,6 +64,10 @@ const handlers: Handlers = {
     await host.restartServer(input.worktreeId);
     return ok;
   },
+  cancelToolCall: (host, input: Input<'cancelToolCall'>) => {
+    host.cancelToolCall(input.worktreeId, input.callId);
+    return ok;
+  },
   getConnectionInfo: (host, input: Input<'getConnectionInfo'>) =>
     host.getConnectionInfo(input.worktreeId),
   rotateToken: (host, input: Input<'rotateToken'>) => host.rotateToken(input.worktreeId),

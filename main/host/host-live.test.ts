@@ -1,6 +1,7 @@
 // The host while it runs: clients and activity reported by the worktree processes, token rotation
 // and requirement, hung processes, worktrees added and removed with git, repos removed.
 import Database from 'better-sqlite3';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorktreeState } from '../../shared/model.ts';
@@ -235,6 +236,34 @@ describe('Host faults', () => {
       expect(error.restartAt).toBeGreaterThan(0);
     }
     expect(logged.filter((line) => line.includes('restarting in'))).toHaveLength(10);
+  });
+
+  it('lists a running tool call with its client, and cancels it from the window', async () => {
+    const { host, repo } = await hostWithRepo();
+    const [main] = worktrees(host);
+    await writeFile(path.join(repo.root, 'slow.txt'), `${'a'.repeat(40)}b\n`);
+    const { client } = await connectClient(
+      main!.port,
+      'modern-http',
+      host.getConnectionInfo(main!.id).token,
+    );
+    cleanups.push(() => client.close());
+    // A runaway regular expression: it would run until grep's own 60 s deadline.
+    const call = client.callTool({
+      name: 'grep',
+      arguments: { pattern: '(a+)+$', path: 'slow.txt' },
+    });
+    await waitFor(() => worktrees(host)[0]!.runningCalls.length === 1, 'the call to show', 5000);
+    const running = worktrees(host)[0]!.runningCalls[0]!;
+    expect(running).toMatchObject({ tool: 'grep', clientName: CLIENT_INFO.name });
+    expect(running.argumentsSummary).toContain('(a+)+$');
+    const cancelledAt = Date.now();
+    host.cancelToolCall(main!.id, running.id);
+    const result = await call;
+    expect(Date.now() - cancelledAt).toBeLessThan(3000);
+    expect(result.isError).toBe(true);
+    expect(JSON.stringify(result.content)).toContain('cancelled from the Grove window');
+    await waitFor(() => worktrees(host)[0]!.runningCalls.length === 0, 'the call to end', 5000);
   });
 
   it('reports a locked app database with a clear message', async () => {

@@ -11,6 +11,7 @@ import {
   serverUrls,
   type ActivityEntry,
   type ClientInfo,
+  type RunningCall,
   type ConnectionInfo,
   type HostSnapshot,
   type RepoState,
@@ -69,6 +70,7 @@ interface OpenWorktree {
    */
   missingMessage: string | null;
   clients: ClientInfo[];
+  runningCalls: RunningCall[];
   activity: ActivityEntry[];
   /** The latest reconciliation state the worktree process computed. */
   reconcile: ReconcileState | null;
@@ -265,6 +267,11 @@ export class Host {
     return this.worktreeState(worktree);
   }
 
+  /** Ends a running tool call of a worktree's server (its client gets a "cancelled" error). */
+  cancelToolCall(worktreeId: string, callId: string): void {
+    this.worktree(worktreeId).supervisor.cancelCall(callId);
+  }
+
   /** The OS process id of a worktree's server process, while it has one. */
   processId(worktreeId: string): number | undefined {
     return this.worktree(worktreeId).supervisor.pid;
@@ -382,6 +389,7 @@ export class Host {
       portNotice: null,
       missingMessage: unservableMessage(discovered),
       clients: [],
+      runningCalls: [],
       activity: [],
       supervisor: new WorktreeSupervisor({
         root: discovered.path,
@@ -398,6 +406,7 @@ export class Host {
             open.clients = open.clients.map((client) =>
               client.connection === 'open' ? { ...client, connection: 'closed' } : client,
             );
+            open.runningCalls = []; // and its calls
           }
           this.emitWorktree(open);
         },
@@ -408,6 +417,10 @@ export class Host {
         },
         onClients: (clients) => {
           open.clients = clients;
+          this.emitWorktree(open);
+        },
+        onRunningCalls: (calls) => {
+          open.runningCalls = calls;
           this.emitWorktree(open);
         },
         onReconcileState: (state) => {
@@ -464,6 +477,7 @@ export class Host {
       urls: serverUrls(port),
       settings: { autostart: worktree.row.autostart, requireToken: worktree.row.requireToken },
       clients: worktree.clients,
+      runningCalls: worktree.runningCalls,
       reconcileBase: worktree.reconcileBase,
       reconcileTotals: worktree.reconcile?.totals ?? null,
     };

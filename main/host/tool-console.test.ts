@@ -30,6 +30,7 @@ function fakeHost(port: number) {
     urls: serverUrls(port),
     settings: { autostart: true, requireToken: true },
     clients: [],
+    runningCalls: [],
     reconcileBase: null,
     reconcileTotals: null,
   };

@@ -8,7 +8,7 @@
 // at a minute — forever, while the user wants it running. A process that cannot serve its worktree
 // at all (directory gone) says so (`fatal`) and is not restarted. It also relays what the process
 // reports about its clients and tool calls.
-import type { ActivityEntry, ClientInfo, ServerStatus } from '../../shared/model.ts';
+import type { ActivityEntry, ClientInfo, RunningCall, ServerStatus } from '../../shared/model.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import { WorktreeToHostSchema } from '../worktree/worktree-protocol.ts';
 import type { WorktreeLauncher, WorktreeProcessHandle } from './worktree-launcher.ts';
@@ -25,6 +25,7 @@ export interface SupervisorOptions {
   onPortMoved(port: number, requestedPort: number): void;
   onClients?(clients: ClientInfo[]): void;
   onActivity?(entries: ActivityEntry[]): void;
+  onRunningCalls?(calls: RunningCall[]): void;
   onReconcileState?(state: ReconcileState): void;
   /** The base branch for reconciliation (undefined: the process picks the repo's default). */
   reconcileBase?: string;
@@ -101,6 +102,11 @@ export class WorktreeSupervisor {
     if (base !== undefined) this.current?.send({ type: 'set-reconcile-base', base });
   }
 
+  /** Asks the running process to end one of its tool calls now. */
+  cancelCall(callId: string): void {
+    this.current?.send({ type: 'cancel-call', callId });
+  }
+
   /** Sets the port used from the next start on. */
   setPort(port: number): void {
     this.options.port = port;
@@ -162,6 +168,8 @@ export class WorktreeSupervisor {
           this.options.onClients?.(message.clients);
         } else if (message.type === 'activity') {
           this.options.onActivity?.(message.entries);
+        } else if (message.type === 'running-calls') {
+          this.options.onRunningCalls?.(message.calls);
         } else if (message.type === 'reconcile-state') {
           this.options.onReconcileState?.(message.state);
         } else if (message.type === 'fatal') {

@@ -45,7 +45,20 @@ export type McpClientEvent =
       at: number;
     }
   | {
+      /** A tool call began (it shows as running until its `tool-called`). */
+      type: 'tool-started';
+      callId: string;
+      tool: string;
+      transport: McpTransportKind;
+      era: McpEra;
+      sessionId?: string;
+      clientInfo?: McpClientIdentity;
+      argumentsSummary: string;
+      at: number;
+    }
+  | {
       type: 'tool-called';
+      callId: string;
       tool: string;
       transport: McpTransportKind;
       era: McpEra;

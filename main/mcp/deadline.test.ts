@@ -1,5 +1,6 @@
-// Deadlines: every tool call ends by its deadline with a clear error, whether or not the handler
-// heeds its abort signal, and the server goes on serving other calls.
+// Deadlines and cancellation: every tool call ends by its deadline, or when the window cancels it,
+// with a clear error, whether or not the handler heeds its abort signal, and the server goes on
+// serving other calls.
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, readOnlyLocal } from '../tools/tool-definition.ts';
@@ -33,6 +34,16 @@ const politeTool = defineTool({
         reject(signal.reason);
       });
     }),
+});
+
+const waitingTool = defineTool({
+  name: 'waiting',
+  title: 'Waiting',
+  description: 'Waits (default deadline) and ignores its signal.',
+  inputSchema: z.object({ label: z.string() }),
+  outputSchema: z.object({ done: z.boolean() }),
+  annotations: readOnlyLocal,
+  handler: () => new Promise<{ done: boolean }>(() => undefined),
 });
 
 const quickTool = defineTool({
@@ -78,6 +89,37 @@ describe('tool call deadlines', () => {
       expect(String(heededAbort)).toContain('deadline'); // the handler's signal aborted
       expect(quick.structuredContent).toEqual({ done: true });
       expect(elapsed).toBeLessThan(5_000); // ended by the deadline, not by a client timeout
+      expect((await client.callTool({ name: 'quick', arguments: {} })).isError).not.toBe(true);
+    },
+  );
+});
+
+describe('cancelling a running call', () => {
+  it.each<Leg>(['sse', 'modern-http'])(
+    'ends a %s call at once with the reason, reports it started and finished under one id',
+    async (leg) => {
+      const server = await startTestListener({ tools: [waitingTool, quickTool] });
+      cleanups.push(() => server.close());
+      const { client } = await connectClient(server.port, leg);
+      cleanups.push(() => client.close());
+      const call = client.callTool({ name: 'waiting', arguments: { label: 'x' } });
+      let started: { callId: string; argumentsSummary: string } | undefined;
+      for (let attempt = 0; attempt < 100 && !started; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const event = server.events.find((candidate) => candidate.type === 'tool-started');
+        if (event?.type === 'tool-started') started = event;
+      }
+      expect(started?.argumentsSummary).toBe('{"label":"x"}');
+      expect(server.listener.cancelCall(started!.callId, 'cancelled from the Grove window')).toBe(
+        true,
+      );
+      const result = await call;
+      expect(result.isError).toBe(true);
+      expect(JSON.stringify(result.content)).toContain('cancelled from the Grove window');
+      const finished = server.events.find((candidate) => candidate.type === 'tool-called');
+      expect(finished?.type === 'tool-called' && finished.callId).toBe(started!.callId);
+      // Gone: a second cancel finds nothing, and the server still answers.
+      expect(server.listener.cancelCall(started!.callId, 'again')).toBe(false);
       expect((await client.callTool({ name: 'quick', arguments: {} })).isError).not.toBe(true);
     },
   );

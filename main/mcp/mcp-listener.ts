@@ -22,13 +22,18 @@ import type {
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import type { ToolDefinition } from '../tools/tool-definition.ts';
 import { toClientIdentity } from './client-events.ts';
-import type { McpClientEvent } from './client-events.ts';
+import type { McpClientEvent, McpClientIdentity } from './client-events.ts';
 import { LegacySessionRegistry } from './legacy-sessions.ts';
 import type { LegacySession } from './legacy-sessions.ts';
 import { hostOrOriginRefusal, presentedTokens, tokenRefusal } from '../http/request-guard.ts';
 import { RequestBodyError, isJsonMediaType, readJsonBody, sendJson } from '../http/json-body.ts';
 import { createServerFactory } from './server-factory.ts';
-import type { ServerFactory, ServerFactoryOptions, ToolCallRecord } from './server-factory.ts';
+import type {
+  ServerFactory,
+  ServerFactoryOptions,
+  ToolCallRecord,
+  ToolCallStart,
+} from './server-factory.ts';
 import { InvalidMessageError, SseServerTransport } from './sse-transport.ts';
 
 export const LISTEN_HOST = '127.0.0.1';
@@ -82,6 +87,8 @@ export interface McpListener {
    * own requests (ToolContext.log). Never throws.
    */
   log(level: LoggingLevel, message: string, data?: Record<string, unknown>): void;
+  /** Ends a running tool call now with `message` as its error; false if it already finished. */
+  cancelCall(callId: string, message: string): boolean;
   /**
    * Change notifications, fanned out to every initialized legacy session and, through the modern
    * handler's `notify`, to modern clients listening (`subscriptions/listen`). Never throws.
@@ -121,15 +128,31 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     idleMs,
   });
 
+  const clientOf = (call: ToolCallStart): McpClientIdentity | undefined =>
+    call.leg.era === 'modern'
+      ? call.envelopeClientInfo
+      : call.sessionId === undefined
+        ? undefined
+        : sessions.get(call.sessionId)?.clientInfo;
+  const onToolStarted = (call: ToolCallStart): void => {
+    const clientInfo = clientOf(call);
+    emit({
+      type: 'tool-started',
+      callId: call.callId,
+      tool: call.tool,
+      transport: call.leg.transport,
+      era: call.leg.era,
+      ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),
+      ...(clientInfo === undefined ? {} : { clientInfo }),
+      argumentsSummary: call.argumentsSummary,
+      at: Date.now(),
+    });
+  };
   const onToolCalled = (call: ToolCallRecord): void => {
-    const clientInfo =
-      call.leg.era === 'modern'
-        ? call.envelopeClientInfo
-        : call.sessionId === undefined
-          ? undefined
-          : sessions.get(call.sessionId)?.clientInfo;
+    const clientInfo = clientOf(call);
     emit({
       type: 'tool-called',
+      callId: call.callId,
       tool: call.tool,
       transport: call.leg.transport,
       era: call.leg.era,
@@ -153,6 +176,7 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     ...(options.progressIntervalMs === undefined
       ? {}
       : { progressIntervalMs: options.progressIntervalMs }),
+    onToolStarted,
     onToolCalled,
     onError: reportError,
   });
@@ -255,6 +279,7 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     setAccess: (next) => {
       access = { ...next };
     },
+    cancelCall: (callId, message) => buildServer.cancelCall(callId, message),
     log: (level, message, data) => {
       const params = {
         level,

@@ -17,7 +17,22 @@ export interface ServerLeg {
 }
 
 /** One finished tool call, as reported to the listener. */
+/** A tool call as it starts. */
+export interface ToolCallStart {
+  /** Unique within the process: what cancelCall takes. */
+  callId: string;
+  tool: string;
+  leg: ServerLeg;
+  /** Legacy sessions only. */
+  sessionId?: string;
+  /** Modern requests carry the client's identity in their envelope. */
+  envelopeClientInfo?: McpClientIdentity;
+  /** Compact JSON of the arguments, cut to ARGUMENTS_SUMMARY_CHARS. */
+  argumentsSummary: string;
+}
+
 export interface ToolCallRecord {
+  callId: string;
   tool: string;
   leg: ServerLeg;
   /** Legacy sessions only. */
@@ -51,6 +66,8 @@ export interface ServerFactoryOptions {
   tools: readonly ToolDefinition[];
   serverInfo: { name: string; version: string };
   instructions?: string;
+  /** A call started (the window lists it as running, with a Cancel button). */
+  onToolStarted?: (call: ToolCallStart) => void;
   onToolCalled?: (call: ToolCallRecord) => void;
   /** Unexpected failures (a tool throwing something other than ToolError). */
   onError?: (error: Error) => void;
@@ -69,7 +86,15 @@ export interface ServerFactoryOptions {
 /** Default interval of the progress heartbeat of running calls. */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 5_000;
 
-export type ServerFactory = (leg: ServerLeg) => McpServer;
+/** Builds the server of one leg/session/request; knows every call running on any of them. */
+export interface ServerFactory {
+  (leg: ServerLeg): McpServer;
+  /**
+   * Ends a running call now with a ToolError carrying `message` (its handler's signal aborts).
+   * False when no call has that id (it already finished).
+   */
+  cancelCall(callId: string, message: string): boolean;
+}
 
 /**
  * Fills a fresh server's input-schema cache from `cache`, or `cache` from the server. The SDK
@@ -116,7 +141,10 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
    */
   const outputSchemaJson = new Map<string, Record<string, unknown> | undefined>();
   const inputSchemaJson = new Map<string, Record<string, unknown> | undefined>();
-  return (leg) => {
+  /** Running calls by id, each with the control that ends it. */
+  const running = new Map<string, CallControl>();
+  let callSequence = 0;
+  const build = (leg: ServerLeg): McpServer => {
     const server = new McpServer(
       { name: serverInfo.name, version: serverInfo.version },
       // logging: clients choose a level (logging/setLevel, or a modern request's _meta level).
@@ -137,16 +165,27 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
           const progress = requestProgress(ctx, progressIntervalMs);
           let result: CallToolResult;
           const deadlineMs = options.deadlinesMs?.[tool.name] ?? toolDeadlineMs(tool);
-          const deadline = callDeadline(tool.name, deadlineMs);
+          const control = callControl(tool.name, deadlineMs);
+          const callId = `${process.pid}-c${++callSequence}`;
+          const argumentsSummary = summarizeArguments(args);
+          running.set(callId, control);
+          options.onToolStarted?.({
+            callId,
+            tool: tool.name,
+            leg,
+            ...(ctx.sessionId === undefined ? {} : { sessionId: ctx.sessionId }),
+            ...withEnvelope(ctx),
+            argumentsSummary,
+          });
           try {
             const value = await Promise.race([
               tool.handler(args, {
                 root,
-                signal: AbortSignal.any([ctx.mcpReq.signal, deadline.signal]),
+                signal: AbortSignal.any([ctx.mcpReq.signal, control.signal]),
                 log: requestLogger(ctx, tool.name),
                 ...(progress ? { progress: progress.report } : {}),
               }),
-              deadline.expired,
+              control.ended,
             ]);
             result = toolResult(value);
           } catch (error) {
@@ -159,18 +198,20 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
             }
             result = toolErrorResult(describeError(error));
           } finally {
-            deadline.clear();
+            running.delete(callId);
+            control.clear();
             progress?.stop();
           }
           const text = result.content[0]?.type === 'text' ? result.content[0].text : '';
           onToolCalled?.({
+            callId,
             tool: tool.name,
             leg,
             sessionId: ctx.sessionId,
             envelopeClientInfo: envelopeClientInfo(ctx),
             isError: result.isError === true,
             durationMs: performance.now() - started,
-            argumentsSummary: summarizeArguments(args),
+            argumentsSummary,
             resultBytes: Buffer.byteLength(text),
             ...(result.isError === true ? { error: text } : {}),
           });
@@ -187,30 +228,59 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
     extendServer?.(server, leg);
     return server;
   };
+  return Object.assign(build, {
+    cancelCall(callId: string, message: string): boolean {
+      const control = running.get(callId);
+      if (!control) return false;
+      control.end(new ToolError(message));
+      return true;
+    },
+  });
+}
+
+function withEnvelope(ctx: ServerContext): { envelopeClientInfo?: McpClientIdentity } {
+  const identity = envelopeClientInfo(ctx);
+  return identity === undefined ? {} : { envelopeClientInfo: identity };
+}
+
+/** How one running call is ended: by its deadline, or by cancelCall. */
+interface CallControl {
+  /** Aborts when the call is ended (handed to the handler with the client's own signal). */
+  signal: AbortSignal;
+  /** Rejects with the reason when the call is ended, so it ends even if the handler does not. */
+  ended: Promise<never>;
+  end(reason: ToolError): void;
+  clear(): void;
 }
 
 /**
- * The deadline of one call: `signal` aborts and `expired` rejects with a ToolError when it passes,
- * so a call ends on time even if its handler does not heed the signal (its work is dropped).
+ * The control of one call: ended with a ToolError when its deadline passes or when someone calls
+ * `end`; its handler's signal aborts, and the call's result is that error even if the handler does
+ * not heed the signal (its work is dropped).
  */
-function callDeadline(
-  toolName: string,
-  deadlineMs: number,
-): { signal: AbortSignal; expired: Promise<never>; clear(): void } {
+function callControl(toolName: string, deadlineMs: number): CallControl {
   const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      const error = new ToolError(
-        `${toolName} did not finish within its deadline of ${deadlineMs / 1000} s and was stopped; ` +
-          'narrow the request (a smaller path, range or pattern) or try again',
-      );
-      controller.abort(error);
-      reject(error);
-    }, deadlineMs);
+  let reject: (reason: ToolError) => void = () => undefined;
+  const ended = new Promise<never>((_resolve, fail) => {
+    reject = fail;
   });
-  expired.catch(() => undefined); // settled by the race, or never looked at
-  return { signal: controller.signal, expired, clear: () => clearTimeout(timer) };
+  ended.catch(() => undefined); // settled by the race, or never looked at
+  const end = (reason: ToolError): void => {
+    if (controller.signal.aborted) return;
+    controller.abort(reason);
+    reject(reason);
+  };
+  const timer = setTimeout(
+    () =>
+      end(
+        new ToolError(
+          `${toolName} did not finish within its deadline of ${deadlineMs / 1000} s and was ` +
+            'stopped; narrow the request (a smaller path, range or pattern) or try again',
+        ),
+      ),
+    deadlineMs,
+  );
+  return { signal: controller.signal, ended, end, clear: () => clearTimeout(timer) };
 }
 
 /**

@@ -3,11 +3,13 @@
 // activity log, and hands both to the host in batches (at most one message per flush interval),
 // so a burst of calls costs the host a handful of messages, not one per call.
 import type { McpClientEvent, McpClientIdentity } from '../mcp/client-events.ts';
-import type { ActivityEntry, ClientInfo } from '../../shared/model.ts';
+import type { ActivityEntry, ClientInfo, RunningCall } from '../../shared/model.ts';
 
 export interface ClientRegistryOptions {
   onClients(clients: ClientInfo[]): void;
   onActivity(entries: ActivityEntry[]): void;
+  /** The calls running now (sent, batched, whenever the set changes). */
+  onRunningCalls?(calls: RunningCall[]): void;
   /** Batching interval (default 200 ms). */
   flushMs?: number;
   /** Closed sessions kept in the list (default 20, most recent). */
@@ -19,8 +21,11 @@ export interface ClientRegistryOptions {
 const UNKNOWN: McpClientIdentity = { name: 'unknown client', version: '' };
 
 export class ClientRegistry {
-  private readonly options: Required<ClientRegistryOptions>;
+  private readonly options: Required<Omit<ClientRegistryOptions, 'onRunningCalls'>> &
+    Pick<ClientRegistryOptions, 'onRunningCalls'>;
   private readonly clients = new Map<string, ClientInfo>();
+  private readonly running = new Map<string, RunningCall>();
+  private runningDirty = false;
   private pendingActivity: ActivityEntry[] = [];
   private clientsDirty = false;
   private timer: NodeJS.Timeout | undefined;
@@ -57,13 +62,22 @@ export class ClientRegistry {
       case 'client-seen':
         this.touchModern(event.clientInfo ?? UNKNOWN, event.at);
         break;
+      case 'tool-started': {
+        const client = this.clientOf(event);
+        this.running.set(event.callId, {
+          id: event.callId,
+          startedAt: event.at,
+          clientId: client?.id ?? null,
+          clientName: client?.name ?? event.clientInfo?.name ?? UNKNOWN.name,
+          tool: event.tool,
+          argumentsSummary: event.argumentsSummary,
+        });
+        this.runningDirty = true;
+        break;
+      }
       case 'tool-called': {
-        const client =
-          event.era === 'modern'
-            ? this.touchModern(event.clientInfo ?? UNKNOWN, event.at)
-            : event.sessionId === undefined
-              ? undefined
-              : this.clients.get(event.sessionId);
+        if (this.running.delete(event.callId)) this.runningDirty = true;
+        const client = this.clientOf(event);
         if (client) {
           client.calls++;
           client.lastActivityAt = event.at;
@@ -85,6 +99,17 @@ export class ClientRegistry {
     }
     this.clientsDirty = true;
     this.schedule();
+  }
+
+  /** The client a call belongs to (a modern one is seen again by it). */
+  private clientOf(event: {
+    era: 'legacy' | 'modern';
+    sessionId?: string;
+    clientInfo?: McpClientIdentity;
+    at: number;
+  }): ClientInfo | undefined {
+    if (event.era === 'modern') return this.touchModern(event.clientInfo ?? UNKNOWN, event.at);
+    return event.sessionId === undefined ? undefined : this.clients.get(event.sessionId);
   }
 
   /** The current list: open sessions and modern clients first, then recently closed sessions. */
@@ -119,6 +144,10 @@ export class ClientRegistry {
       const entries = this.pendingActivity;
       this.pendingActivity = [];
       this.options.onActivity(entries);
+    }
+    if (this.runningDirty) {
+      this.runningDirty = false;
+      this.options.onRunningCalls?.([...this.running.values()]);
     }
   }
 

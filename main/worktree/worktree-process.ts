@@ -91,6 +91,7 @@ export function runWorktreeProcess(channel: HostChannel): void {
   const clients = new ClientRegistry({
     onClients: (list) => channel.send({ type: 'clients', clients: list }),
     onActivity: (entries) => channel.send({ type: 'activity', entries }),
+    onRunningCalls: (calls) => channel.send({ type: 'running-calls', calls }),
   });
 
   const shutdown = async (code: number): Promise<never> => {
@@ -180,6 +181,9 @@ export function runWorktreeProcess(channel: HostChannel): void {
       case 'set-token':
         access = { token: message.token, requireToken: message.requireToken };
         listener?.setAccess(access);
+        return;
+      case 'cancel-call':
+        listener?.cancelCall(message.callId, 'cancelled from the Grove window');
         return;
       case 'ping':
         channel.send({

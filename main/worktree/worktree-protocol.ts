@@ -1,7 +1,7 @@
 // The messages exchanged between the host and one worktree process (over the fork/utilityProcess
 // IPC channel). Both sides validate what they receive with these schemas.
 import { z } from 'zod';
-import { ActivityEntrySchema, ClientInfoSchema } from '../../shared/model.ts';
+import { ActivityEntrySchema, ClientInfoSchema, RunningCallSchema } from '../../shared/model.ts';
 import { ReconcileStateSchema } from '../../shared/reconcile.ts';
 
 export const HostToWorktreeSchema = z.discriminatedUnion('type', [
@@ -21,6 +21,8 @@ export const HostToWorktreeSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('shutdown') }),
   /** The base branch the reconciliation state's `affected` figures compare against. */
   z.object({ type: z.literal('set-reconcile-base'), base: z.string().min(1) }),
+  /** The user cancelled a running tool call in the window. */
+  z.object({ type: z.literal('cancel-call'), callId: z.string() }),
 ]);
 export type HostToWorktree = z.infer<typeof HostToWorktreeSchema>;
 
@@ -41,6 +43,8 @@ export const WorktreeToHostSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('clients'), clients: z.array(ClientInfoSchema) }),
   /** New tool calls since the last message, oldest first. */
   z.object({ type: z.literal('activity'), entries: z.array(ActivityEntrySchema) }),
+  /** The tool calls running now (whenever the set changes, batched like activity). */
+  z.object({ type: z.literal('running-calls'), calls: z.array(RunningCallSchema) }),
   /** The worktree's reconciliation state: after start, then whenever it changes. */
   z.object({ type: z.literal('reconcile-state'), state: ReconcileStateSchema }),
   /** The process cannot serve (root missing, no free port...); it exits after sending this. */

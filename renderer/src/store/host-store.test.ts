@@ -25,6 +25,7 @@ function worktree(id: string, overrides: Partial<WorktreeState> = {}): WorktreeS
     urls: serverUrls(port),
     settings: { autostart: true, requireToken: true },
     clients: [],
+    runningCalls: [],
     reconcileBase: null,
     reconcileTotals: null,
     ...overrides,

@@ -1,19 +1,29 @@
-// The Activity tab: this worktree's tool calls as they happen (newest first), filtered by client
-// and by tool, and the details of the selected call.
+// The Activity tab: the calls running now (with their time so far and a Cancel button), then this
+// worktree's finished tool calls as they happen (newest first), filtered by client and by tool,
+// and the details of the selected call.
 import { useId, useState } from 'react';
-import type { ActivityEntry } from '../../../shared/model.ts';
+import type { ActivityEntry, RunningCall } from '../../../shared/model.ts';
+import { errorText } from './use-connection-info.ts';
 import { bytes, duration, timeOfDay } from './format.ts';
+import { useHostStore } from './store-context.tsx';
+import { useNow } from './use-now.ts';
 
 const ALL = '';
 
-export function ActivityTab({ activity }: { activity: readonly ActivityEntry[] }) {
+interface ActivityTabProps {
+  worktreeId: string;
+  activity: readonly ActivityEntry[];
+  running: readonly RunningCall[];
+}
+
+export function ActivityTab({ worktreeId, activity, running }: ActivityTabProps) {
   const clientFilterId = useId();
   const toolFilterId = useId();
   const [client, setClient] = useState(ALL);
   const [tool, setTool] = useState(ALL);
   const [selectedId, setSelectedId] = useState<string | null>(null);
 
-  if (activity.length === 0) {
+  if (activity.length === 0 && running.length === 0) {
     return (
       <div className="empty" role="status">
         <p className="empty__title">No tool calls yet</p>
@@ -36,6 +46,7 @@ export function ActivityTab({ activity }: { activity: readonly ActivityEntry[] }
 
   return (
     <div className="activity">
+      {running.length > 0 && <RunningCalls worktreeId={worktreeId} running={running} />}
       <div className="filters" role="group" aria-label="Filter tool calls">
         <label htmlFor={clientFilterId}>Client</label>
         <select
@@ -101,6 +112,58 @@ export function ActivityTab({ activity }: { activity: readonly ActivityEntry[] }
         {selected && <CallDetails entry={selected} onClose={() => setSelectedId(null)} />}
       </div>
     </div>
+  );
+}
+
+/** The calls running now, oldest first, each with its time so far and a Cancel button. */
+function RunningCalls({
+  worktreeId,
+  running,
+}: {
+  worktreeId: string;
+  running: readonly RunningCall[];
+}) {
+  const store = useHostStore();
+  const now = useNow(1000);
+  const [problem, setProblem] = useState<string | null>(null);
+  const cancel = (callId: string): void => {
+    setProblem(null);
+    store.commands.cancelToolCall({ worktreeId, callId }).catch((error: unknown) => {
+      setProblem(errorText(error));
+    });
+  };
+  return (
+    <section className="card" aria-label="Running calls">
+      <ol className="calls">
+        {running.map((call) => (
+          <li key={call.id} className="call call--running">
+            <span className="call__running" aria-label="running">
+              …
+            </span>
+            <span className="call__time">{timeOfDay(call.startedAt)}</span>
+            <span className="call__tool">{call.tool}</span>
+            <span className="call__client">{call.clientName}</span>
+            <code className="call__args">{call.argumentsSummary}</code>
+            <span className="call__duration">
+              running for {duration(Math.max(0, now - call.startedAt))}
+            </span>
+            <button
+              type="button"
+              className="button button--small"
+              aria-label={`Cancel ${call.tool} call`}
+              onClick={() => cancel(call.id)}
+            >
+              Cancel
+            </button>
+          </li>
+        ))}
+      </ol>
+      {problem && (
+        <p className="notice notice--error" role="alert">
+          Could not cancel the call: {problem}
+        </p>
+      )}
+    </section>
   );
 }
 

@@ -37,6 +37,7 @@ describe('portOutcome', () => {
       urls: serverUrls(port),
       settings: { autostart: true, requireToken: true },
       clients: [],
+      runningCalls: [],
       reconcileBase: null,
       reconcileTotals: null,
     };

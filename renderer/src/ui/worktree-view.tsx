@@ -57,8 +57,14 @@ const TABS: TabDefinition[] = [
   {
     id: 'activity',
     label: 'Activity',
-    badge: (c) => c.activity.length || null,
-    render: (c) => <ActivityTab activity={c.activity} />,
+    badge: (c) => c.activity.length + c.worktree.runningCalls.length || null,
+    render: (c) => (
+      <ActivityTab
+        worktreeId={c.worktree.id}
+        activity={c.activity}
+        running={c.worktree.runningCalls}
+      />
+    ),
   },
   {
     id: 'reconciliation',
