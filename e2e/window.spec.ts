@@ -179,9 +179,9 @@ describe('the Grove window in Chromium', () => {
     expect(await result.textContent()).toContain('docs');
     await screenshot('04-tools');
 
-    // The console is a client like any other.
+    // The console is listed as Grove's own window (and not counted as a connected client).
     const clients = await openTab(region, 'Clients');
-    await clients.getByRole('row', { name: /Grove tool console/ }).waitFor({
+    await clients.getByRole('row', { name: /Grove \(this window\)/ }).waitFor({
       timeout: UI_TIMEOUT_MS,
     });
   });

@@ -55,8 +55,13 @@ export const ClientInfoSchema = z.object({
   version: z.string(),
   transport: ClientTransportSchema,
   era: ClientEraSchema,
-  /** `open`/`closed` for sessions; `stateless` for modern clients, shown as "recently seen". */
+  /** `open`/`closed` for sessions; `stateless` for modern clients (no session). */
   connection: z.enum(['open', 'closed', 'stateless']),
+  /**
+   * A stream to the client is open now (an SSE session; a Streamable HTTP session's GET stream).
+   * Its state (shared/clients.ts): connected with a stream, else active or idle by last activity.
+   */
+  streamOpen: z.boolean(),
   /** Unix ms of the session's start (legacy) or the first request seen (modern). */
   firstSeenAt: z.number(),
   lastActivityAt: z.number(),

@@ -404,7 +404,9 @@ export class Host {
           if (status.state !== 'running' && status.state !== 'starting') {
             // The process is gone: its sessions went with it.
             open.clients = open.clients.map((client) =>
-              client.connection === 'open' ? { ...client, connection: 'closed' } : client,
+              client.connection === 'open'
+                ? { ...client, connection: 'closed', streamOpen: false }
+                : client,
             );
             open.runningCalls = []; // and its calls
           }

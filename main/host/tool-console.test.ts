@@ -1,4 +1,4 @@
-// The tool console against a real MCP listener: lists and calls tools as "Grove tool console",
+// The tool console against a real MCP listener: lists and calls tools as "Grove (this window)",
 // reports tool errors as results, reconnects after a token change, refuses a stopped server, and
 // closes its session when the server stops or the console closes.
 import { afterEach, describe, expect, test } from 'vitest';
@@ -62,7 +62,7 @@ function fakeHost(port: number) {
 }
 
 describe('tool console', () => {
-  test('lists and calls tools as "Grove tool console", tool errors as results', async () => {
+  test('lists and calls tools as "Grove (this window)", tool errors as results', async () => {
     listener = await startTestListener();
     const fake = fakeHost(listener.port);
     toolConsole = new ToolConsole(fake.host);

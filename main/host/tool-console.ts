@@ -2,13 +2,15 @@
 // speak MCP itself: CSP connect-src 'self') can list and call tools. One SDK client per worktree,
 // over Streamable HTTP to its /mcp with the worktree's Bearer token, created on the first request
 // and closed when that server stops, its token or port changes, or the host closes (every server
-// stops then). It shows in the worktree's Clients list as "Grove tool console".
+// stops then). It shows in the worktree's Clients list as "Grove (this window)", never counted as a
+// connected client (shared/clients.ts).
 import type { Client } from '@modelcontextprotocol/client';
 import type { ToolCallResult, ToolInfo } from '../../shared/host-api.ts';
+import { GROVE_WINDOW_CLIENT_NAME } from '../../shared/clients.ts';
 import { HostCommandError } from './host.ts';
 import { WorktreeMcpClients, type WorktreeMcpHost } from './worktree-mcp-clients.ts';
 
-export const TOOL_CONSOLE_CLIENT_NAME = 'Grove tool console';
+export const TOOL_CONSOLE_CLIENT_NAME = GROVE_WINDOW_CLIENT_NAME;
 const CALL_TIMEOUT_MS = 12_000;
 
 /** What the console needs from the host (Host satisfies it). */

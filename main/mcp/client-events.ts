@@ -36,6 +36,13 @@ export type McpClientEvent =
       at: number;
     }
   | {
+      /** A Streamable HTTP session's GET stream opened or closed (a client listening for messages). */
+      type: 'session-stream';
+      sessionId: string;
+      open: boolean;
+      at: number;
+    }
+  | {
       /** A modern client made a request (modern clients hold no session: show them as "recently seen"). */
       type: 'client-seen';
       transport: 'streamable-http';

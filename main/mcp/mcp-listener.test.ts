@@ -240,16 +240,23 @@ describe('legacy sessions', () => {
     expect(response.status).toBe(400);
   });
 
-  it('reaps idle Streamable HTTP sessions; the client then gets 404', async () => {
+  it('reaps idle Streamable HTTP sessions (none while their GET stream is open); the client then gets 404', async () => {
     const server = await listen({ sessionIdleMs: 100 });
-    const { transport } = await connect(server, 'legacy-http');
+    const { client, transport } = await connect(server, 'legacy-http');
     const sessionId = sessionIdOf(transport) ?? '';
+    // Its GET stream holds the session: still there well past the idle time.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(server.events.some((event) => event.type === 'session-closed')).toBe(false);
+    await client.close(); // gone without DELETE: the stream closes, the session stays, idle
     await waitUntil(
       () => server.events.some((event) => event.type === 'session-closed'),
       3_000,
       'idle session reaped',
     );
-    expect(server.events.at(-1)).toMatchObject({ type: 'session-closed', reason: 'idle' });
+    expect(server.events.find((event) => event.type === 'session-closed')).toMatchObject({
+      type: 'session-closed',
+      reason: 'idle',
+    });
     const response = await rawRequest({
       port: server.port,
       method: 'POST',

@@ -40,7 +40,7 @@ export const LISTEN_HOST = '127.0.0.1';
 /** JSON bodies above this are refused with 413. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_KEEP_ALIVE_MS = 15_000;
-export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+export const DEFAULT_SESSION_IDLE_MS = 5 * 60_000;
 export const DEFAULT_MAX_SESSIONS = 100;
 /** `retry:` sent in the first SSE frame: clients reconnect quickly after a server restart. */
 export const SSE_RETRY_MS = 500;
@@ -413,6 +413,7 @@ class LegacyLegs {
         jsonRpcError(res, 404, -32001, 'Session not found: initialize a new session');
         return;
       }
+      if (req.method === 'GET') this.#holdWhileStreaming(session, res);
       await session.http.handleRequest(req, res, body);
       return;
     }
@@ -421,6 +422,23 @@ class LegacyLegs {
       return;
     }
     jsonRpcError(res, 400, -32000, 'Bad Request: No valid session ID provided');
+  }
+
+  /**
+   * A session's GET stream: the client is connected (and its session never reaped as idle) while
+   * the stream stays open.
+   */
+  #holdWhileStreaming(session: LiveSession & { streams?: number }, res: ServerResponse): void {
+    const { emit, sessions } = this.#options;
+    session.streams = (session.streams ?? 0) + 1;
+    emit({ type: 'session-stream', sessionId: session.id, open: true, at: Date.now() });
+    res.once('close', () => {
+      session.streams = (session.streams ?? 1) - 1;
+      session.lastActivity = sessions.now();
+      if (session.streams === 0) {
+        emit({ type: 'session-stream', sessionId: session.id, open: false, at: Date.now() });
+      }
+    });
   }
 
   async #openStreamable(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
@@ -437,12 +455,12 @@ class LegacyLegs {
         await sessions.add(session);
       },
     });
-    const session: LiveSession = {
+    const session: LiveSession & { streams?: number } = {
       id,
       transport: 'streamable-http',
       http,
       lastActivity: sessions.now(),
-      isHeld: () => false,
+      isHeld: () => (session.streams ?? 0) > 0,
       close: () => server.close(),
     };
     this.#wire(session, server, http);

@@ -46,6 +46,8 @@ export class ClientRegistry {
           transport: event.transport,
           era: 'legacy',
           connection: 'open',
+          // An SSE session is its stream; a Streamable HTTP session opens one with GET.
+          streamOpen: event.transport === 'sse',
           firstSeenAt: event.at,
           lastActivityAt: event.at,
           calls: 0,
@@ -56,6 +58,14 @@ export class ClientRegistry {
         const client = this.clients.get(event.sessionId);
         if (!client) return;
         client.connection = 'closed';
+        client.streamOpen = false;
+        client.lastActivityAt = Math.max(client.lastActivityAt, event.at);
+        break;
+      }
+      case 'session-stream': {
+        const client = this.clients.get(event.sessionId);
+        if (!client || client.connection === 'closed') return;
+        client.streamOpen = event.open;
         client.lastActivityAt = Math.max(client.lastActivityAt, event.at);
         break;
       }
@@ -166,6 +176,7 @@ export class ClientRegistry {
         transport: 'streamable-http',
         era: 'modern',
         connection: 'stateless',
+        streamOpen: false,
         firstSeenAt: at,
         lastActivityAt: at,
         calls: 0,

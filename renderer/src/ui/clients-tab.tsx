@@ -1,17 +1,22 @@
 // The Clients tab: every client of this worktree's server, live from host events — name and
-// version, transport and protocol era, since when, last activity, calls, and whether its session
-// is open, closed, or (stateless modern clients) recently seen.
-import type { ClientInfo, WorktreeState } from '../../../shared/model.ts';
-import { connectionLabel, relativeTime, timeOfDay, transportLabel } from './format.ts';
+// version, transport and protocol era, since when, last activity, calls, and its state
+// (shared/clients.ts): connected (a stream is open), active (requests in the last minute), idle,
+// or closed. Grove's own window is listed, marked, and never counted as connected.
+import { clientState, isGroveWindow, type ClientState } from '../../../shared/clients.ts';
+import type { WorktreeState } from '../../../shared/model.ts';
+import { clientStateLabel, eraLabel, relativeTime, timeOfDay, transportLabel } from './format.ts';
 import { useNow } from './use-now.ts';
 
-const ORDER: Record<ClientInfo['connection'], number> = { open: 0, stateless: 1, closed: 2 };
+const ORDER: Record<ClientState, number> = { connected: 0, active: 1, idle: 2, closed: 3 };
 
 export function ClientsTab({ worktree }: { worktree: WorktreeState }) {
   const now = useNow();
-  const clients = [...worktree.clients].sort(
-    (a, b) => ORDER[a.connection] - ORDER[b.connection] || b.lastActivityAt - a.lastActivityAt,
-  );
+  const clients = worktree.clients
+    .map((client) => ({ client, state: clientState(client, now) }))
+    .sort(
+      (a, b) =>
+        ORDER[a.state] - ORDER[b.state] || b.client.lastActivityAt - a.client.lastActivityAt,
+    );
 
   if (clients.length === 0) {
     return (
@@ -42,15 +47,23 @@ export function ClientsTab({ worktree }: { worktree: WorktreeState }) {
           </tr>
         </thead>
         <tbody>
-          {clients.map((client) => (
-            <tr key={client.id} className={client.connection === 'closed' ? 'row--dim' : undefined}>
+          {clients.map(({ client, state }) => (
+            <tr
+              key={client.id}
+              className={state === 'closed' || state === 'idle' ? 'row--dim' : undefined}
+            >
               <th scope="row">
                 <span className="client-name">{client.name}</span>{' '}
                 <span className="muted">{client.version}</span>
+                {isGroveWindow(client) && (
+                  <span className="tag tag--quiet" title="Not counted as a connected client">
+                    Grove
+                  </span>
+                )}
               </th>
               <td>
                 {transportLabel(client.transport)}{' '}
-                <span className="tag tag--quiet">{client.era}</span>
+                <span className="tag tag--quiet">{eraLabel(client.era)}</span>
               </td>
               <td title={new Date(client.firstSeenAt).toLocaleString()}>
                 {timeOfDay(client.firstSeenAt)}
@@ -60,9 +73,7 @@ export function ClientsTab({ worktree }: { worktree: WorktreeState }) {
               </td>
               <td className="num">{client.calls}</td>
               <td>
-                <span className={`state state--${client.connection}`}>
-                  {connectionLabel(client.connection)}
-                </span>
+                <span className={`state state--${state}`}>{clientStateLabel(state)}</span>
               </td>
             </tr>
           ))}

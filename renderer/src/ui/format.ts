@@ -1,4 +1,5 @@
 // Small formatting helpers for the views: times, durations, sizes, client labels.
+import type { ClientState } from '../../../shared/clients.ts';
 import type { ClientInfo } from '../../../shared/model.ts';
 
 export function timeOfDay(at: number): string {
@@ -35,13 +36,20 @@ export function transportLabel(transport: ClientInfo['transport']): string {
   return transport === 'sse' ? 'SSE' : 'Streamable HTTP';
 }
 
-export function connectionLabel(connection: ClientInfo['connection']): string {
-  return connection === 'open' ? 'Open' : connection === 'closed' ? 'Closed' : 'Recently seen';
+const STATE_LABELS: Record<ClientState, string> = {
+  connected: 'Connected',
+  active: 'Active',
+  idle: 'Idle',
+  closed: 'Closed',
+};
+
+export function clientStateLabel(state: ClientState): string {
+  return STATE_LABELS[state];
 }
 
-/** Clients that count as connected: open sessions and recently seen stateless clients. */
-export function connectedClients(clients: readonly ClientInfo[]): number {
-  return clients.filter((client) => client.connection !== 'closed').length;
+/** Which protocol era a client speaks, in words. */
+export function eraLabel(era: ClientInfo['era']): string {
+  return era === 'legacy' ? 'sessions (2025 protocol)' : 'stateless (2026 protocol)';
 }
 
 export function plural(count: number, one: string, many = `${one}s`): string {

@@ -3,7 +3,9 @@
 // field. Arrow keys move between worktrees; Enter or Space selects one.
 import { useId, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { HostSnapshot, RepoState, WorktreeState } from '../../../shared/model.ts';
-import { connectedClients, plural } from './format.ts';
+import { connectedClientCount } from '../../../shared/clients.ts';
+import { plural } from './format.ts';
+import { useNow } from './use-now.ts';
 import { statusLabel, StatusDot } from './server-status.tsx';
 import { useHostStore } from './store-context.tsx';
 import { errorText } from './use-connection-info.ts';
@@ -152,7 +154,8 @@ function WorktreeItem({
   onSelect(id: string): void;
 }) {
   const descriptionId = useId();
-  const clients = connectedClients(worktree.clients);
+  const now = useNow();
+  const clients = connectedClientCount(worktree.clients, now);
   const drifted = worktree.reconcileTotals?.specsNeedingReconciliation ?? 0;
   const name = worktree.branch ?? 'detached';
   return (

@@ -1,7 +1,7 @@
 // The Tools tab, a small built-in inspector: every tool the worktree's server offers (name, title,
 // description, annotations, input schema), and a form to call one with JSON arguments, checked
 // against the schema before sending, showing the result. Calls go through the host's tool console
-// (host commands listTools/callTool), which shows in the Clients list as "Grove tool console".
+// (host commands listTools/callTool), which shows in the Clients list as "Grove (this window)".
 import { useEffect, useId, useState } from 'react';
 import type { ToolCallResult, ToolInfo } from '../../../shared/host-api.ts';
 import type { WorktreeState } from '../../../shared/model.ts';

@@ -9,7 +9,7 @@ import type { CommandError, ServerCommand } from '../store/host-store.ts';
 import { ActivityTab } from './activity-tab.tsx';
 import { ClientsTab } from './clients-tab.tsx';
 import { ConnectTab } from './connect-tab.tsx';
-import { connectedClients } from './format.ts';
+import { connectedClientCount } from '../../../shared/clients.ts';
 import { ServerTab } from './server-tab.tsx';
 import { StatusDot } from './server-status.tsx';
 import { ToolsTab } from './tools-tab.tsx';
@@ -51,7 +51,7 @@ const TABS: TabDefinition[] = [
   {
     id: 'clients',
     label: 'Clients',
-    badge: (c) => connectedClients(c.worktree.clients) || null,
+    badge: (c) => connectedClientCount(c.worktree.clients, Date.now()) || null,
     render: (c) => <ClientsTab worktree={c.worktree} />,
   },
   {

@@ -1,0 +1,104 @@
+// Client states as the window shows them (shared/clients.ts), from a real listener and real SDK
+// clients: an SSE client is connected while its stream is open; a Streamable HTTP session is
+// active while it sends requests, idle after a minute of silence, connected while its GET stream is
+// open, reaped after the idle time, and closed at once by DELETE; Grove's own window is never
+// counted.
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  ACTIVE_WINDOW_MS,
+  clientState,
+  connectedClientCount,
+  GROVE_WINDOW_CLIENT_NAME,
+} from '../../shared/clients.ts';
+import type { ClientInfo } from '../../shared/model.ts';
+import { connectClient, startTestListener } from '../mcp/mcp-test-support.ts';
+import { waitFor } from '../testing/net.ts';
+import { ClientRegistry } from './client-registry.ts';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+});
+
+/** A real listener whose client events feed a registry, as in the worktree process. */
+async function listenerWithRegistry(sessionIdleMs?: number) {
+  let latest: ClientInfo[] = [];
+  const registry = new ClientRegistry({
+    onClients: (clients) => (latest = clients),
+    onActivity: () => undefined,
+    flushMs: 10,
+  });
+  const server = await startTestListener({
+    onClientEvent: (event) => registry.handle(event),
+    ...(sessionIdleMs === undefined ? {} : { sessionIdleMs }),
+  });
+  cleanups.push(() => server.close());
+  return { server, clients: () => latest };
+}
+
+describe('client states', () => {
+  it('an SSE client is connected while its stream is open, closed after', async () => {
+    const { server, clients } = await listenerWithRegistry();
+    const { client } = await connectClient(server.port, 'sse');
+    await waitFor(() => clients().length === 1, 'the session to show', 3000);
+    expect(clientState(clients()[0]!, Date.now() + 10 * ACTIVE_WINDOW_MS)).toBe('connected');
+    expect(connectedClientCount(clients(), Date.now())).toBe(1);
+    await client.close();
+    await waitFor(() => clients()[0]?.connection === 'closed', 'the session to close', 3000);
+    expect(clientState(clients()[0]!, Date.now())).toBe('closed');
+    expect(connectedClientCount(clients(), Date.now())).toBe(0);
+  });
+
+  it('a Streamable HTTP client that abandons its session turns idle, then is reaped; DELETE closes at once', async () => {
+    const { server, clients } = await listenerWithRegistry(400);
+    // Abandoned: initialize, one call, then gone without a DELETE (as a CLI that ran one command
+    // and exited): its GET stream closes, its session stays.
+    const abandoned = await connectClient(server.port, 'legacy-http');
+    await abandoned.client.listTools();
+    await waitFor(() => clients()[0]?.streamOpen === true, 'its GET stream (connected)', 3000);
+    expect(clientState(clients()[0]!, Date.now())).toBe('connected');
+    await abandoned.client.close(); // no DELETE: the SDK only aborts its stream
+    await waitFor(() => clients()[0]?.streamOpen === false, 'the stream to close', 3000);
+    const [session] = clients();
+    expect(session!.connection).toBe('open');
+    const now = Date.now();
+    expect(clientState(session!, now)).toBe('active');
+    expect(connectedClientCount(clients(), now)).toBe(1);
+    // A minute of silence: idle, and no longer counted.
+    expect(clientState(session!, session!.lastActivityAt + ACTIVE_WINDOW_MS + 1)).toBe('idle');
+    expect(connectedClientCount(clients(), session!.lastActivityAt + ACTIVE_WINDOW_MS + 1)).toBe(0);
+    // The listener reaps it after its idle time (400 ms here; 5 min by default).
+    await waitFor(() => clients()[0]?.connection === 'closed', 'the session to be reaped', 5000);
+
+    const polite = await connectClient(server.port, 'legacy-http');
+    cleanups.push(() => polite.client.close());
+    await waitFor(() => clients().some((c) => c.connection === 'open'), 'a second session', 3000);
+    const transport = polite.transport;
+    if (!('terminateSession' in transport)) throw new Error('expected Streamable HTTP');
+    await transport.terminateSession();
+    await waitFor(
+      () => clients().every((c) => c.connection === 'closed'),
+      'DELETE to close it',
+      1000,
+    );
+  });
+
+  it("never counts Grove's own window", () => {
+    const now = Date.now();
+    const base = {
+      version: '1',
+      transport: 'streamable-http' as const,
+      era: 'legacy' as const,
+      connection: 'open' as const,
+      streamOpen: true,
+      firstSeenAt: now,
+      lastActivityAt: now,
+      calls: 3,
+    };
+    const clients: ClientInfo[] = [
+      { ...base, id: 'a', name: GROVE_WINDOW_CLIENT_NAME },
+      { ...base, id: 'b', name: 'Claude Code' },
+    ];
+    expect(connectedClientCount(clients, now)).toBe(1);
+  });
+});
