@@ -166,7 +166,10 @@ async function serve(options: ServeOptions): Promise<void> {
     console.log(`    HTTP    ${worktree.urls.mcp}`);
     console.log(`    token   ${token}\n`);
   }
-  if (ui) console.log(`UI: ${ui.url}\n`);
+  if (ui) {
+    console.log(`UI: ${ui.url}`);
+    console.log('Open it in a browser; its Connect tab has ready-made configs for each client.\n');
+  }
   console.log('Press Ctrl+C to stop.');
 }
 
