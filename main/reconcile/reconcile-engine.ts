@@ -52,7 +52,8 @@ export const STATE_FILE = `${NOTARAI_DIR}/reconciliation_state.json`;
 
 export interface AffectedSpec {
   spec_path: string;
-  behaviors: unknown[] | null;
+  /** The spec's behaviors as written (mappings: name, given, then...). */
+  behaviors: Record<string, unknown>[] | null;
   constraints: string[] | null;
   invariants: string[] | null;
 }

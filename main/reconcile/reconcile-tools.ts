@@ -50,7 +50,8 @@ const listAffectedSpecsTool = (engine: EngineLoader): ToolDefinition =>
       affected_specs: z.array(
         z.object({
           spec_path: z.string(),
-          behaviors: z.array(z.unknown()).nullable(),
+          // NotarAI's behaviors are mappings (name, given, then...).
+          behaviors: z.array(z.record(z.string(), z.unknown())).nullable(),
           constraints: z.array(z.string()).nullable(),
           invariants: z.array(z.string()).nullable(),
         }),

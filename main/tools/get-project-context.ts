@@ -6,7 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { otherWorktrees, repositoryStatus } from '../git/repository-status.ts';
 import { parseToolArguments } from './tool-arguments.ts';
-import { defineTool, readOnlyLocal, type ToolDefinition } from './tool-definition.ts';
+import { defineTool, orNull, readOnlyLocal, type ToolDefinition } from './tool-definition.ts';
 
 /** Paths listed per kind (changed, untracked) and specs listed. */
 export const SAMPLE_PATHS = 10;
@@ -22,7 +22,7 @@ export interface ServerUrls {
 const specSummarySchema = z.object({
   total: z.number().int().describe('Number of spec files (*.spec.yaml under .notarai/).'),
   paths: z.array(z.string()).describe(`The first ${SAMPLE_PATHS} spec paths.`),
-  system_spec: z.string().nullable().describe('Path of the system spec, or null if there is none.'),
+  system_spec: orNull(z.string()).describe('Path of the system spec, or null if there is none.'),
   invalid: z
     .array(z.object({ path: z.string(), message: z.string() }))
     .describe('Specs that fail validation, with the problem.'),
@@ -52,7 +52,7 @@ const inputSchema = z.strictObject({});
 
 const outputSchema = z.object({
   root: z.string().describe('Absolute path of this worktree on the machine running Grove.'),
-  branch: z.string().nullable().describe('Current branch, or null when HEAD is detached.'),
+  branch: orNull(z.string()).describe('Current branch, or null when HEAD is detached.'),
   head: z
     .object({
       commit: z.string().describe('Full commit hash.'),
@@ -64,8 +64,8 @@ const outputSchema = z.object({
   upstream: z
     .object({
       name: z.string().describe('Upstream branch, e.g. origin/main.'),
-      ahead: z.number().int().nullable().describe('Local commits not on the upstream.'),
-      behind: z.number().int().nullable().describe('Upstream commits not merged locally.'),
+      ahead: orNull(z.number().int()).describe('Local commits not on the upstream.'),
+      behind: orNull(z.number().int()).describe('Upstream commits not merged locally.'),
     })
     .nullable()
     .describe('Null when the branch has no upstream.'),
@@ -85,8 +85,8 @@ const outputSchema = z.object({
     .array(
       z.object({
         path: z.string().describe('Absolute path of the worktree.'),
-        branch: z.string().nullable().describe('Its branch, or null when detached.'),
-        head: z.string().nullable().describe('Its HEAD commit.'),
+        branch: orNull(z.string()).describe('Its branch, or null when detached.'),
+        head: orNull(z.string()).describe('Its HEAD commit.'),
         missing: z.boolean().describe('Its directory is gone.'),
       }),
     )

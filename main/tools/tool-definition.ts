@@ -1,7 +1,7 @@
 // The shape of one MCP tool, defined once: name, title, description, input and output schemas,
 // annotations and handler. The MCP server registers every definition on every session (all
 // transports); the UI's tool console and docs/tools.md read the same list.
-import type { z } from 'zod';
+import { z } from 'zod';
 
 /** MCP log levels, least to most severe (RFC 5424 names). */
 export type ToolLogLevel =
@@ -78,4 +78,12 @@ export function defineTool<In extends z.ZodObject, Out extends z.ZodObject>(
   definition: ToolDefinition<In, Out>,
 ): ToolDefinition {
   return definition as unknown as ToolDefinition;
+}
+
+/**
+ * `schema` or null, in JSON Schema as `anyOf` [schema, null]: zod's `.nullable()` on a string
+ * emits `type: ["string", "null"]`, which strict clients (Gemini, OpenAI function calling) reject.
+ */
+export function orNull<T extends z.ZodType>(schema: T) {
+  return z.union([schema, z.literal(null)]);
 }
