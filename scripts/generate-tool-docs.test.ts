@@ -1,23 +1,29 @@
-// docs/tools.md must be what the generator makes from the registry today.
+// docs/tools.md must be what the generator makes from the registry and a running server today.
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { createFileTools } from '../main/tools/index.ts';
-import { TOOLS_DOC_PATH, renderToolDocs } from './generate-tool-docs.ts';
+import { TOOLS_DOC_PATH, renderServerDocs, serverTools } from './generate-tool-docs.ts';
 
 describe('docs/tools.md', () => {
-  it('is up to date with the tool registry (npm run docs:tools)', async () => {
+  it('is up to date with the tool registry and the server (npm run docs:tools)', async () => {
     const committed = await readFile(TOOLS_DOC_PATH, 'utf8');
-    expect(committed).toBe(renderToolDocs(createFileTools()));
+    expect(committed).toBe(await renderServerDocs());
   });
 
-  it('documents every tool with its fields', () => {
-    const rendered = renderToolDocs(createFileTools());
-    for (const tool of createFileTools()) {
-      expect(rendered).toContain(`## ${tool.name}\n`);
+  it('documents every tool with its fields, every prompt and every resource', async () => {
+    const rendered = await renderServerDocs();
+    const tools = serverTools();
+    expect(tools).toHaveLength(14);
+    for (const tool of tools) {
+      expect(rendered).toContain(`### ${tool.name}\n`);
       for (const field of Object.keys(tool.inputSchema.shape)) {
         expect(rendered).toContain(`| \`${field}\` |`);
       }
     }
     expect(rendered).toContain('| `files[].matches[].line` | integer | yes |');
+    for (const prompt of ['reconcile', 'bootstrap_specs']) {
+      expect(rendered).toContain(`### ${prompt}\n`);
+    }
+    expect(rendered).toContain('URI template `grove://spec/');
+    expect(rendered).toContain('`mark_reconciled`, `clear_cache`, `snapshot_state` write');
   });
 });
