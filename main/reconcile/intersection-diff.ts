@@ -2,7 +2,8 @@
 // changed), without ever putting a path on git's command line. git diff has no
 // --pathspec-from-file, so the set goes in through stdin instead: a temporary index is filled
 // from the base tree (`read-tree`), the chosen paths are replaced by their working-tree content
-// or removed when deleted (`update-index -z --add --remove --stdin`, the paths on stdin; blobs go
+// or removed when deleted (`update-index -z --add --remove --replace --stdin`, the paths on stdin;
+// `--replace` lets a directory of the base become a file or a symlink, and back; blobs go
 // to a temporary object directory layered over the repository's with
 // GIT_ALTERNATE_OBJECT_DIRECTORIES), and
 // `git diff --cached -M <base>` prints exactly those changes, renames detected. The repository,
@@ -40,7 +41,7 @@ export async function diffPathsAgainstBase(
     await runGit(root, ['read-tree', baseSha], options);
     // git hashes each path's working-tree file (clean filters, modes and symlinks as git sees
     // them) into the scratch object directory, adds new files and drops missing ones.
-    await runGit(root, ['update-index', '-z', '--add', '--remove', '--stdin'], {
+    await runGit(root, ['update-index', '-z', '--add', '--remove', '--replace', '--stdin'], {
       ...options,
       input: Buffer.from(request.paths.map((file) => `${file}\0`).join(''), 'utf8'),
     });
