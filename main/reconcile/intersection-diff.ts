@@ -2,8 +2,9 @@
 // changed), without ever putting a path on git's command line. git diff has no
 // --pathspec-from-file, so the set goes in through stdin instead: a temporary index is filled
 // from the base tree (`read-tree`), the chosen paths are replaced by their working-tree content
-// or removed when deleted (`update-index -z --add --remove --replace --stdin`, the paths on stdin;
-// `--replace` lets a directory of the base become a file or a symlink, and back; blobs go
+// or removed when deleted (`update-index -z --force-remove --stdin` for the paths git reported
+// missing, then `--add --remove --replace --stdin` for the rest, the paths on stdin; `--replace`
+// lets a directory of the base become a file or a symlink, and back); blobs go
 // to a temporary object directory layered over the repository's with
 // GIT_ALTERNATE_OBJECT_DIRECTORIES), and
 // `git diff --cached -M <base>` prints exactly those changes, renames detected. The repository,
@@ -17,6 +18,11 @@ export interface DiffRequest {
   paths: readonly string[];
   /** Absolute path of the repository's (common) object directory. */
   objectsDir: string;
+  /**
+   * Those of `paths` git reported missing from the working tree: dropped from the index without
+   * looking at the disk (one under a directory that became a symlink cannot be looked up there).
+   */
+  deleted?: ReadonlySet<string>;
   signal?: AbortSignal;
 }
 
@@ -41,10 +47,22 @@ export async function diffPathsAgainstBase(
     await runGit(root, ['read-tree', baseSha], options);
     // git hashes each path's working-tree file (clean filters, modes and symlinks as git sees
     // them) into the scratch object directory, adds new files and drops missing ones.
-    await runGit(root, ['update-index', '-z', '--add', '--remove', '--replace', '--stdin'], {
-      ...options,
-      input: Buffer.from(request.paths.map((file) => `${file}\0`).join(''), 'utf8'),
-    });
+    const stdin = (paths: readonly string[]) =>
+      Buffer.from(paths.map((file) => `${file}\0`).join(''), 'utf8');
+    const deleted = request.paths.filter((file) => request.deleted?.has(file));
+    const present = request.paths.filter((file) => !request.deleted?.has(file));
+    if (deleted.length > 0) {
+      await runGit(root, ['update-index', '-z', '--force-remove', '--stdin'], {
+        ...options,
+        input: stdin(deleted),
+      });
+    }
+    if (present.length > 0) {
+      await runGit(root, ['update-index', '-z', '--add', '--remove', '--replace', '--stdin'], {
+        ...options,
+        input: stdin(present),
+      });
+    }
     return await runGit(
       root,
       ['diff', '--cached', '-M', '--no-color', '--no-ext-diff', '--no-textconv', baseSha, '--'],

@@ -266,6 +266,7 @@ export class ReconcileEngine {
     const dirs = await this.gitDirectories();
     const rawDiff = await diffPathsAgainstBase(this.root, sha, {
       paths: textPaths,
+      deleted: new Set(deleted),
       objectsDir: path.join(dirs.commonDir, 'objects'),
       ...(signal ? { signal } : {}),
     });
