@@ -294,8 +294,8 @@ describe('spec discovery and loading, spec resources, spec_changes', () => {
       await cell.setup();
 
       // Discovery and loading (list_affected_specs): a spec error naming the path and the
-      // reason, or (FIFOs and devices are not spec files, symlinked directories are not entered)
-      // not discovered at all. Never loaded.
+      // reason (FIFOs and devices too), or (symlinked directories are not entered) not
+      // discovered at all. Never loaded.
       const listed = await tool('list_affected_specs', { base_branch: 'main' });
       expect(listed.isError, listed.text).toBe(false);
       const { spec_errors: errors, affected_specs: affected } = listed.structured as {
@@ -303,7 +303,7 @@ describe('spec discovery and loading, spec resources, spec_changes', () => {
         affected_specs: { spec_path: string }[];
       };
       expect(affected.map((spec) => spec.spec_path)).not.toContain(cell.specPath);
-      const discovered = shape.id !== 'fifo' && shape.id !== 'chrdev' && shape.id !== 'parent';
+      const discovered = shape.id !== 'parent';
       if (discovered) {
         expect(errors).toEqual([
           {
@@ -354,8 +354,18 @@ describe('spec discovery and loading, spec resources, spec_changes', () => {
     await replaceEntry('.notarai', linkTo(path.join(outside, 'notarai-dir')));
     const listed = await tool('list_affected_specs', { base_branch: 'main' });
     expect(listed.isError, listed.text).toBe(false);
-    // The specs behind the link are neither loaded nor reported as errors.
-    expect(listed.structured).toMatchObject({ affected_specs: [], spec_errors: [] });
+    // The specs behind the link are not loaded; the link itself is reported, and why.
+    expect(listed.structured).toMatchObject({
+      affected_specs: [],
+      spec_errors: [
+        {
+          file: '.notarai',
+          line: null,
+          message: expect.stringMatching(/outside the worktree root through a symbolic link/),
+        },
+      ],
+    });
+    expect(leaksSecret(listed.structured)).toBe(false);
     const { resources } = await client.listResources();
     expect(resources).toEqual([]);
     const read = await readResource(specResourceUri('.notarai/app.spec.yaml'));
@@ -685,6 +695,7 @@ describe('memory stays bounded while hostile specs are present', () => {
     const readAll = async (): Promise<void> => {
       const specs = await loadSpecs(root);
       expect(specs.errors.map((error) => error.file)).toEqual([
+        ...(CAN_MKNOD ? ['.notarai/chr.spec.yaml'] : []),
         '.notarai/huge.spec.yaml',
         '.notarai/zero.spec.yaml',
       ]);

@@ -12,7 +12,7 @@ import { compileGlobs } from './glob-matcher.ts';
 import type { GlobSet } from './glob-matcher.ts';
 import { SpecSchema } from './spec-schema.ts';
 import type { Spec } from './spec-schema.ts';
-import { discoverSpecPaths, NOTARAI_DIR, readSpecText, SPEC_SUFFIX } from './spec-paths.ts';
+import { discoverSpecs, NOTARAI_DIR, readSpecText, SPEC_SUFFIX } from './spec-paths.ts';
 
 export {
   discoverSpecPaths,
@@ -128,10 +128,13 @@ export function parseSpecText(relative: string, text: string): LoadedSpec {
 
 /** Loads every spec of the worktree. */
 export async function loadSpecs(root: string): Promise<SpecSet> {
-  const paths = await discoverSpecPaths(root);
+  const { paths, problems } = await discoverSpecs(root);
   const all = await Promise.all(paths.map((relative) => loadSpec(root, relative)));
   const valid = all.filter((spec): spec is ValidSpec => spec.ok);
-  const errors = all.flatMap((spec) => (spec.ok ? [] : spec.errors));
+  const errors = [
+    ...problems.map((problem) => ({ file: problem.path, line: null, message: problem.message })),
+    ...all.flatMap((spec) => (spec.ok ? [] : spec.errors)),
+  ];
   return { all, valid, errors, systemSpec: systemSpecPath(valid) };
 }
 

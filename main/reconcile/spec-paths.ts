@@ -16,14 +16,24 @@ export function isSpecPath(relative: string): boolean {
   return relative.startsWith(`${NOTARAI_DIR}/`) && relative.endsWith(SPEC_SUFFIX);
 }
 
+/** What spec discovery found: spec paths, and directories it could not look into, and why. */
+export interface SpecDiscovery {
+  /** `.notarai/**\/*.spec.yaml` (POSIX paths relative to root), sorted. */
+  paths: string[];
+  /** Directories under `.notarai/` that could not be listed, with the reason (never missing ones). */
+  problems: { path: string; message: string }[];
+}
+
 /**
- * Lists `.notarai/**\/*.spec.yaml` (POSIX paths relative to root), sorted. Directories are listed
- * through the confined layer (a `.notarai` that leads outside the worktree lists nothing) and
- * symlinked directories are not entered (no cycles); a symlinked spec file is listed, and the
- * loader decides whether it may be read.
+ * Finds `.notarai/**\/*.spec.yaml`. Directories are listed through the confined layer (a
+ * `.notarai` that leads outside the worktree is a problem named in the result, and lists nothing)
+ * and symlinked directories are not entered (no cycles). Every other entry with the suffix is
+ * listed, symlinks and special files included: the loader decides whether it may be read, and says
+ * why not.
  */
-export async function discoverSpecPaths(root: string): Promise<string[]> {
+export async function discoverSpecs(root: string): Promise<SpecDiscovery> {
   const found: string[] = [];
+  const problems: SpecDiscovery['problems'] = [];
   const walk = async (relativeDir: string): Promise<void> => {
     const subdirectories: string[] = [];
     try {
@@ -33,18 +43,27 @@ export async function discoverSpecPaths(root: string): Promise<string[]> {
           const relative = `${relativeDir}/${name}`;
           if (dirent.isDirectory()) {
             if (!SKIPPED_DIRS.has(name)) subdirectories.push(relative);
-          } else if ((dirent.isFile() || dirent.isSymbolicLink()) && name.endsWith(SPEC_SUFFIX)) {
+          } else if (name.endsWith(SPEC_SUFFIX)) {
             found.push(relative);
           }
         }
       });
-    } catch {
-      return; // missing, or not a directory inside the worktree
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (!message.startsWith('no such file or directory')) {
+        problems.push({ path: relativeDir, message: `cannot look for specs here: ${message}` });
+      }
+      return;
     }
     for (const relative of subdirectories) await walk(relative);
   };
   await walk(NOTARAI_DIR);
-  return found.sort();
+  return { paths: found.sort(), problems };
+}
+
+/** The spec paths discoverSpecs finds (for the spec resources list). */
+export async function discoverSpecPaths(root: string): Promise<string[]> {
+  return (await discoverSpecs(root)).paths;
 }
 
 /**
