@@ -16,6 +16,8 @@ import type { McpServer } from '@modelcontextprotocol/server';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import type { ListenerNotifier } from '../mcp/mcp-listener.ts';
 import type { ToolDefinition } from '../tools/tool-definition.ts';
+import { SAMPLE_PATHS, type SpecSummary } from '../tools/get-project-context.ts';
+import { ToolError } from '../platform/errors.ts';
 import type { ReconcileEngine } from './reconcile-engine.ts';
 import { RECONCILE_INSTRUCTIONS, registerReconcileMcp, specResourceUri } from './reconcile-mcp.ts';
 import { createReconcileTools } from './reconcile-tools.ts';
@@ -41,6 +43,11 @@ export interface ReconcileService {
   engine(): Promise<ReconcileEngine>;
   readonly tools: ToolDefinition[];
   readonly instructions: string;
+  /**
+   * get_project_context's spec summary, from the live reconciliation state (waits for the first
+   * one, which start() computes).
+   */
+  specSummary(signal: AbortSignal): Promise<SpecSummary>;
   /** For McpListenerOptions.extendServer: prompts, spec resources, subscriptions. */
   extendServer(server: McpServer): void;
   /**
@@ -96,6 +103,15 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
     if (changes.added.length > 0 || changes.removed.length > 0) listener.notify.resourcesChanged();
   };
 
+  /** Callers of specSummary waiting for the first state. */
+  const stateWaiters: ((state: ReconcileState) => void)[] = [];
+  const firstState = (signal: AbortSignal): Promise<ReconcileState> =>
+    new Promise((resolve, reject) => {
+      if (closed) return reject(new ToolError('the reconciliation engine has stopped'));
+      stateWaiters.push(resolve);
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
+
   return {
     engine,
     tools: createReconcileTools(engine),
@@ -104,6 +120,10 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
       registerReconcileMcp(server, { root: options.root, defaultBase: () => base ?? 'main' }),
     get base() {
       return base ?? 'main';
+    },
+    async specSummary(signal) {
+      const state = watcher?.state ?? (await firstState(signal));
+      return summarizeSpecs(state);
     },
     async start(listener) {
       if (started || closed) return;
@@ -119,6 +139,7 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
         base,
         onState: (state) => {
           for (const warning of state.warnings) warn(warning);
+          for (const waiting of stateWaiters.splice(0)) waiting(state);
           options.onState(state);
         },
         onSpecsChanged: (changes) => announce(listener, changes),
@@ -137,5 +158,27 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
       const loaded = await loading?.catch(() => undefined);
       loaded?.engine.close();
     },
+  };
+}
+
+/** get_project_context's `specs` from a reconciliation state. */
+export function summarizeSpecs(state: ReconcileState): SpecSummary {
+  const paths = [...state.specs.map((spec) => spec.path), ...state.specErrors.map((e) => e.file)];
+  const unique = [...new Set(paths)].sort();
+  return {
+    total: unique.length,
+    paths: unique.slice(0, SAMPLE_PATHS),
+    system_spec: state.systemSpec,
+    invalid: state.specErrors.map((error) => ({
+      path: error.file,
+      message: error.line === null ? error.message : `line ${error.line}: ${error.message}`,
+    })),
+    drifted:
+      state.baseError === null
+        ? {
+            specs: state.totals.specsNeedingReconciliation,
+            files: state.totals.changedSinceReconciled,
+          }
+        : null,
   };
 }

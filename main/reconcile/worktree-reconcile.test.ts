@@ -5,7 +5,7 @@ import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
-import { waitUntil } from '../mcp/mcp-test-support.ts';
+import { connectClient, waitUntil } from '../mcp/mcp-test-support.ts';
 import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
 import { WorktreeToHostSchema } from '../worktree/worktree-protocol.ts';
 import type { WorktreeToHost } from '../worktree/worktree-protocol.ts';
@@ -61,4 +61,35 @@ it('pushes reconcile-state after start and when the base changes', async () => {
   const moved = states().find((state) => state.base === 'old-base');
   expect(moved?.specs[0]).toMatchObject({ affected: true, affectedPaths: ['src/a.ts'] });
   child.send({ type: 'shutdown' });
+});
+
+it('get_project_context carries the spec summary from the live reconciliation state', async () => {
+  const repo = await makeTempRepo({
+    '.notarai/app.spec.yaml':
+      "schema_version: '0.8'\nintent: App.\ntier: registered\nartifacts:\n  code:\n    - path: src/**\n",
+    '.notarai/broken.spec.yaml': 'intent: [unclosed\n',
+    'src/a.ts': 'a\n',
+  });
+  cleanups.push(() => repo.cleanup());
+  const child: ChildProcess = fork(ENTRY, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  cleanups.push(() => {
+    child.kill();
+  });
+  const messages: WorktreeToHost[] = [];
+  child.on('message', (raw) => messages.push(WorktreeToHostSchema.parse(raw)));
+  const token = 'x'.repeat(32);
+  child.send({ type: 'start', root: repo.root, port: 0, token, requireToken: true });
+  await waitUntil(() => messages[0]?.type === 'listening', 20_000, 'listening');
+  const listening = messages[0] as Extract<WorktreeToHost, { type: 'listening' }>;
+  const { client } = await connectClient(listening.port, 'modern-http', token);
+  cleanups.push(() => client.close());
+  const result = await client.callTool({ name: 'get_project_context', arguments: {} });
+  expect(result.isError).not.toBe(true);
+  expect((result.structuredContent as { specs: unknown }).specs).toEqual({
+    total: 2,
+    paths: ['.notarai/app.spec.yaml', '.notarai/broken.spec.yaml'],
+    system_spec: null,
+    invalid: [{ path: '.notarai/broken.spec.yaml', message: expect.any(String) }],
+    drifted: { specs: 1, files: 1 }, // src/a.ts was never marked reconciled
+  });
 });

@@ -139,6 +139,7 @@ export function runWorktreeProcess(channel: HostChannel): void {
             ...access,
             // get_project_context reports the server's own URLs once it is bound.
             tools: createFileTools({
+              specSummary: (signal) => service.specSummary(signal),
               serverUrls: () =>
                 listener === undefined
                   ? undefined
