@@ -108,7 +108,14 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
   const firstState = (signal: AbortSignal): Promise<ReconcileState> =>
     new Promise((resolve, reject) => {
       if (closed) return reject(new ToolError('the reconciliation engine has stopped'));
-      stateWaiters.push(resolve);
+      const timer = setTimeout(
+        () => reject(new ToolError('the reconciliation state is not computed yet; try again')),
+        FIRST_STATE_WAIT_MS,
+      );
+      stateWaiters.push((state) => {
+        clearTimeout(timer);
+        resolve(state);
+      });
       signal.addEventListener('abort', () => reject(signal.reason), { once: true });
     });
 
@@ -160,6 +167,9 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
     },
   };
 }
+
+/** How long get_project_context waits for the first reconciliation state before saying so. */
+const FIRST_STATE_WAIT_MS = 10_000;
 
 /** get_project_context's `specs` from a reconciliation state. */
 export function summarizeSpecs(state: ReconcileState): SpecSummary {
