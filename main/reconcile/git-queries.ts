@@ -7,6 +7,7 @@
 import { simpleGit } from 'simple-git';
 import type { SimpleGit } from 'simple-git';
 import { ToolError } from '../tools/tool-definition.ts';
+import { compareUtf8, sortedUtf8 } from './path-order.ts';
 
 /** Environment variables Grove itself sets for git (simple-git blocks any other GIT_*). */
 const ALLOWED_GIT_ENV = [
@@ -120,9 +121,9 @@ export async function listWorktreeFiles(
 }
 
 /**
- * Both lists (each sorted, as git prints them) as one sorted list without duplicates (--cached
- * lists a path once per stage during a conflicted merge). Falls back to a sort if either list
- * turns out not to be in order.
+ * Both lists (each sorted by bytes, as git prints them) as one list in UTF-8 byte order without
+ * duplicates (--cached lists a path once per stage during a conflicted merge). Falls back to a
+ * sort if either list turns out not to be in order.
  */
 export function mergeSorted(left: readonly string[], right: readonly string[]): string[] {
   const out: string[] = [];
@@ -133,7 +134,7 @@ export function mergeSorted(left: readonly string[], right: readonly string[]): 
     const a = left[i];
     const b = right[j];
     let next: string;
-    if (b === undefined || (a !== undefined && a <= b)) {
+    if (b === undefined || (a !== undefined && compareUtf8(a, b) <= 0)) {
       next = a as string;
       i++;
     } else {
@@ -141,7 +142,8 @@ export function mergeSorted(left: readonly string[], right: readonly string[]): 
       j++;
     }
     if (next === last) continue;
-    if (last !== undefined && next < last) return [...new Set([...left, ...right])].sort();
+    if (last !== undefined && compareUtf8(next, last) < 0)
+      return sortedUtf8(new Set([...left, ...right]));
     out.push(next);
     last = next;
   }
@@ -169,7 +171,7 @@ export interface ChangedEntry {
 
 export interface ChangedVsBase {
   entries: ChangedEntry[];
-  /** Every path involved, both sides of renames, untracked files included; sorted, unique. */
+  /** Every path involved, both sides of renames, untracked files included; UTF-8 order, unique. */
   paths: string[];
   /** Paths that exist in the base but not in the working tree (deleted, renamed away). */
   gone: Set<string>;
@@ -221,7 +223,7 @@ export function withUntracked(tracked: ChangedEntry[], untracked: Iterable<strin
       gone.add(entry.from);
     }
   }
-  return { entries, paths: [...paths].sort(), gone };
+  return { entries, paths: sortedUtf8(paths), gone };
 }
 
 /**
@@ -255,20 +257,23 @@ export async function resolveBase(root: string, base: string): Promise<string> {
   return sha;
 }
 
-/** HEAD's sha, or '' (unborn branch). */
-export async function headSha(root: string): Promise<string> {
-  return (await tryGit(root, ['rev-parse', '--verify', '--quiet', 'HEAD']))?.trim() ?? '';
+/** HEAD's sha, or null when HEAD names no commit yet (unborn branch), as NotarAI records it. */
+export async function headSha(root: string): Promise<string | null> {
+  return (await tryGit(root, ['rev-parse', '--verify', '--quiet', 'HEAD']))?.trim() || null;
 }
 
-/** The current branch name, or 'HEAD' when detached. */
-export async function currentBranch(root: string): Promise<string> {
+/**
+ * The current branch name, or null when HEAD is detached (what NotarAI's `git branch
+ * --show-current` gives: nothing, recorded as null). An unborn branch has its name.
+ */
+export async function currentBranch(root: string): Promise<string | null> {
   const name = (await tryGit(root, ['symbolic-ref', '--quiet', '--short', 'HEAD']))?.trim();
-  return name || 'HEAD';
+  return name || null;
 }
 
 /**
  * The default base of a repository: `origin/HEAD`'s target if set, else `main`, else `master`,
- * else the current branch.
+ * else the current branch (HEAD when detached).
  */
 export async function defaultBase(root: string): Promise<string> {
   const originHead = (
@@ -279,7 +284,7 @@ export async function defaultBase(root: string): Promise<string> {
     const found = await tryGit(root, ['rev-parse', '--verify', '--quiet', `refs/heads/${name}`]);
     if (found?.trim()) return name;
   }
-  return currentBranch(root);
+  return (await currentBranch(root)) ?? 'HEAD';
 }
 
 /** Absolute paths of the git directory (this worktree's) and the common directory. */

@@ -1,11 +1,19 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolError } from '../platform/errors.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
-import { CACHE_DB, FILE_CACHE_DDL, HashCache } from './hash-cache.ts';
+import {
+  CACHE_DB,
+  FILE_CACHE_DDL,
+  HashCache,
+  NOTARAI_CREATE_TABLE,
+  STAT_CACHE_DDL,
+  STATS_DB,
+} from './hash-cache.ts';
 import { statRowValid } from './stat-fast-path.ts';
 
 const dirs: string[] = [];
@@ -38,27 +46,74 @@ describe('hash cache', () => {
     expect(await cache.clear()).toBe(false);
   });
 
-  it("creates exactly NotarAI's table (plus Grove's own) in a gitignored directory", async () => {
+  it("creates exactly NotarAI's database (its statement, byte for byte) and keeps Grove's stat table in a file of its own", async () => {
     const root = await tempRoot();
     const cache = new HashCache(root);
-    expect(await cache.writeReconciled([{ path: 'a.txt', hash: 'b'.repeat(64) }], [], 42)).toBe(1);
+    expect(
+      await cache.writeReconciled([{ path: 'a.txt', hash: 'b'.repeat(64) }], [row('a.txt')], 42),
+    ).toBe(1);
     cache.close();
     const db = new Database(path.join(root, CACHE_DB), { readonly: true });
-    const tables = db
-      .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name")
-      .all();
-    expect(tables).toEqual([
-      { name: 'file_cache', sql: FILE_CACHE_DDL },
-      { name: 'grove_stat_cache', sql: expect.stringContaining('CREATE TABLE grove_stat_cache') },
+    expect(db.prepare('SELECT type, name, sql FROM sqlite_master ORDER BY name').all()).toEqual([
+      { type: 'table', name: 'file_cache', sql: FILE_CACHE_DDL },
+      // The primary key's index, as NotarAI's own database has it.
+      { type: 'index', name: 'sqlite_autoindex_file_cache_1', sql: null },
     ]);
+    // What NotarAI's open_cache_db stores (src/core/cache.rs): 12 spaces before each column.
     expect(FILE_CACHE_DDL).toBe(
-      'CREATE TABLE file_cache (path TEXT PRIMARY KEY, blake3_hash TEXT NOT NULL, updated_at INTEGER NOT NULL)',
+      'CREATE TABLE file_cache (\n            path TEXT PRIMARY KEY,\n            blake3_hash TEXT NOT NULL,\n            updated_at INTEGER NOT NULL\n        )',
     );
+    const notarai = new Database(':memory:');
+    notarai.exec(NOTARAI_CREATE_TABLE);
+    expect(notarai.prepare('SELECT sql FROM sqlite_master').pluck().get()).toBe(FILE_CACHE_DDL);
+    notarai.close();
     expect(db.prepare('SELECT * FROM file_cache').all()).toEqual([
       { path: 'a.txt', blake3_hash: 'b'.repeat(64), updated_at: 42 },
     ]);
     db.close();
+    const stats = new Database(path.join(root, STATS_DB), { readonly: true });
+    expect(
+      stats.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all(),
+    ).toEqual(['grove_stat_cache']);
+    expect(stats.prepare('SELECT path, ino FROM grove_stat_cache').all()).toEqual([
+      { path: 'a.txt', ino: 7 },
+    ]);
+    stats.close();
     expect((await stat(path.join(root, '.notarai/.cache/.gitignore'))).isFile()).toBe(true);
+  });
+
+  it("drops the stat table an earlier Grove kept in NotarAI's database, keeping NotarAI's rows", async () => {
+    const root = await tempRoot();
+    await mkdir(path.join(root, '.notarai/.cache'), { recursive: true });
+    const old = new Database(path.join(root, CACHE_DB));
+    old.exec(NOTARAI_CREATE_TABLE);
+    old.exec(STAT_CACHE_DDL);
+    old.prepare('INSERT INTO file_cache VALUES (?, ?, ?)').run('a', 'c'.repeat(64), 1);
+    old.close();
+    const cache = new HashCache(root);
+    expect((await cache.readReconciled()).get('a')?.hash).toBe('c'.repeat(64));
+    cache.close();
+    const db = new Database(path.join(root, CACHE_DB), { readonly: true });
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all()).toEqual(
+      ['file_cache'],
+    );
+    db.close();
+  });
+
+  it("records stat rows only while NotarAI's database exists, and clear deletes both files", async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root);
+    await cache.recordStats([row('a')]);
+    expect(existsSync(cache.statsPath)).toBe(false);
+    await cache.create();
+    expect(existsSync(cache.statsPath)).toBe(false);
+    await cache.recordStats([row('a')]);
+    expect((await cache.readStats()).get('a')?.ino).toBe(7);
+    expect(await cache.clear()).toBe(true);
+    expect(existsSync(cache.dbPath)).toBe(false);
+    expect(existsSync(cache.statsPath)).toBe(false);
+    expect((await cache.readStats()).size).toBe(0);
+    cache.close();
   });
 
   it('upserts, sees writes by another connection, and reopens after the file is deleted', async () => {

@@ -33,12 +33,14 @@ import {
   withUntracked,
 } from './git-queries.ts';
 import type { ChangedEntry, ChangedVsBase } from './git-queries.ts';
-import { compileGlobs } from './glob-matcher.ts';
+import { compileExcludePatterns } from './exclude-patterns.ts';
 import { HashCache } from './hash-cache.ts';
 import type { ReconciledRow, StatRow } from './hash-cache.ts';
 import { diffPathsAgainstBase } from './intersection-diff.ts';
+import { compareUtf8, sortedUtf8 } from './path-order.ts';
 import {
   categoryOf,
+  formatSpecError,
   governs,
   isSpecPath,
   loadSpec,
@@ -185,11 +187,10 @@ export class ReconcileEngine {
         invariants: spec.spec.invariants ?? null,
       });
     }
-    return this.#withWarnings({
-      changed_files: changed.paths,
-      affected_specs,
-      spec_errors: specs.errors,
-    });
+    return this.#withWarnings(
+      { changed_files: changed.paths, affected_specs, spec_errors: specs.errors },
+      specs.warnings.map(formatSpecError),
+    );
   }
 
   // ---- get_spec_diff -------------------------------------------------------------------------
@@ -212,6 +213,9 @@ export class ReconcileEngine {
     lap('ls-files+specs');
     const governedListed = files.present.filter((file) => governs(spec, file));
     lap('globs');
+    // NotarAI opens (so creates) its cache here unless the cache is bypassed or the spec governs
+    // no file at all.
+    if (!bypass && governedListed.length > 0) await this.cache.create();
     const reconciled: ReadonlyMap<string, ReconciledRow> = bypass
       ? new Map()
       : await this.cache.readReconciled();
@@ -241,20 +245,26 @@ export class ReconcileEngine {
       skipped = [];
     }
 
-    // The diff: files whose content differs from the cache AND from the base, plus governed
-    // paths deleted since the base; minus exclude_patterns, minus binaries.
+    // The diff: files whose content differs from the cache AND from the base (untracked ones as
+    // new files), plus governed paths deleted since the base (Grove: NotarAI's `git diff <base> --
+    // <files>` shows neither); minus exclude_patterns, minus binaries. As in NotarAI, every file
+    // of `files` with a binary extension is in binary_changes, whether or not it differs from the
+    // base or is excluded; other binaries are found among the files diffed (a NUL byte, or git's
+    // "Binary files ... differ").
     const changedSet = new Set(changed.paths);
     const deleted = [...changed.gone]
       .filter((file) => !isSpecPath(file) && governs(spec, file))
-      .sort();
-    const excludes = compileGlobs(excludePatterns);
-    const candidates = filesOut.filter((file) => changedSet.has(file) && !excludes.test(file));
-    const binaryChanges: string[] = [];
+      .sort(compareUtf8);
+    const excludes = compileExcludePatterns(excludePatterns);
+    const binaryChanges: string[] = filesOut.filter((file) => isBinaryByExtension(file));
+    const candidates = filesOut.filter(
+      (file) => changedSet.has(file) && !isBinaryByExtension(file) && !excludes.test(file),
+    );
     const textPaths: string[] = [];
     const sniffed = await mapLimit(
       candidates,
       FILE_CONCURRENCY,
-      async (file) => isBinaryByExtension(file) || (await hasNulByte(this.root, file)),
+      async (file) => hasNulByte(this.root, file),
       signal,
     );
     candidates.forEach((file, index) => (sniffed[index] ? binaryChanges : textPaths).push(file));
@@ -270,7 +280,8 @@ export class ReconcileEngine {
       objectsDir: path.join(dirs.commonDir, 'objects'),
       ...(signal ? { signal } : {}),
     });
-    const diff = stripBinaryNotices(rawDiff, binaryChanges);
+    // Without git's final newline, as NotarAI returns it (it joins git's lines with "\n").
+    const diff = withoutFinalNewline(stripBinaryNotices(rawDiff, binaryChanges));
     lap('diff');
 
     // Spec text through the confined layer: a spec that leads outside the worktree, or is a FIFO,
@@ -306,12 +317,12 @@ export class ReconcileEngine {
         excluded: excludePatterns,
         spec_changes,
         system_spec,
-        binary_changes: [...new Set(binaryChanges)].sort(),
+        binary_changes: sortedUtf8(new Set(binaryChanges)),
         file_categories,
         spec_invalidated: specInvalidated,
         deleted_files: deleted,
       },
-      unreadable,
+      [...spec.warnings.map(formatSpecError), ...unreadable],
     );
   }
 
@@ -324,22 +335,26 @@ export class ReconcileEngine {
     const specPath = await this.#checkSpecPath(request.spec_path);
     const spec = await this.#loadValidSpec(specPath);
     let matcher = (file: string): boolean => governs(spec, file);
+    const notes: string[] = [];
     if (request.artifact_type !== undefined) {
       const globs = spec.categories.get(request.artifact_type);
+      // As in NotarAI, a category the spec does not declare governs no files: an empty answer,
+      // not an error (with a warning naming the categories it has).
+      matcher = globs ? (file) => globs.test(file) : () => false;
       if (!globs) {
         const known = [...spec.categories.keys()].join(', ') || '(none)';
-        throw new ToolError(
-          `spec ${specPath} has no artifact category ${JSON.stringify(request.artifact_type)}; ` +
-            `its categories: ${known}`,
+        notes.push(
+          `spec ${specPath} has no artifact category ${JSON.stringify(request.artifact_type)}, ` +
+            `so nothing is listed; its categories: ${known}`,
         );
       }
-      matcher = (file) => globs.test(file) && !spec.excludes.test(file);
     }
     const files = await listWorktreeFiles(this.root, {
       deleted: true,
       ...(signal ? { signal } : {}),
     });
     const governed = files.present.filter(matcher);
+    await this.cache.create(); // as NotarAI's get_changed_artifacts does
     const specFiles = governed.filter(isSpecPath);
     const artifacts = governed.filter((file) => !isSpecPath(file));
     const reconciled = await this.cache.readReconciled();
@@ -352,12 +367,15 @@ export class ReconcileEngine {
       classification.changed.has(specPath) ||
       specFiles.some((file) => classification.changed.has(file));
     await this.cache.recordStats(classification.stats);
-    return this.#withWarnings({
-      changed_artifacts: artifacts.filter((file) => classification.changed.has(file)),
-      spec_invalidated: invalidated
-        ? artifacts.filter((file) => classification.unchanged.has(file))
-        : [],
-    });
+    return this.#withWarnings(
+      {
+        changed_artifacts: artifacts.filter((file) => classification.changed.has(file)),
+        spec_invalidated: invalidated
+          ? artifacts.filter((file) => classification.unchanged.has(file))
+          : [],
+      },
+      [...spec.warnings.map(formatSpecError), ...notes],
+    );
   }
 
   // ---- mark_reconciled -----------------------------------------------------------------------
@@ -463,15 +481,19 @@ export class ReconcileEngine {
   }
 
   async snapshotState(): Promise<SnapshotResult> {
+    await this.cache.create(); // NotarAI snapshots through open_cache_db, which creates it
     const rows = await this.cache.readReconciled();
     const [gitHash, branch] = await Promise.all([headSha(this.root), currentBranch(this.root)]);
     const fileFingerprints: Record<string, { blake3: string }> = {};
     const specFingerprints: Record<string, string> = {};
-    for (const file of [...rows.keys()].sort()) {
+    // NotarAI's BTreeMaps: keys in UTF-8 byte order.
+    for (const file of sortedUtf8(rows.keys())) {
       const row = rows.get(file) as ReconciledRow;
       if (file.endsWith('.spec.yaml')) specFingerprints[file] = row.hash;
       else fileFingerprints[file] = { blake3: row.hash };
     }
+    // NotarAI's ReconciliationState, field for field: git_hash and branch are null when HEAD names
+    // no commit or no branch (detached); the tool's own answer says "" for a missing hash.
     const state = {
       schema_version: '1',
       cli_version: GROVE_VERSION,
@@ -492,7 +514,7 @@ export class ReconcileEngine {
     return {
       files: Object.keys(fileFingerprints).length,
       specs: Object.keys(specFingerprints).length,
-      git_hash: gitHash,
+      git_hash: gitHash ?? '',
       state_path: statePath,
     };
   }
@@ -540,7 +562,7 @@ export class ReconcileEngine {
       const governed = [...listed].filter(
         (file) => governs(spec, file) && !gone.has(file) && !classification.missing.has(file),
       );
-      governed.sort();
+      governed.sort(compareUtf8);
       governedBySpec.set(spec.path, governed);
       for (const file of governed) governedUnion.add(file);
     }
@@ -575,7 +597,7 @@ export class ReconcileEngine {
         changedVsBase: changed?.paths.length ?? 0,
       },
       specErrors: specs.errors,
-      warnings: this.cache.takeWarnings(),
+      warnings: [...this.cache.takeWarnings(), ...specs.warnings.map(formatSpecError)],
     };
   }
 
@@ -726,6 +748,11 @@ function cacheKey(root: string, requested: string, realRelative: string): string
   return normalized.replace(/^(\.\/)+/, '').replace(/\/+$/, '') || realRelative;
 }
 
+/** `text` without one final "\n" (git ends a diff with one; NotarAI's text does not). */
+function withoutFinalNewline(text: string): string {
+  return text.endsWith('\n') ? text.slice(0, -1) : text;
+}
+
 /** Drops git's "Binary files a/x and b/x differ" lines, adding those paths to `binaries`. */
 function stripBinaryNotices(diff: string, binaries: string[]): string {
   if (!diff.includes('Binary files ')) return diff;
@@ -766,7 +793,9 @@ function specState(
   reconciled: ReadonlyMap<string, ReconciledRow>,
   changed: ChangedVsBase | null,
 ): SpecReconcileState {
-  const changedFiles = governed.filter((file) => classification.changed.has(file)).sort();
+  const changedFiles = governed
+    .filter((file) => classification.changed.has(file))
+    .sort(compareUtf8);
   const affected = changed ? changed.paths.filter((file) => governs(spec, file)) : [];
   let last: number | null = null;
   for (const file of [...governed, spec.path]) {

@@ -1,8 +1,11 @@
 // Loads the specs of a worktree: every `*.spec.yaml` under `.notarai/` (found by spec-paths.ts:
-// recursive, the cache directory skipped), parsed with the `yaml` package (line numbers kept) and validated with
-// spec-schema.ts. A spec that does not parse or validate becomes a list of {file, line, message}
-// errors instead of an exception, so one broken spec never takes a tool down. Also owns the
-// system-spec rule and the compiled globs of each spec (one matcher: glob-matcher.ts).
+// recursive, the cache directory skipped), parsed with the `yaml` package (line numbers kept) and
+// validated with spec-schema.ts (NotarAI's 0.8 schema for '0.5' to '0.8', the 0.4 schema for '0.4',
+// which also earns a deprecation warning). A spec that does not parse or validate becomes a list of
+// {file, line, message} errors instead of an exception, so one broken spec never takes a tool down.
+// Also owns the system-spec rule and the compiled globs of each spec (one matcher:
+// glob-matcher.ts). As in NotarAI, a spec governs what its artifact globs match: its `exclude` list
+// only narrows coverage (which files count as unspecced) and never removes a governed file.
 import path from 'node:path';
 import { LineCounter, isMap, isPair, isScalar, parseDocument } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
@@ -10,7 +13,14 @@ import type { z } from 'zod';
 import type { SpecError } from '../../shared/reconcile.ts';
 import { compileGlobs } from './glob-matcher.ts';
 import type { GlobSet } from './glob-matcher.ts';
-import { SpecSchema } from './spec-schema.ts';
+import { compareUtf8 } from './path-order.ts';
+import {
+  CURRENT_SCHEMA_VERSIONS,
+  DEPRECATED_SCHEMA_VERSIONS,
+  schemaFor,
+  TOP_LEVEL_KEYS_SINCE,
+  TOP_LEVEL_KEYS_UNTIL,
+} from './spec-schema.ts';
 import type { Spec } from './spec-schema.ts';
 import { discoverSpecs, NOTARAI_DIR, readSpecText, SPEC_SUFFIX } from './spec-paths.ts';
 
@@ -31,10 +41,10 @@ export interface ValidSpec {
   readonly spec: Spec;
   /** Every artifact glob of every category. */
   readonly governs: GlobSet;
-  /** Category name -> its globs, categories sorted alphabetically. */
+  /** Category name -> its globs, categories in UTF-8 byte order (NotarAI's BTreeMap order). */
   readonly categories: ReadonlyMap<string, GlobSet>;
-  /** The spec's own `exclude` globs (files matching them are not governed by it). */
-  readonly excludes: GlobSet;
+  /** Problems that do not make the spec invalid (a deprecated schema_version), with lines. */
+  readonly warnings: SpecError[];
 }
 
 export interface InvalidSpec {
@@ -46,10 +56,12 @@ export interface InvalidSpec {
 export type LoadedSpec = ValidSpec | InvalidSpec;
 
 export interface SpecSet {
-  /** Every spec file found, valid or not, sorted by path. */
+  /** Every spec file found, valid or not, sorted by path (UTF-8 bytes). */
   readonly all: LoadedSpec[];
   readonly valid: ValidSpec[];
   readonly errors: SpecError[];
+  /** Warnings of the valid specs (deprecated schema versions). */
+  readonly warnings: SpecError[];
   /** Path of the system spec, or null (see systemSpecPath). */
   readonly systemSpec: string | null;
 }
@@ -95,7 +107,8 @@ export function parseSpecText(relative: string, text: string): LoadedSpec {
         : 'spec must be a YAML mapping (key: value pairs) at the top level',
     );
   }
-  const result = SpecSchema.safeParse(value, { reportInput: true });
+  const record = value as Record<string, unknown>;
+  const result = schemaFor(record).safeParse(record, { reportInput: true });
   if (!result.success) {
     return {
       ok: false,
@@ -103,17 +116,29 @@ export function parseSpecText(relative: string, text: string): LoadedSpec {
       errors: result.error.issues.map((issue) => ({
         file: relative,
         line: issueLine(doc, lineCounter, issue),
-        message: describeIssue(issue),
+        message: describeIssue(issue, record['schema_version']),
       })),
     };
   }
-  const spec = result.data;
+  const spec: Spec = result.data;
   const categories = new Map<string, GlobSet>();
   const all: string[] = [];
-  for (const category of Object.keys(spec.artifacts).sort()) {
+  for (const category of Object.keys(spec.artifacts).sort(compareUtf8)) {
     const patterns = (spec.artifacts[category] ?? []).map((ref) => ref.path);
     categories.set(category, compileGlobs(patterns));
     all.push(...patterns);
+  }
+  const warnings: SpecError[] = [];
+  if ((DEPRECATED_SCHEMA_VERSIONS as readonly string[]).includes(spec.schema_version)) {
+    warnings.push({
+      file: relative,
+      line: keyLine(doc, lineCounter, [], 'schema_version'),
+      message:
+        `schema_version '${spec.schema_version}' is deprecated: NotarAI's CLI validates only ` +
+        `${CURRENT_SCHEMA_VERSIONS.map((v) => `'${v}'`).join(', ')} since v0.2.0, so ` +
+        `\`notarai validate\` rejects this spec; Grove checks it against NotarAI's ` +
+        `${spec.schema_version} schema. Raise it to '0.5' or later (0.5 dropped sync_policy).`,
+    });
   }
   return {
     ok: true,
@@ -122,7 +147,7 @@ export function parseSpecText(relative: string, text: string): LoadedSpec {
     spec,
     governs: compileGlobs(all),
     categories,
-    excludes: compileGlobs(spec.exclude ?? []),
+    warnings,
   };
 }
 
@@ -135,7 +160,8 @@ export async function loadSpecs(root: string): Promise<SpecSet> {
     ...problems.map((problem) => ({ file: problem.path, line: null, message: problem.message })),
     ...all.flatMap((spec) => (spec.ok ? [] : spec.errors)),
   ];
-  return { all, valid, errors, systemSpec: systemSpecPath(valid) };
+  const warnings = valid.flatMap((spec) => spec.warnings);
+  return { all, valid, errors, warnings, systemSpec: systemSpecPath(valid) };
 }
 
 /**
@@ -153,12 +179,21 @@ export function systemSpecPath(specs: readonly ValidSpec[]): string | null {
   return direct?.path ?? null;
 }
 
-/** True when `spec` governs `file` (an artifact glob matches and no `exclude` glob does). */
+/**
+ * True when `spec` governs `file`: one of its artifact globs matches it. The spec's `exclude` list
+ * plays no part, as in NotarAI, where `exclude` only keeps files out of the unspecced-file check
+ * (`notarai check`, system spec only) and never removes a file listed under `artifacts`.
+ */
 export function governs(spec: ValidSpec, file: string): boolean {
-  return spec.governs.test(file) && !spec.excludes.test(file);
+  return spec.governs.test(file);
 }
 
-/** The first category (alphabetical) whose globs match `file`, or null. */
+/** A SpecError as one line of text (for `warnings` lists): `file:line: message`. */
+export function formatSpecError(error: SpecError): string {
+  return `${error.file}${error.line === null ? '' : `:${error.line}`}: ${error.message}`;
+}
+
+/** The first category (in UTF-8 byte order, as NotarAI iterates them) whose globs match `file`. */
 export function categoryOf(spec: ValidSpec, file: string): string | null {
   for (const [category, globs] of spec.categories) if (globs.test(file)) return category;
   return null;
@@ -213,13 +248,22 @@ function keyLine(
 }
 
 /** A readable message: where in the spec (`behaviors[0].then`) and what is wrong. */
-function describeIssue(issue: z.core.$ZodIssue): string {
+function describeIssue(issue: z.core.$ZodIssue, version: unknown): string {
   const where = formatPath(issue.path);
   if (issue.code === 'unrecognized_keys') {
     const keys = issue.keys.map((key) => `'${key}'`).join(', ');
-    return where === ''
-      ? `unknown top-level key ${keys} (not part of the NotarAI spec format)`
-      : `unknown key ${keys} in ${where}`;
+    if (where !== '') return `unknown key ${keys} in ${where}`;
+    const key = issue.keys.length === 1 ? issue.keys[0] : undefined;
+    const since = key === undefined ? undefined : TOP_LEVEL_KEYS_SINCE[key];
+    const until = key === undefined ? undefined : TOP_LEVEL_KEYS_UNTIL[key];
+    const declared = typeof version === 'string' ? `'${version}'` : String(version);
+    if (since !== undefined) {
+      return `top-level key ${keys} needs schema_version '${since}' or later (this spec says ${declared})`;
+    }
+    if (until !== undefined) {
+      return `top-level key ${keys} exists only in schema ${until} and was removed after it (this spec says ${declared})`;
+    }
+    return `unknown top-level key ${keys} (not part of the NotarAI spec format)`;
   }
   if (issue.code === 'invalid_type' && issue.input === undefined) {
     return `missing required key '${String(issue.path.at(-1))}'${

@@ -2,6 +2,7 @@
 // spec-loader.ts (the `yaml` parser, the schema, the globs) because the MCP side needs only this
 // before the engine is loaded: the spec resources list and read files by path (reconcile-mcp.ts).
 import { readFileInsideRoot, withDirectoryInsideRoot } from '../platform/confined-fs.ts';
+import { compareUtf8 } from './path-order.ts';
 
 export const NOTARAI_DIR = '.notarai';
 export const SPEC_SUFFIX = '.spec.yaml';
@@ -18,7 +19,7 @@ export function isSpecPath(relative: string): boolean {
 
 /** What spec discovery found: spec paths, and directories it could not look into, and why. */
 export interface SpecDiscovery {
-  /** `.notarai/**\/*.spec.yaml` (POSIX paths relative to root), sorted. */
+  /** `.notarai/**\/*.spec.yaml` (POSIX paths relative to root), in UTF-8 byte order. */
   paths: string[];
   /** Directories under `.notarai/` that could not be listed, with the reason (never missing ones). */
   problems: { path: string; message: string }[];
@@ -58,7 +59,7 @@ export async function discoverSpecs(root: string): Promise<SpecDiscovery> {
     for (const relative of subdirectories) await walk(relative);
   };
   await walk(NOTARAI_DIR);
-  return { paths: found.sort(), problems };
+  return { paths: found.sort(compareUtf8), problems };
 }
 
 /** The spec paths discoverSpecs finds (for the spec resources list). */

@@ -1,0 +1,32 @@
+// The order NotarAI's lists and maps are in: Rust compares strings by their UTF-8 bytes (a
+// `BTreeMap<String, _>`, `Vec<String>::sort`, serde_json's sorted object keys), which is Unicode
+// code point order. JavaScript's default sort compares UTF-16 code units instead, and the two
+// disagree when a character beyond the Basic Multilingual Plane (an emoji, U+1F600, stored as a
+// surrogate pair starting 0xD83D) meets one between U+E000 and U+FFFF (U+FF01, a full-width "!"):
+// JavaScript puts the emoji first, Rust (and git, which also sorts paths by bytes) puts it last.
+
+/**
+ * Compares two strings in UTF-8 byte order (= code point order), as Rust and git do. Equal
+ * prefixes are skipped code unit by code unit; at the first difference, surrogates (0xD800-0xDFFF,
+ * halves of code points >= 0x10000) must sort after every other unit above them (0xE000-0xFFFF).
+ */
+export function compareUtf8(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let index = 0; index < length; index++) {
+    const left = a.charCodeAt(index);
+    const right = b.charCodeAt(index);
+    if (left !== right) return codePointRank(left) - codePointRank(right);
+  }
+  return a.length - b.length;
+}
+
+/** A UTF-16 code unit moved so that plain numeric order becomes code point order. */
+function codePointRank(unit: number): number {
+  if (unit < 0xd800) return unit;
+  return unit >= 0xe000 ? unit - 0x800 : unit + 0x2000;
+}
+
+/** A new array of `items` sorted by UTF-8 bytes (see compareUtf8). */
+export function sortedUtf8(items: Iterable<string>): string[] {
+  return [...items].sort(compareUtf8);
+}
