@@ -6,7 +6,6 @@
 // was restarted. Figures, not a timed test: results go to docs/performance.md.
 //
 //   node scripts/bench-attacks.ts [--json]      (GROVE_ATTACK=<part of a name> runs only that one)
-import { spawn } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { mkdir, rm, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -15,6 +14,7 @@ import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/client';
 import { Host } from '../main/host/host.ts';
 import { connectClient } from '../main/mcp/mcp-test-support.ts';
+import { lockSqliteFromAnotherProcess } from '../main/testing/event-loop.ts';
 import { randomFirstPort } from '../main/testing/net.ts';
 import { git, makeTempDir, makeTempRepo } from '../main/testing/temp-repo.ts';
 import { buildWorktreeBundle } from './build-worktree.ts';
@@ -99,22 +99,6 @@ function describeResult(result: unknown): string {
   return value.isError ? `error: ${text.slice(0, 110)}` : `ok (${text.length} bytes)`;
 }
 
-/** Another process holds an exclusive lock on the hash cache for `holdMs`. */
-async function lockCache(dbPath: string, holdMs: number): Promise<Promise<void>> {
-  const script =
-    "const Database = require('better-sqlite3');" +
-    'const db = new Database(process.argv[1]);' +
-    "db.exec('BEGIN EXCLUSIVE');" +
-    "process.stdout.write('locked\\n');" +
-    `setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${holdMs});`;
-  const child = spawn(process.execPath, ['-e', script, dbPath], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
-  return exited;
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { json: { type: 'boolean', default: false } } });
   await buildWorktreeBundle();
@@ -163,7 +147,7 @@ async function main(): Promise<void> {
       {
         name: 'cache locked by another process for 5 s: get_spec_diff + mark_reconciled',
         async run() {
-          const released = await lockCache(
+          const lock = await lockSqliteFromAnotherProcess(
             path.join(repo.root, '.notarai/.cache/notarai.db'),
             5_000,
           );
@@ -174,7 +158,7 @@ async function main(): Promise<void> {
             }),
             call(second, 'mark_reconciled', { files: ['src/a.ts'] }),
           ]);
-          await released;
+          await lock.exited;
           return `get_spec_diff ${describeResult(diff)}; mark_reconciled ${describeResult(mark)}`;
         },
       },

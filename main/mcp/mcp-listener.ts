@@ -128,16 +128,15 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     idleMs,
   });
 
-  const clientOf = (call: ToolCallStart): McpClientIdentity | undefined =>
-    call.leg.era === 'modern'
-      ? call.envelopeClientInfo
-      : call.sessionId === undefined
-        ? undefined
-        : sessions.get(call.sessionId)?.clientInfo;
-  const onToolStarted = (call: ToolCallStart): void => {
-    const clientInfo = clientOf(call);
-    emit({
-      type: 'tool-started',
+  /** What the start and the end of a call have in common: which call, of which client. */
+  const callIdentity = (call: ToolCallStart) => {
+    const clientInfo: McpClientIdentity | undefined =
+      call.leg.era === 'modern'
+        ? call.envelopeClientInfo
+        : call.sessionId === undefined
+          ? undefined
+          : sessions.get(call.sessionId)?.clientInfo;
+    return {
       callId: call.callId,
       tool: call.tool,
       transport: call.leg.transport,
@@ -146,24 +145,19 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
       ...(clientInfo === undefined ? {} : { clientInfo }),
       argumentsSummary: call.argumentsSummary,
       at: Date.now(),
-    });
+    };
+  };
+  const onToolStarted = (call: ToolCallStart): void => {
+    emit({ type: 'tool-started', ...callIdentity(call) });
   };
   const onToolCalled = (call: ToolCallRecord): void => {
-    const clientInfo = clientOf(call);
     emit({
       type: 'tool-called',
-      callId: call.callId,
-      tool: call.tool,
-      transport: call.leg.transport,
-      era: call.leg.era,
-      ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),
-      ...(clientInfo === undefined ? {} : { clientInfo }),
+      ...callIdentity(call),
       isError: call.isError,
       durationMs: call.durationMs,
-      argumentsSummary: call.argumentsSummary,
       resultBytes: call.resultBytes,
       ...(call.error === undefined ? {} : { error: call.error }),
-      at: Date.now(),
     });
   };
 

@@ -4,6 +4,7 @@ import { mkdir, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { blake3 } from '@napi-rs/blake-hash';
 import { afterEach, describe, expect, it } from 'vitest';
+import { worstLoopStall } from '../testing/event-loop.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
 import { HASHED, HIT, KNOWN_STRIDE, MISSING, READ_CHUNK_BYTES, runFileJob } from './file-jobs.ts';
 import type { FileOutcome } from './file-jobs.ts';
@@ -184,24 +185,10 @@ describe('file jobs', () => {
 });
 
 describe('hashing never holds the event loop', () => {
-  /** Largest gap between 10 ms ticks while `work` runs (started from a timer, so all of it counts). */
-  async function worstLoopStall<T>(work: () => Promise<T>): Promise<{ stallMs: number; value: T }> {
-    let last = performance.now();
-    let stallMs = 0;
-    const timer = setInterval(() => {
-      const now = performance.now();
-      stallMs = Math.max(stallMs, now - last);
-      last = now;
-    }, 10);
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    try {
-      const value = await work();
-      await new Promise((resolve) => setTimeout(resolve, 30));
-      return { stallMs, value };
-    } finally {
-      clearInterval(timer);
-    }
-  }
+  const valueOf = <T>(result: PromiseSettledResult<T>): T => {
+    if (result.status === 'rejected') throw result.reason;
+    return result.value;
+  };
 
   it('a 512 MB file in a small job is hashed by a worker, not inline', async () => {
     const dir = await makeTempDir();
@@ -214,7 +201,11 @@ describe('hashing never holds the event loop', () => {
       const hashed = await worstLoopStall(() =>
         pool.hashConfined(dir, ['small.txt', 'big.bin', 'small.txt']),
       );
-      expect(hashed.value.map((outcome) => outcome.code)).toEqual(['hashed', 'hashed', 'hashed']);
+      expect(valueOf(hashed.result).map((outcome) => outcome.code)).toEqual([
+        'hashed',
+        'hashed',
+        'hashed',
+      ]);
       expect(hashed.stallMs).toBeLessThan(250);
       const fingerprinted = await worstLoopStall(() =>
         pool.fingerprint(
@@ -223,12 +214,16 @@ describe('hashing never holds the event loop', () => {
           new Float64Array(2 * KNOWN_STRIDE).fill(NaN),
         ),
       );
-      expect([...fingerprinted.value.codes]).toEqual([HASHED, HASHED]);
-      expect(fingerprinted.value.hashed.map((entry) => entry.index).sort()).toEqual([0, 1]);
+      expect([...valueOf(fingerprinted.result).codes]).toEqual([HASHED, HASHED]);
+      expect(
+        valueOf(fingerprinted.result)
+          .hashed.map((entry) => entry.index)
+          .sort(),
+      ).toEqual([0, 1]);
       expect(fingerprinted.stallMs).toBeLessThan(250);
       // The same bytes, whichever thread hashed them.
-      const big = hashed.value[1] as Extract<FileOutcome, { code: 'hashed' }>;
-      const entry = fingerprinted.value.hashed.find((candidate) => candidate.index === 1);
+      const big = valueOf(hashed.result)[1] as Extract<FileOutcome, { code: 'hashed' }>;
+      const entry = valueOf(fingerprinted.result).hashed.find((candidate) => candidate.index === 1);
       expect(entry?.hash).toBe(big.hash);
     } finally {
       pool.close();

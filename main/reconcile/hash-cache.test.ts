@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolError } from '../platform/errors.ts';
+import { lockSqliteFromAnotherProcess, worstLoopStall } from '../testing/event-loop.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
 import {
   CACHE_DB,
@@ -194,58 +194,13 @@ describe('stat fast path', () => {
   });
 });
 
-/**
- * Another process (as NotarAI's CLI or a backup tool would) takes an exclusive lock on the cache
- * for `holdMs`; resolves once the lock is held, with a promise of the process's exit.
- */
-async function lockFromAnotherProcess(
-  dbPath: string,
-  holdMs: number,
-): Promise<{ exited: Promise<void> }> {
-  const script =
-    "const Database = require('better-sqlite3');" +
-    'const db = new Database(process.argv[1]);' +
-    "db.exec('BEGIN EXCLUSIVE');" +
-    "process.stdout.write('locked\\n');" +
-    `setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${holdMs});`;
-  const child = spawn(process.execPath, ['-e', script, dbPath], {
-    cwd: process.cwd(),
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.once('data', () => resolve());
-    child.once('exit', (code) => reject(new Error(`locking process exited early (${code})`)));
-  });
-  return { exited };
-}
-
-/** Largest gap between 10 ms ticks while `work` runs: how long the event loop was held. */
-async function worstLoopStall<T>(
-  work: () => Promise<T>,
-): Promise<{ stallMs: number; result: PromiseSettledResult<T> }> {
-  let last = performance.now();
-  let stallMs = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    stallMs = Math.max(stallMs, now - last);
-    last = now;
-  }, 10);
-  // Start the work from a timer, so that even its synchronous first part is measured.
-  await new Promise((resolve) => setTimeout(resolve, 30));
-  const [result] = await Promise.allSettled([work()]);
-  await new Promise((resolve) => setTimeout(resolve, 30));
-  clearInterval(timer);
-  return { stallMs, result: result as PromiseSettledResult<T> };
-}
-
 describe('hash cache locked by another process', () => {
   it('waits on a timer, never on the event loop, and succeeds once the lock is released', async () => {
     const root = await tempRoot();
     const cache = new HashCache(root);
     await cache.writeReconciled([{ path: 'a', hash: 'a'.repeat(64) }], [], 1);
     cache.close();
-    const lock = await lockFromAnotherProcess(path.join(root, CACHE_DB), 1_500);
+    const lock = await lockSqliteFromAnotherProcess(path.join(root, CACHE_DB), 1_500);
     const started = performance.now();
     const { stallMs, result } = await worstLoopStall(() =>
       cache.writeReconciled([{ path: 'b', hash: 'b'.repeat(64) }], [], 2),
@@ -262,7 +217,7 @@ describe('hash cache locked by another process', () => {
     const cache = new HashCache(root, { lockWaitMs: 400 });
     await cache.writeReconciled([{ path: 'a', hash: 'a'.repeat(64) }], [], 1);
     cache.close();
-    const lock = await lockFromAnotherProcess(path.join(root, CACHE_DB), 2_500);
+    const lock = await lockSqliteFromAnotherProcess(path.join(root, CACHE_DB), 2_500);
     const { stallMs, result } = await worstLoopStall(() => cache.readReconciled());
     expect(result.status).toBe('rejected');
     expect((result as PromiseRejectedResult).reason).toBeInstanceOf(ToolError);
