@@ -1,7 +1,9 @@
 // The six NotarAI-compatible reconciliation tools, as ToolDefinitions closed over one worktree's
 // ReconcileEngine: same names, input schemas and output keys as `notarai mcp`, plus Grove's
-// additions (spec_errors, deleted_files, rejected, warnings). Registered next to the file tools
-// on every MCP session; the MCP layer adds structuredContent and sorted-key JSON text.
+// additions (spec_errors, deleted_files, rejected, warnings), each described as a "Grove addition"
+// in the tool reference (docs/tools.md; docs/notarai-compatibility.md says why). Registered next
+// to the file tools on every MCP session; the MCP layer adds structuredContent and sorted-key JSON
+// text.
 // The definitions are needed before the server listens, the engine only when a tool runs: handlers
 // get the engine from `engine()` (loaded on demand by reconcile-service.ts), and this module
 // imports its type only.
@@ -33,7 +35,10 @@ const paths = z.array(z.string());
 const warnings = z
   .array(z.string())
   .optional()
-  .describe('Problems that did not stop the call (a corrupt cache recreated, ...).');
+  .describe(
+    'Grove addition: problems that did not stop the call (a deprecated schema_version, a corrupt ' +
+      'cache recreated, ...). Absent when there are none.',
+  );
 
 const listAffectedSpecsTool = (engine: EngineLoader): ToolDefinition =>
   defineTool({
@@ -58,7 +63,10 @@ const listAffectedSpecsTool = (engine: EngineLoader): ToolDefinition =>
       ),
       spec_errors: z
         .array(SpecErrorSchema)
-        .describe('Specs that failed to parse or validate (file, line, message); skipped.'),
+        .describe(
+          'Grove addition: specs that failed to parse or validate (file, line, message), left ' +
+            'out of affected_specs (NotarAI fails the whole call when a spec does not parse).',
+        ),
       warnings,
     }),
     annotations: readOnlyLocal,
@@ -85,7 +93,9 @@ const getSpecDiffTool = (engine: EngineLoader): ToolDefinition =>
         .optional()
         .describe(
           'Globs (same syntax as artifact globs, see docs/globs.md) whose files are left out of ' +
-            'the diff text; they stay in `files`.',
+            'the diff text; they stay in `files`. A pattern without "/" matches a file name at ' +
+            'any depth, as in .gitignore ("*.lock" drops "web/yarn.lock"); one with "/" is ' +
+            'anchored at the worktree root ("docs/**").',
         ),
       bypass_cache: z
         .boolean()
@@ -93,8 +103,19 @@ const getSpecDiffTool = (engine: EngineLoader): ToolDefinition =>
         .describe('Ignore the hash cache (without deleting it): every governed file is listed.'),
     }),
     outputSchema: z.object({
-      diff: z.string(),
-      files: paths,
+      diff: z
+        .string()
+        .describe(
+          'Unified diff vs base_branch of the files in `files` that differ from it, as git ' +
+            'prints it but without its final newline (as NotarAI returns it), minus ' +
+            'exclude_patterns and binary files. Grove addition: the new-file hunks of untracked ' +
+            "files and the deletion of each path in deleted_files, which NotarAI's git diff " +
+            'cannot show.',
+        ),
+      files: paths.describe(
+        'Governed files (spec files aside) present on disk whose content differs from the hash ' +
+          'cache; all of them when the cache is cold or bypassed.',
+      ),
       skipped: paths,
       excluded: paths.describe('The exclude_patterns applied.'),
       spec_changes: z.array(z.object({ path: z.string(), content: z.string() })),
@@ -102,11 +123,20 @@ const getSpecDiffTool = (engine: EngineLoader): ToolDefinition =>
         .object({ path: z.string(), content: z.string().optional() })
         .nullable()
         .describe('null when spec_changes is empty; without content when it is in spec_changes.'),
-      binary_changes: paths,
-      file_categories: z.record(z.string(), z.string()),
+      binary_changes: paths.describe(
+        'Files of `files` with a binary extension (png, pdf, zip, ...), and files whose content ' +
+          'is binary among those diffed; none of them is in diff.',
+      ),
+      file_categories: z
+        .record(z.string(), z.string())
+        .describe(
+          'Each path of `files` -> the first artifact category (in UTF-8 byte order) whose ' +
+            'globs match it.',
+        ),
       spec_invalidated: paths,
       deleted_files: paths.describe(
-        'Governed paths deleted since the base (their deletion is in diff).',
+        'Grove addition: governed paths present in the base but gone from the working tree ' +
+          '(deleted, or renamed away); never in `files`; their deletion is in diff.',
       ),
       warnings,
     }),
@@ -128,7 +158,10 @@ const getChangedArtifactsTool = (engine: EngineLoader): ToolDefinition =>
       artifact_type: z
         .string()
         .optional()
-        .describe('An artifact category of the spec (e.g. "code", "docs", "tests").'),
+        .describe(
+          'An artifact category of the spec (e.g. "code", "docs", "tests"). A category the ' +
+            'spec does not declare gives empty lists, as in NotarAI (with a warning).',
+        ),
     }),
     outputSchema: z.object({
       changed_artifacts: paths,
@@ -155,7 +188,10 @@ const markReconciledTool = (engine: EngineLoader): ToolDefinition =>
       updated: z.number().int().describe('Rows written.'),
       rejected: z
         .array(z.object({ path: z.string(), reason: z.string() }))
-        .describe('Paths refused, with the reason.'),
+        .describe(
+          'Grove addition: paths refused (outside the worktree, directories, special files), ' +
+            'with the reason; NotarAI stores whatever path it is given.',
+        ),
       warnings,
     }),
     annotations: { ...readOnlyLocal, readOnlyHint: false },
@@ -168,8 +204,8 @@ const clearCacheTool = (engine: EngineLoader): ToolDefinition =>
     name: 'clear_cache',
     title: 'Clear cache',
     description:
-      'Deletes the hash cache (.notarai/.cache/notarai.db): every governed file counts as ' +
-      'changed again.',
+      "Deletes the hash cache (.notarai/.cache/notarai.db, and Grove's stat file grove-stats.db " +
+      'beside it): every governed file counts as changed again.',
     inputSchema: z.object({}),
     outputSchema: z.object({ cleared: z.boolean().describe('True if the database existed.') }),
     annotations: { ...readOnlyLocal, readOnlyHint: false, destructiveHint: true },
@@ -181,13 +217,16 @@ const snapshotStateTool = (engine: EngineLoader): ToolDefinition =>
     name: 'snapshot_state',
     title: 'Snapshot state',
     description:
-      'Writes .notarai/reconciliation_state.json (the cache fingerprints, HEAD and branch) at ' +
-      'the end of a reconciliation.',
+      "Writes .notarai/reconciliation_state.json as NotarAI's CLI does (the cache fingerprints, " +
+      "HEAD, the branch or null when detached, and cli_version: Grove's version) at the end of " +
+      'a reconciliation.',
     inputSchema: z.object({}),
     outputSchema: z.object({
       files: z.number().int(),
       specs: z.number().int(),
-      git_hash: z.string(),
+      git_hash: z
+        .string()
+        .describe('HEAD\'s sha, or "" when HEAD names no commit yet (null in the file).'),
       state_path: z.string().describe('Absolute path of the file written.'),
     }),
     annotations: { ...readOnlyLocal, readOnlyHint: false, idempotentHint: false },
