@@ -136,7 +136,10 @@ describe('the Grove window in Chromium', () => {
       const clients = await openTab(region, 'Clients');
       const row = clients.getByRole('row', { name: /grove-test-client/ });
       await row.waitFor({ timeout: UI_TIMEOUT_MS });
-      await expect.poll(() => row.textContent()).toMatch(/1\.2\.3.*Streamable HTTP.*Open/);
+      // Its GET stream is open: connected; the era says which protocol.
+      await expect
+        .poll(() => row.textContent())
+        .toMatch(/1\.2\.3.*Streamable HTTP.*sessions \(2025 protocol\).*Connected/);
 
       await client.callTool({ name: 'list_directory', arguments: { path: 'docs' } });
       await expect.poll(() => row.getByRole('cell').nth(3).textContent()).toBe('1');
