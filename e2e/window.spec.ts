@@ -139,7 +139,7 @@ describe('the Grove window in Chromium', () => {
       // Its GET stream is open: connected; the era says which protocol.
       await expect
         .poll(() => row.textContent())
-        .toMatch(/1\.2\.3.*Streamable HTTP.*sessions \(2025 protocol\).*Connected/);
+        .toMatch(/1\.2\.3.*Streamable HTTP.*2025 protocol, with a session.*Connected/);
 
       await client.callTool({ name: 'list_directory', arguments: { path: 'docs' } });
       await expect.poll(() => row.getByRole('cell').nth(3).textContent()).toBe('1');

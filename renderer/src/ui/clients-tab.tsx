@@ -38,7 +38,7 @@ export function ClientsTab({ worktree }: { worktree: WorktreeState }) {
           <tr>
             <th scope="col">Client</th>
             <th scope="col">Transport</th>
-            <th scope="col">Connected since</th>
+            <th scope="col">Since</th>
             <th scope="col">Last activity</th>
             <th scope="col" className="num">
               Calls
@@ -62,8 +62,8 @@ export function ClientsTab({ worktree }: { worktree: WorktreeState }) {
                 )}
               </th>
               <td>
-                {transportLabel(client.transport)}{' '}
-                <span className="tag tag--quiet">{eraLabel(client.era)}</span>
+                {transportLabel(client.transport)}
+                <span className="client-era">{eraLabel(client.era)}</span>
               </td>
               <td title={new Date(client.firstSeenAt).toLocaleString()}>
                 {timeOfDay(client.firstSeenAt)}

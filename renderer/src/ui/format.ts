@@ -49,7 +49,7 @@ export function clientStateLabel(state: ClientState): string {
 
 /** Which protocol era a client speaks, in words. */
 export function eraLabel(era: ClientInfo['era']): string {
-  return era === 'legacy' ? 'sessions (2025 protocol)' : 'stateless (2026 protocol)';
+  return era === 'legacy' ? '2025 protocol, with a session' : '2026 protocol, stateless';
 }
 
 export function plural(count: number, one: string, many = `${one}s`): string {
