@@ -36,3 +36,11 @@ describe('stableStringify', () => {
     expect(stableStringify({ a: shared, b: shared })).toBe('{"a":{"x":1},"b":{"x":1}}');
   });
 });
+
+describe('key order', () => {
+  it('sorts keys by UTF-8 bytes, as NotarAI does (not by UTF-16 code units)', () => {
+    // U+FF5E (3 UTF-8 bytes, EF BD 9E) sorts before U+1F600 (4 bytes, F0 9F 98 80) by bytes, but
+    // after it by UTF-16 code units (FF5E > D83D).
+    expect(stableStringify({ '\u{1F600}': 1, '\uFF5E': 2 })).toBe('{"\uFF5E":2,"\u{1F600}":1}');
+  });
+});

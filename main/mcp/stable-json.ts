@@ -1,5 +1,6 @@
-// Deterministic JSON for tool results: object keys sorted alphabetically (by UTF-16 code unit) at
-// every level, no whitespace. The text a model reads is then stable across runs and engines.
+// Deterministic JSON for tool results: object keys sorted by their UTF-8 bytes (NotarAI's order)
+// at every level, no whitespace. The text a model reads is then stable across runs and engines.
+import { compareUtf8 } from '../platform/path-order.ts';
 
 /** Like JSON.stringify(value), but with every object's keys in sorted order. */
 export function stableStringify(value: unknown): string {
@@ -31,7 +32,8 @@ function serialize(input: unknown, ancestors: Set<object>): string | undefined {
     }
     const record = object as Record<string, unknown>;
     const parts: string[] = [];
-    for (const key of Object.keys(record).sort()) {
+    // Keys in UTF-8 byte order, as NotarAI's serde_json writes its maps.
+    for (const key of Object.keys(record).sort(compareUtf8)) {
       const item = serialize(record[key], ancestors);
       if (item !== undefined) parts.push(`${JSON.stringify(key)}:${item}`);
     }

@@ -7,7 +7,7 @@
 import { simpleGit } from 'simple-git';
 import type { SimpleGit } from 'simple-git';
 import { ToolError } from '../tools/tool-definition.ts';
-import { compareUtf8, sortedUtf8 } from './path-order.ts';
+import { compareUtf8, sortedUtf8 } from '../platform/path-order.ts';
 
 /** Environment variables Grove itself sets for git (simple-git blocks any other GIT_*). */
 const ALLOWED_GIT_ENV = [

@@ -16,7 +16,7 @@
 import type Database from 'better-sqlite3';
 import path from 'node:path';
 import { CACHE_DIR, CacheDatabase, schemaMismatch } from './cache-database.ts';
-import { compareUtf8 } from './path-order.ts';
+import { compareUtf8 } from '../platform/path-order.ts';
 import type { StatRow } from './stat-fast-path.ts';
 
 export type { StatRow } from './stat-fast-path.ts';

@@ -37,7 +37,7 @@ import { compileExcludePatterns } from './exclude-patterns.ts';
 import { HashCache } from './hash-cache.ts';
 import type { ReconciledRow, StatRow } from './hash-cache.ts';
 import { diffPathsAgainstBase } from './intersection-diff.ts';
-import { compareUtf8, sortedUtf8 } from './path-order.ts';
+import { compareUtf8, sortedUtf8 } from '../platform/path-order.ts';
 import {
   categoryOf,
   formatSpecError,

@@ -13,7 +13,7 @@ import type { z } from 'zod';
 import type { SpecError } from '../../shared/reconcile.ts';
 import { compileGlobs } from './glob-matcher.ts';
 import type { GlobSet } from './glob-matcher.ts';
-import { compareUtf8 } from './path-order.ts';
+import { compareUtf8 } from '../platform/path-order.ts';
 import {
   CURRENT_SCHEMA_VERSIONS,
   DEPRECATED_SCHEMA_VERSIONS,

@@ -2,7 +2,7 @@
 // spec-loader.ts (the `yaml` parser, the schema, the globs) because the MCP side needs only this
 // before the engine is loaded: the spec resources list and read files by path (reconcile-mcp.ts).
 import { readFileInsideRoot, withDirectoryInsideRoot } from '../platform/confined-fs.ts';
-import { compareUtf8 } from './path-order.ts';
+import { compareUtf8 } from '../platform/path-order.ts';
 
 export const NOTARAI_DIR = '.notarai';
 export const SPEC_SUFFIX = '.spec.yaml';
