@@ -48,8 +48,13 @@ export const SpecReconcileStateSchema = z.object({
   affectedFiles: z.number().int().nonnegative(),
   /** The first RECONCILE_PATHS_CAP of them, sorted. */
   affectedPaths: z.array(z.string()),
-  /** Unix ms of the newest cache row among the spec and its governed files; null if none. */
+  /**
+   * Unix ms the spec itself was last marked reconciled (its file's row in the hash cache, or the
+   * committed snapshot's fingerprint of it); null if never.
+   */
   lastReconciledAt: z.number().nullable(),
+  /** Where lastReconciledAt comes from: this machine's hash cache or the committed snapshot. */
+  reconciledBy: z.enum(['cache', 'snapshot']).nullable(),
 });
 export type SpecReconcileState = z.infer<typeof SpecReconcileStateSchema>;
 
@@ -79,6 +84,17 @@ export const ReconcileStateSchema = z.object({
   durationMs: z.number().nonnegative(),
   /** Path of the system spec, if any. */
   systemSpec: z.string().nullable(),
+  /**
+   * The committed snapshot (`.notarai/reconciliation_state.json`) the state also reads: what it
+   * fingerprinted counts as reconciled where the hash cache has no row. Null when there is none.
+   */
+  snapshot: z
+    .object({
+      at: z.number().nullable(),
+      gitHash: z.string().nullable(),
+      branch: z.string().nullable(),
+    })
+    .nullable(),
   specs: z.array(SpecReconcileStateSchema),
   totals: ReconcileTotalsSchema,
   specErrors: z.array(SpecErrorSchema),

@@ -552,3 +552,52 @@ describe('reconcile state', () => {
     expect(bad.specs.every((spec) => !spec.affected)).toBe(true);
   });
 });
+
+describe('the reconciliation state the window shows', () => {
+  it('reads the committed snapshot in a fresh clone: specs reconciled at the snapshot say so, edits since count as changed', async () => {
+    const { engine, root } = await setup();
+    const files = [
+      '.notarai/app.spec.yaml',
+      'src/a.ts',
+      'src/b.ts',
+      'src/lib/c.ts',
+      'docs/guide.md',
+    ];
+    await engine.markReconciled(files);
+    await engine.snapshotState();
+    const written = JSON.parse(await readFile(path.join(root, STATE_FILE), 'utf8')) as {
+      last_reconciliation: { timestamp: string };
+    };
+    const snapshotAt = Number(written.last_reconciliation.timestamp.slice(0, -1)) * 1000;
+    await engine.clearCache(); // what a fresh clone of the repository has: no hash cache
+
+    const state = await engine.computeState('main');
+    expect(state.snapshot).toMatchObject({ at: snapshotAt, branch: 'feature' });
+    const app = state.specs.find((spec) => spec.path === APP_SPEC)!;
+    expect(app).toMatchObject({
+      lastReconciledAt: snapshotAt,
+      reconciledBy: 'snapshot',
+      changedSinceReconciled: 0,
+    });
+
+    await writeFile(path.join(root, 'src/a.ts'), 'export const a = 42;\n');
+    const after = (await engine.computeState('main')).specs.find((spec) => spec.path === APP_SPEC)!;
+    expect(after).toMatchObject({
+      changedSinceReconciled: 1,
+      changedSinceReconciledPaths: ['src/a.ts'],
+    });
+  });
+
+  it('a spec is reconciled when its own file is marked, not when another spec marks a file they share', async () => {
+    const { engine } = await setup();
+    // The system spec governs every spec file; reconciling app marks app.spec.yaml.
+    await engine.markReconciled(['.notarai/app.spec.yaml', 'src/a.ts']);
+    const state = await engine.computeState('main');
+    const app = state.specs.find((spec) => spec.path === APP_SPEC)!;
+    const system = state.specs.find((spec) => spec.path === '.notarai/system.spec.yaml')!;
+    expect(app.reconciledBy).toBe('cache');
+    expect(app.lastReconciledAt).not.toBeNull();
+    expect(system).toMatchObject({ lastReconciledAt: null, reconciledBy: null });
+    expect(state.snapshot).toBeNull();
+  });
+});

@@ -36,6 +36,7 @@ import type { ChangedEntry, ChangedVsBase } from './git-queries.ts';
 import { compileExcludePatterns } from './exclude-patterns.ts';
 import { HashCache } from './hash-cache.ts';
 import type { ReconciledRow, StatRow } from './hash-cache.ts';
+import { readCommittedSnapshot, STATE_FILE, withSnapshot } from './state-file.ts';
 import { diffPathsAgainstBase } from './intersection-diff.ts';
 import { compareUtf8, sortedUtf8 } from '../platform/path-order.ts';
 import {
@@ -50,7 +51,7 @@ import {
 import type { SpecSet, ValidSpec } from './spec-loader.ts';
 import { readSpecText } from './spec-paths.ts';
 
-export const STATE_FILE = `${NOTARAI_DIR}/reconciliation_state.json`;
+export { STATE_FILE };
 
 export interface AffectedSpec {
   spec_path: string;
@@ -542,7 +543,11 @@ export class ReconcileEngine {
     for (const spec of specs.valid) {
       for (const file of files.present) if (governs(spec, file)) listed.add(file);
     }
-    const reconciled = await this.cache.readReconciled();
+    // The window's view: what the hash cache says was reconciled, and, for what it has no row
+    // for, the committed snapshot (a fresh clone has only that).
+    const committed = await readCommittedSnapshot(this.root);
+    const cacheRows = await this.cache.readReconciled();
+    const reconciled = withSnapshot(cacheRows, committed.snapshot);
     const classification = await this.#classify(
       [...listed, ...specs.valid.map((spec) => spec.path)],
       reconciled,
@@ -574,6 +579,7 @@ export class ReconcileEngine {
         governedBySpec.get(spec.path) ?? [],
         classification,
         reconciled,
+        cacheRows,
         changed,
       ),
     );
@@ -584,6 +590,13 @@ export class ReconcileEngine {
       computedAt: this.#now(),
       durationMs: Math.max(0, performance.now() - started),
       systemSpec: specs.systemSpec,
+      snapshot: committed.snapshot
+        ? {
+            at: committed.snapshot.at,
+            gitHash: committed.snapshot.gitHash,
+            branch: committed.snapshot.branch,
+          }
+        : null,
       specs: states,
       totals: {
         specs: specs.valid.length,
@@ -597,7 +610,11 @@ export class ReconcileEngine {
         changedVsBase: changed?.paths.length ?? 0,
       },
       specErrors: specs.errors,
-      warnings: [...this.cache.takeWarnings(), ...specs.warnings.map(formatSpecError)],
+      warnings: [
+        ...this.cache.takeWarnings(),
+        ...specs.warnings.map(formatSpecError),
+        ...(committed.warning ? [committed.warning] : []),
+      ],
     };
   }
 
@@ -791,17 +808,18 @@ function specState(
   governed: readonly string[],
   classification: Classification,
   reconciled: ReadonlyMap<string, ReconciledRow>,
+  cacheRows: ReadonlyMap<string, ReconciledRow>,
   changed: ChangedVsBase | null,
 ): SpecReconcileState {
   const changedFiles = governed
     .filter((file) => classification.changed.has(file))
     .sort(compareUtf8);
   const affected = changed ? changed.paths.filter((file) => governs(spec, file)) : [];
-  let last: number | null = null;
-  for (const file of [...governed, spec.path]) {
-    const row = reconciled.get(file);
-    if (row && (last === null || row.updatedAt * 1000 > last)) last = row.updatedAt * 1000;
-  }
+  // A spec was reconciled when its own file was marked (the reconcile prompt marks the spec with
+  // the files reviewed): another spec marking a shared file does not make this one reconciled.
+  const own = reconciled.get(spec.path);
+  const last = own ? own.updatedAt * 1000 : null;
+  const reconciledBy = own ? (cacheRows.has(spec.path) ? 'cache' : 'snapshot') : null;
   const specInvalidated =
     classification.changed.has(spec.path) ||
     governed.some((file) => isSpecPath(file) && classification.changed.has(file));
@@ -823,5 +841,6 @@ function specState(
     affectedFiles: affected.length,
     affectedPaths: affected.slice(0, RECONCILE_PATHS_CAP),
     lastReconciledAt: last,
+    reconciledBy,
   };
 }

@@ -22,6 +22,7 @@ function spec(path: string, overrides: Partial<SpecReconcileState> = {}): SpecRe
     affectedFiles: 0,
     affectedPaths: [],
     lastReconciledAt: null,
+    reconciledBy: null,
     ...overrides,
   };
 }

@@ -43,6 +43,7 @@ export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live
       {/* Keyed by the base: the field follows the host's base when it changes. */}
       <BaseBranch key={state.base} worktree={worktree} state={state} live={live} />
       <Totals state={state} />
+      <SnapshotNote state={state} />
       {state.warnings.map((warning) => (
         <p key={warning} className="notice">
           {warning}
@@ -200,6 +201,23 @@ function Totals({ state }: { state: ReconcileState }) {
   );
 }
 
+/** What the state compares against, in words: the committed snapshot, when there is one. */
+function SnapshotNote({ state }: { state: ReconcileState }) {
+  const { snapshot } = state;
+  if (!snapshot) return null;
+  const when = snapshot.at === null ? 'undated' : `of ${new Date(snapshot.at).toLocaleString()}`;
+  const where = [snapshot.branch, snapshot.gitHash?.slice(0, 10)].filter(Boolean).join(' at ');
+  const changed = state.totals.changedSinceReconciled;
+  return (
+    <p className="muted" role="note">
+      Reconciled files come from this machine's hash cache and, for the rest, the committed snapshot{' '}
+      {when}
+      {where ? ` (${where})` : ''}:{' '}
+      {changed === 0 ? 'no governed file' : plural(changed, 'governed file')} changed since.
+    </p>
+  );
+}
+
 function SpecErrors({ state }: { state: ReconcileState }) {
   const headingId = useId();
   if (state.specErrors.length === 0) return null;
@@ -299,7 +317,9 @@ function SpecTable({
                 <td title={spec.lastReconciledAt ? new Date(spec.lastReconciledAt).toString() : ''}>
                   {spec.lastReconciledAt === null
                     ? 'never'
-                    : relativeTime(spec.lastReconciledAt, now)}
+                    : spec.reconciledBy === 'snapshot'
+                      ? `${relativeTime(spec.lastReconciledAt, now)} (snapshot)`
+                      : relativeTime(spec.lastReconciledAt, now)}
                 </td>
               </tr>
             );

@@ -251,7 +251,12 @@ function DiffSection({
         <p className="muted">Binary changes: {diff.binaryChanges.join(', ')}</p>
       )}
       {diff.diff.trim() === '' ? (
-        <p className="empty-inline">No differences to review against the base.</p>
+        <p className="empty-inline">
+          {diff.files.length === 0
+            ? 'Nothing changed since it was last reconciled.'
+            : `${plural(diff.files.length, 'governed file')} changed since last reconciled, but ` +
+              'none differs from the base: there is no diff to show.'}
+        </p>
       ) : (
         <DiffView diff={diff.diff} label={label} />
       )}

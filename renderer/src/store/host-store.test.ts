@@ -112,6 +112,7 @@ describe('the selected spec of the Reconciliation tab', () => {
       computedAt: 0,
       durationMs: 0,
       systemSpec: null,
+      snapshot: null,
       specs: paths.map((path) => ({
         path,
         title: path,
@@ -130,6 +131,7 @@ describe('the selected spec of the Reconciliation tab', () => {
         affectedFiles: 0,
         affectedPaths: [],
         lastReconciledAt: null,
+        reconciledBy: null,
       })),
       totals: {
         specs: paths.length,
