@@ -1,8 +1,20 @@
 // The config writer on real temp files: keeps every other entry and key, backs the old file up,
 // replaces its own entry, creates missing files and directories, refuses a file that is not JSON
 // (byte for byte untouched, no temp file left), and picks Claude Desktop's path per platform.
-import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import {
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  truncate,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { serverUrls } from '../../shared/model.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
@@ -118,5 +130,103 @@ describe('client config writer', () => {
     expect(
       claudeDesktopConfigPath({ GROVE_CLAUDE_DESKTOP_CONFIG: '/tmp/x.json' }, 'linux', '/home/me'),
     ).toBe('/tmp/x.json');
+  });
+});
+
+describe('.mcp.json in a worktree is untrusted: never through a link, never echoed', () => {
+  const SECRET = 'SECRET-outside-9f1c';
+  let worktree: string;
+  let outside: string;
+  beforeEach(async () => {
+    worktree = path.join(dir, 'worktree');
+    outside = path.join(dir, 'outside');
+    await mkdir(worktree);
+    await mkdir(outside);
+    await writeFile(path.join(outside, 'victim.json'), `{"mcpServers": {}, "note": "${SECRET}"}\n`);
+  });
+
+  /** Adds the entry; the error message when refused. */
+  async function refusal(): Promise<string> {
+    const error = await addToProjectMcpJson(target(worktree)).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(ConfigFileError);
+    const message = (error as Error).message;
+    expect(message).not.toContain(SECRET);
+    return message;
+  }
+
+  async function outsideUnchanged(): Promise<void> {
+    expect(await readFile(path.join(outside, 'victim.json'), 'utf8')).toBe(
+      `{"mcpServers": {}, "note": "${SECRET}"}\n`,
+    );
+    expect(await readdir(outside)).toEqual(['victim.json']);
+  }
+
+  test('a committed symlink to a file outside: refused by name, the outside file untouched', async () => {
+    await symlink(path.join(outside, 'victim.json'), path.join(worktree, '.mcp.json'));
+    expect(await refusal()).toMatch(/\.mcp\.json .*symbolic link/);
+    await outsideUnchanged();
+    expect((await lstat(path.join(worktree, '.mcp.json'))).isSymbolicLink()).toBe(true);
+  });
+
+  test('a symlink to a file inside the worktree: refused too, its target untouched', async () => {
+    await writeFile(path.join(worktree, 'real.json'), '{"mcpServers": {}}\n');
+    await symlink('real.json', path.join(worktree, '.mcp.json'));
+    expect(await refusal()).toMatch(/symbolic link/);
+    expect(await readFile(path.join(worktree, 'real.json'), 'utf8')).toBe('{"mcpServers": {}}\n');
+  });
+
+  test('a FIFO answers at once with an error, and a link to /dev/zero is refused', async () => {
+    await promisify(execFile)('mkfifo', [path.join(worktree, '.mcp.json')]);
+    const started = Date.now();
+    expect(await refusal()).toMatch(/special file/);
+    expect(Date.now() - started).toBeLessThan(2000);
+    await rm(path.join(worktree, '.mcp.json'));
+    await symlink('/dev/zero', path.join(worktree, '.mcp.json'));
+    expect(await refusal()).toMatch(/symbolic link/);
+  });
+
+  test('a file over the size cap is refused without being read whole', async () => {
+    await writeFile(path.join(worktree, '.mcp.json'), '');
+    await truncate(path.join(worktree, '.mcp.json'), 64 * 1024 * 1024);
+    expect(await refusal()).toMatch(/larger than the 1048576-byte limit/);
+  });
+
+  test('invalid JSON is refused without quoting it, and left as it was', async () => {
+    const text = `{"mcpServers": {}, "broken": ${SECRET} }\n`;
+    await writeFile(path.join(worktree, '.mcp.json'), text);
+    expect(await refusal()).toMatch(/not valid JSON; it was left unchanged/);
+    expect(await readFile(path.join(worktree, '.mcp.json'), 'utf8')).toBe(text);
+  });
+
+  test('a normal file is merged, with its backup beside it', async () => {
+    await writeFile(path.join(worktree, '.mcp.json'), '{"mcpServers": {"other": {"url": "x"}}}\n');
+    const result = await addToProjectMcpJson(target(worktree));
+    const written = JSON.parse(await readFile(path.join(worktree, '.mcp.json'), 'utf8')) as {
+      mcpServers: Record<string, unknown>;
+    };
+    expect(Object.keys(written.mcpServers).sort()).toEqual(['grove-feature-x', 'other']);
+    expect(result.backupPath).not.toBeNull();
+    expect(await readFile(result.backupPath!, 'utf8')).toBe(
+      '{"mcpServers": {"other": {"url": "x"}}}\n',
+    );
+  });
+
+  test("Claude Desktop's config in the user's home may be a dotfiles symlink: followed, backed up", async () => {
+    const dotfiles = path.join(dir, 'dotfiles');
+    await mkdir(dotfiles);
+    await writeFile(path.join(dotfiles, 'claude.json'), '{"mcpServers": {}}\n');
+    const linked = path.join(dir, 'claude_desktop_config.json');
+    await symlink(path.join(dotfiles, 'claude.json'), linked);
+    const result = await addToClaudeDesktop(target(worktree), linked);
+    // The link stays a link; the dotfile it points at got the entry, with a backup beside it.
+    expect((await lstat(linked)).isSymbolicLink()).toBe(true);
+    const written = JSON.parse(await readFile(path.join(dotfiles, 'claude.json'), 'utf8')) as {
+      mcpServers: Record<string, unknown>;
+    };
+    expect(Object.keys(written.mcpServers)).toEqual(['grove-feature-x']);
+    expect(path.dirname(result.backupPath!)).toBe(dotfiles);
   });
 });

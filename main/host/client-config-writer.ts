@@ -1,10 +1,14 @@
 // Writes a worktree's server entry into an MCP client's JSON config file — Claude Desktop's
 // claude_desktop_config.json or a worktree's .mcp.json (Claude Code) — carefully: every other entry
 // and key is kept, the old file is backed up beside it, the new one is written to a temp file and
-// renamed over the old (atomic), and a file that is not valid JSON is refused without being touched.
+// renamed over the old (atomic), and a file that is not valid JSON is refused without being touched
+// (the error never quotes it). A file in a worktree is repository content, so it goes through the
+// confined file layer: read with a size cap, never through a symlink, special file or a symlinked
+// directory (even one pointing inside), backup and replacement written the same way. A config in
+// the user's home may follow the user's own symlinks (dotfiles), and is written atomically.
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { copyFile, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, open, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import {
@@ -14,6 +18,14 @@ import {
   type ClientConfigTarget,
 } from '../../shared/client-configs.ts';
 import type { ConfigWriteResult } from '../../shared/host-api.ts';
+import {
+  entryKindInsideRoot,
+  lstatNoFollowInsideRoot,
+  readFileInsideRoot,
+  realWorktreeRoot,
+  writeFileAtomicInsideRoot,
+} from '../platform/confined-fs.ts';
+import { ToolError } from '../platform/errors.ts';
 
 /** The config file cannot be updated safely (not JSON, unexpected shape); it was not touched. */
 export class ConfigFileError extends Error {
@@ -54,27 +66,118 @@ export interface WriteEntryOptions {
   entry: Record<string, unknown>;
   /** Permissions of a newly created file (an existing file keeps its own). */
   mode?: number;
+  /**
+   * The worktree root `file` is inside (a project-level config): every access then goes through
+   * the confined file layer. Absent for configs in the user's home.
+   */
+  confinedTo?: string;
+}
+
+/** Project-level config files bigger than this are refused (a config is a few kilobytes). */
+export const MAX_PROJECT_CONFIG_BYTES = 1024 * 1024;
+
+/** How a config file is read and written: plainly (the user's home) or confined to a worktree. */
+interface ConfigFileAccess {
+  /** The text, or null when there is no file. */
+  read(): Promise<string | null>;
+  /** Permissions of the existing file. */
+  mode(): Promise<number>;
+  backUp(original: string): Promise<string>;
+  write(text: string, mode: number): Promise<void>;
+}
+
+/**
+ * A config in the user's home: a symlink there is the user's own (dotfiles), so the file it points
+ * at is the one read, backed up and replaced (atomically, in its own directory); the link stays.
+ */
+async function homeAccess(requested: string): Promise<ConfigFileAccess> {
+  const file = await realpath(requested).catch(() => requested);
+  return {
+    async read() {
+      try {
+        return await readFile(file, 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        return null;
+      }
+    },
+    mode: async () => (await stat(file)).mode & 0o777,
+    backUp: () => backUp(file),
+    async write(text, mode) {
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeAtomically(file, text, mode);
+    },
+  };
+}
+
+async function confinedAccess(root: string, file: string): Promise<ConfigFileAccess> {
+  const realRoot = await realWorktreeRoot(root);
+  const relative = path.relative(root, file).split(path.sep).join('/');
+  const refuse = (why: string) =>
+    new ConfigFileError(`${relative} in the worktree ${why}; nothing was written.`);
+  const check = (): void => {
+    const kind = entryKindInsideRoot(realRoot, relative);
+    if (kind === 'symlink') throw refuse('is a symbolic link, which Grove never writes through');
+    if (kind === 'directory') throw refuse('is a directory');
+    if (kind === 'special') throw refuse('is a special file (FIFO, socket or device)');
+  };
+  const confined = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof ToolError)
+        throw new ConfigFileError(`${error.message}; nothing was written.`);
+      throw error;
+    }
+  };
+  return {
+    read: () =>
+      confined(async () => {
+        check();
+        if (entryKindInsideRoot(realRoot, relative) === 'missing') return null;
+        const bytes = await readFileInsideRoot(realRoot, relative, {
+          maxBytes: MAX_PROJECT_CONFIG_BYTES,
+        });
+        return bytes.toString('utf8');
+      }),
+    mode: async () => (lstatNoFollowInsideRoot(realRoot, relative)?.mode ?? 0o644) & 0o777,
+    backUp: (original) =>
+      confined(async () => {
+        const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+        for (let attempt = 0; attempt <= 100; attempt += 1) {
+          const candidate = `${relative}.grove-backup-${stamp}${attempt ? `-${attempt}` : ''}`;
+          if (entryKindInsideRoot(realRoot, candidate) !== 'missing') continue;
+          await writeFileAtomicInsideRoot(realRoot, candidate, original);
+          return path.join(root, ...candidate.split('/'));
+        }
+        throw refuse('has too many backups beside it');
+      }),
+    write: (text, mode) =>
+      confined(async () => {
+        check();
+        await writeFileAtomicInsideRoot(realRoot, relative, text, { mode });
+      }),
+  };
 }
 
 /** Adds or replaces `<key>.<name>` in a JSON config file, keeping everything else. */
 export async function writeServerEntry(options: WriteEntryOptions): Promise<ConfigWriteResult> {
   const { file, key, name, entry } = options;
-  let original: string | null;
-  try {
-    original = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    original = null;
-  }
+  const access =
+    options.confinedTo === undefined
+      ? await homeAccess(file)
+      : await confinedAccess(options.confinedTo, file);
+  const original = await access.read();
 
   let config: Record<string, unknown> = {};
   if (original !== null && original.trim() !== '') {
     let parsed: unknown;
     try {
       parsed = JSON.parse(original.replace(/^\uFEFF/, ''));
-    } catch (error) {
+    } catch {
+      // JSON.parse's message quotes the text around the problem: never echo the file.
       throw new ConfigFileError(
-        `${file} is not valid JSON (${(error as Error).message}); it was left unchanged. Fix or move it, then try again.`,
+        `${file} is not valid JSON; it was left unchanged. Fix or move it, then try again.`,
       );
     }
     if (!isPlainObject(parsed)) {
@@ -88,14 +191,13 @@ export async function writeServerEntry(options: WriteEntryOptions): Promise<Conf
   }
   const updated = { ...config, [key]: { ...servers, [name]: entry } };
 
-  await mkdir(path.dirname(file), { recursive: true });
   let backupPath: string | null = null;
   let mode = options.mode ?? 0o600;
   if (original !== null) {
-    mode = (await stat(file)).mode & 0o777;
-    backupPath = await backUp(file);
+    mode = await access.mode();
+    backupPath = await access.backUp(original);
   }
-  await writeAtomically(file, `${JSON.stringify(updated, null, 2)}\n`, mode);
+  await access.write(`${JSON.stringify(updated, null, 2)}\n`, mode);
   return { path: file, backupPath, serverName: name };
 }
 
@@ -160,5 +262,6 @@ export function addToProjectMcpJson(target: ClientConfigTarget): Promise<ConfigW
     name: serverName(target),
     entry: claudeCodeProjectEntry(target),
     mode: 0o644, // no secret inside: ${GROVE_TOKEN} is expanded by Claude Code
+    confinedTo: target.path, // repository content: untrusted
   });
 }
