@@ -10,12 +10,15 @@ import { fileURLToPath } from 'node:url';
 import type { HostEvent } from '../../shared/host-api.ts';
 import { runHostCommand } from '../host/host-commands.ts';
 import { HostCommandError, type Host } from '../host/host.ts';
+import { isJsonMediaType, readJsonBody, RequestBodyError } from '../http/json-body.ts';
 import { hostAndOriginGuard, tokenGuard } from '../http/request-guard.ts';
 
 /** Where `electron-vite build` puts the renderer. */
 export const RENDERER_DIR = fileURLToPath(new URL('../../out/renderer/', import.meta.url));
 
 const KEEPALIVE_MS = 15_000;
+/** Largest HostApi command body (a chat message, a config). */
+const API_BODY_BYTES = 1024 * 1024;
 
 export interface UiServer {
   port: number;
@@ -48,7 +51,35 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   // Static files are the public renderer bundle; the API needs the token.
   app.use(hostAndOriginGuard(() => port));
   app.use('/api', tokenGuard({ token: () => options.token }));
-  app.use('/api', express.json({ limit: '1mb' }));
+  // The one JSON body reader of Grove's servers (size, charset and nesting caps), and only the
+  // methods the API and the static files use.
+  app.use((req, res, next) => {
+    const allowed =
+      req.path.startsWith('/api/') && req.path !== '/api/events' ? 'POST' : 'GET, HEAD';
+    if (allowed.split(', ').includes(req.method)) return next();
+    res.setHeader('Allow', allowed);
+    res.status(405).json({ error: `method not allowed: use ${allowed}` });
+  });
+  app.use('/api', (req, res, next) => {
+    if (req.method !== 'POST') return next();
+    if (!isJsonMediaType(req.headers['content-type'])) {
+      res.status(415).json({ error: 'send the command as application/json' });
+      return;
+    }
+    readJsonBody(req, API_BODY_BYTES).then(
+      (body) => {
+        req.body = body;
+        next();
+      },
+      (error: unknown) => {
+        if (error instanceof RequestBodyError) {
+          res.status(error.status).json({ error: error.message });
+        } else {
+          next(error);
+        }
+      },
+    );
+  });
 
   app.get('/api/events', (req, res) => {
     res.writeHead(200, {

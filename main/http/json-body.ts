@@ -1,7 +1,10 @@
 // Reading a JSON request body and writing JSON answers on plain node:http, for the MCP listener
 // (which runs in every worktree process and so avoids a web framework's start-up cost). Bodies are
 // capped: a Content-Length over the cap is refused before reading, a stream that grows past it is
-// cut off. Only UTF-8 and no Content-Encoding are accepted, as MCP clients send them.
+// cut off. Only UTF-8 and no Content-Encoding are accepted, as MCP clients send them. Nesting is
+// capped too (MAX_JSON_DEPTH), checked by a linear scan before parsing: JSON nested 100,000 levels
+// deep parses, but everything recursive after it (schema validation, serialising) would overflow
+// the stack.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** A body that cannot be accepted, with the HTTP status and JSON-RPC code to answer it with. */
@@ -15,6 +18,30 @@ export class RequestBodyError extends Error {
     this.status = status;
     this.code = code;
   }
+}
+
+/** Deepest nesting of arrays and objects accepted in a request body (MCP messages need a few). */
+export const MAX_JSON_DEPTH = 64;
+
+/** True if `text` nests arrays/objects deeper than `limit` (strings are skipped; linear time). */
+export function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 0x5c)
+        index++; // backslash: skip the escaped character
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) {
+      inString = true;
+    } else if (code === 0x5b || code === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (code === 0x5d || code === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
 }
 
 /** True when a Content-Type names JSON (`application/json`, any parameters, any case). */
@@ -44,6 +71,13 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   if (body === undefined) throw tooLarge();
   const text = body.toString('utf8');
   if (text.trim() === '') return {};
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    throw new RequestBodyError(
+      400,
+      -32700,
+      `Parse error: JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
+    );
+  }
   try {
     return JSON.parse(text) as unknown;
   } catch {

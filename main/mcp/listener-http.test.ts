@@ -116,3 +116,63 @@ describe('MCP listener over plain HTTP', () => {
     await expectStillServing(server);
   });
 });
+
+describe('hostile requests get a 4xx, never a 500 or a crash', () => {
+  it('unknown methods on /mcp: 405 with Allow and a JSON-RPC error', async () => {
+    const server = await listen();
+    for (const method of ['TRACE', 'PROPFIND', 'PATCH', 'OPTIONS', 'PUT']) {
+      const response = await rawRequest({
+        port: server.port,
+        method,
+        path: '/mcp',
+        headers: jsonHeaders,
+      });
+      expect(response.status, method).toBe(405);
+      expect(response.headers.allow).toBe('GET, POST, DELETE');
+      expect(JSON.parse(response.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
+    }
+    expect(server.errors).toEqual([]);
+    await expectStillServing(server);
+  });
+
+  it('JSON nested 100,000 levels deep: a parse error, on /mcp and /messages', async () => {
+    const server = await listen();
+    const arrays = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const objects = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
+    for (const body of [arrays, objects]) {
+      for (const path of ['/mcp', '/messages?sessionId=x']) {
+        const response = await rawRequest({
+          port: server.port,
+          method: 'POST',
+          path,
+          headers: jsonHeaders,
+          body,
+        });
+        expect(response.status, path).toBe(400);
+        expect(JSON.parse(response.body)).toMatchObject({
+          error: { code: -32700, message: 'Parse error: JSON nested deeper than 64 levels' },
+        });
+      }
+    }
+    // Deep-looking text inside a string is only text.
+    const initialize = initializeBody() as { params: { clientInfo: { name: string } } };
+    initialize.params.clientInfo.name = `client ${'['.repeat(1000)}`;
+    const quoted = JSON.stringify(initialize);
+    expect((await postMcp(server, quoted, jsonHeaders)).status).toBe(200);
+    expect(server.errors).toEqual([]);
+    await expectStillServing(server);
+  });
+
+  it('a batch of more than 100 messages is refused with a JSON-RPC error', async () => {
+    const server = await listen();
+    const batch = JSON.stringify(
+      Array.from({ length: 101 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'ping' })),
+    );
+    const response = await postMcp(server, batch, jsonHeaders);
+    expect(response.status).toBe(400);
+    expect(JSON.parse(response.body)).toMatchObject({
+      error: { code: -32600, message: 'Invalid Request: a batch of 101 messages; at most 100' },
+    });
+    await expectStillServing(server);
+  });
+});

@@ -228,6 +228,14 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
       req.method === 'POST' && isJsonMediaType(req.headers['content-type'])
         ? await readJsonBody(req, MAX_BODY_BYTES)
         : undefined;
+    if (Array.isArray(body) && body.length > MAX_BATCH_MESSAGES) {
+      return jsonRpcError(
+        res,
+        400,
+        -32600,
+        `Invalid Request: a batch of ${body.length} messages; at most ${MAX_BATCH_MESSAGES}`,
+      );
+    }
 
     switch (path) {
       case '/sse':
@@ -237,6 +245,12 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
         if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
         return legacyLegs.postSseMessage(req, res, sessionId, body);
       case '/mcp':
+        if (!MCP_METHODS.includes(req.method ?? '')) {
+          const allow = MCP_METHODS.join(', ');
+          return jsonRpcError(res, 405, -32000, `Method not allowed: use ${allow}`, {
+            Allow: allow,
+          });
+        }
         if (req.method === 'POST' && body === undefined) return unsupportedMediaType(res);
         if (await isLegacyRequest(headersOnlyRequest(req), body)) {
           return legacyLegs.handleStreamable(req, res, body);
@@ -561,6 +575,12 @@ function headersOnlyRequest(req: IncomingMessage): globalThis.Request {
     headers,
   });
 }
+
+/** Most messages in one JSON-RPC batch (clients send a handful). */
+export const MAX_BATCH_MESSAGES = 100;
+
+/** The methods Streamable HTTP uses on /mcp. */
+const MCP_METHODS = ['GET', 'POST', 'DELETE'];
 
 function methodNotAllowed(res: ServerResponse, allow: string): void {
   sendJson(res, 405, { error: `method not allowed: use ${allow}` }, { Allow: allow });
