@@ -12,6 +12,7 @@
 //   `docs/*.md`        excludes `docs/a.md`, not `docs/api/b.md` (git's pathspec would)
 //   `docs/**`          excludes everything below `docs/`
 //   `vendor`           excludes files named `vendor`, not the directory's files (write `vendor/**`)
+import { ToolError } from '../platform/errors.ts';
 import { compileGlobs } from './glob-matcher.ts';
 import type { GlobSet } from './glob-matcher.ts';
 
@@ -23,5 +24,9 @@ export function compileExcludePatterns(patterns: readonly string[]): GlobSet {
     const pattern = raw.trim();
     if (pattern !== '' && !pattern.includes('/')) expanded.push(`**/${pattern}`);
   }
-  return compileGlobs(expanded);
+  try {
+    return compileGlobs(expanded);
+  } catch (error) {
+    throw new ToolError(`exclude_patterns: ${(error as Error).message}`);
+  }
 }

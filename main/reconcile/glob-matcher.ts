@@ -1,18 +1,19 @@
 // The one glob matcher of the reconciliation engine: artifact globs, spec `exclude` globs and
-// `exclude_patterns` all go through it, so every tool agrees on what a pattern means. Semantics
-// (docs/globs.md): `*` and `?` stay within one path segment, `**` spans any number of segments,
-// dotfiles match, `{a,b}` and `[ab]` work, matching is case-sensitive, patterns are POSIX paths
-// relative to the worktree root and are tested against file paths only. Built on picomatch with
-// negation and extglobs turned off; patterns without glob characters are looked up in a Set.
-import picomatch from 'picomatch';
+// `exclude_patterns` all go through it (and the file tools' filters, main/tools/glob.ts), so every
+// tool agrees on what a pattern means. Semantics (docs/globs.md): `*` and `?` stay within one path
+// segment, `**` as a whole segment spans any number of segments, dotfiles match, `{a,b}` and `[ab]`
+// work, matching is case-sensitive, patterns are POSIX paths relative to the worktree root and are
+// tested against file paths only.
+//
+// Linear-time by construction, because a committed spec is untrusted input: a pattern is compiled
+// to tokens per segment (no regular expression), a segment is matched with the classic two-pointer
+// wildcard algorithm (backtracking only to the last `*`: O(n·m)), and the segments with the same
+// algorithm over `**`. A regex engine backtracks on `**/*a*a*a*a*a*a*a*a*a*a*a*a*b` against a long
+// name for minutes. Braces are expanded up front, at most MAX_ALTERNATIVES; patterns without glob
+// syntax are looked up in a Set.
 
-const PICOMATCH_OPTIONS: picomatch.PicomatchOptions = {
-  dot: true,
-  nocase: false,
-  nonegate: true,
-  noextglob: true,
-  windows: false,
-};
+/** The most alternatives one pattern's braces may expand to. */
+export const MAX_ALTERNATIVES = 1024;
 
 /** A compiled set of patterns: `test(path)` is true when any pattern matches the path. */
 export interface GlobSet {
@@ -29,24 +30,253 @@ export function normalizePattern(pattern: string): string {
   return result;
 }
 
-/** True if the pattern has a character picomatch treats as glob syntax. */
-function hasGlobSyntax(pattern: string): boolean {
-  return picomatch.scan(pattern, PICOMATCH_OPTIONS).isGlob || /[\\]/.test(pattern);
+type Token =
+  | { kind: 'literal'; code: number }
+  | { kind: 'one' }
+  | { kind: 'star' }
+  | { kind: 'class'; negated: boolean; ranges: [number, number][] };
+
+/** A segment: its tokens, or GLOBSTAR (`**` standing alone: any number of segments). */
+type Segment = Token[] | typeof GLOBSTAR;
+const GLOBSTAR = 'globstar' as const;
+
+/** One brace alternative, compiled. */
+interface CompiledGlob {
+  segments: Segment[];
+  /** The literal path when the alternative has no wildcard or class (a Set lookup). */
+  literal?: string;
 }
 
-/** Compiles patterns once; literal paths become a Set lookup, the rest one regex each. */
+/** Expands `{a,b}` (nested, escapes kept) into alternatives; `{a}` and unclosed braces are text. */
+function expandBraces(pattern: string): string[] {
+  // Find the first top-level brace group with a comma at its own depth.
+  for (let start = 0; start < pattern.length; start++) {
+    const char = pattern[start];
+    if (char === '\\') {
+      start++;
+      continue;
+    }
+    if (char !== '{') continue;
+    let depth = 0;
+    const commas: number[] = [];
+    let end = -1;
+    for (let index = start; index < pattern.length; index++) {
+      const inner = pattern[index];
+      if (inner === '\\') {
+        index++;
+      } else if (inner === '{') {
+        depth++;
+      } else if (inner === '}') {
+        depth--;
+        if (depth === 0) {
+          end = index;
+          break;
+        }
+      } else if (inner === ',' && depth === 1) {
+        commas.push(index);
+      }
+    }
+    if (end === -1) return [pattern]; // unclosed: the rest is text
+    if (commas.length === 0) continue; // `{a}`: text
+    const before = pattern.slice(0, start);
+    const after = pattern.slice(end + 1);
+    const bounds = [start, ...commas, end];
+    const results: string[] = [];
+    for (let part = 0; part < bounds.length - 1; part++) {
+      const choice = pattern.slice(bounds[part]! + 1, bounds[part + 1]);
+      for (const expanded of expandBraces(`${before}${choice}${after}`)) {
+        results.push(expanded);
+        if (results.length > MAX_ALTERNATIVES) {
+          throw new Error(`glob expands to more than ${MAX_ALTERNATIVES} alternatives`);
+        }
+      }
+    }
+    return results;
+  }
+  return [pattern];
+}
+
+/** Parses a bracket expression starting at `start` (`[`); undefined when it is not closed. */
+function parseClass(
+  segment: string,
+  start: number,
+): { token: Token & { kind: 'class' }; end: number } | undefined {
+  let index = start + 1;
+  let negated = false;
+  if (segment[index] === '!' || segment[index] === '^') {
+    negated = true;
+    index++;
+  }
+  const ranges: [number, number][] = [];
+  let first = true;
+  while (index < segment.length) {
+    let char = segment[index]!;
+    if (char === ']' && !first) return { token: { kind: 'class', negated, ranges }, end: index };
+    first = false;
+    if (char === '\\' && index + 1 < segment.length) {
+      index++;
+      char = segment[index]!;
+    }
+    const low = char.charCodeAt(0);
+    if (segment[index + 1] === '-' && index + 2 < segment.length && segment[index + 2] !== ']') {
+      let high = segment[index + 2]!;
+      let skip = 2;
+      if (high === '\\' && index + 3 < segment.length) {
+        high = segment[index + 3]!;
+        skip = 3;
+      }
+      ranges.push([low, high.charCodeAt(0)]);
+      index += skip + 1;
+    } else {
+      ranges.push([low, low]);
+      index++;
+    }
+  }
+  return undefined;
+}
+
+/** Tokens of one segment (never a lone `**`). */
+function segmentTokens(segment: string): { tokens: Token[]; literal: boolean } {
+  const tokens: Token[] = [];
+  let literal = true;
+  for (let index = 0; index < segment.length; index++) {
+    const char = segment[index]!;
+    if (char === '\\' && index + 1 < segment.length) {
+      index++;
+      tokens.push({ kind: 'literal', code: segment.charCodeAt(index) });
+    } else if (char === '*') {
+      literal = false;
+      if (tokens.at(-1)?.kind !== 'star') tokens.push({ kind: 'star' }); // `**` inside: one `*`
+    } else if (char === '?') {
+      literal = false;
+      tokens.push({ kind: 'one' });
+    } else if (char === '[') {
+      const parsed = parseClass(segment, index);
+      if (parsed) {
+        literal = false;
+        tokens.push(parsed.token);
+        index = parsed.end;
+      } else {
+        tokens.push({ kind: 'literal', code: char.charCodeAt(0) });
+      }
+    } else {
+      tokens.push({ kind: 'literal', code: char.charCodeAt(0) });
+    }
+  }
+  return { tokens, literal };
+}
+
+function compileAlternative(pattern: string): CompiledGlob {
+  const segments: Segment[] = [];
+  let literal = true;
+  for (const part of pattern.split('/')) {
+    if (part === '**') {
+      literal = false;
+      if (segments.at(-1) !== GLOBSTAR) segments.push(GLOBSTAR);
+      continue;
+    }
+    const compiled = segmentTokens(part);
+    literal &&= compiled.literal;
+    segments.push(compiled.tokens);
+  }
+  // A trailing `/**` is everything *inside*: at least one more segment (`src/**` matches
+  // `src/a.ts`, not a file named `src`), as NotarAI's globset has it.
+  if (segments.length > 1 && segments.at(-1) === GLOBSTAR) segments.push([{ kind: 'star' }]);
+  if (!literal) return { segments };
+  const text = segments
+    .map((segment) =>
+      String.fromCharCode(...(segment as Token[]).map((token) => (token as { code: number }).code)),
+    )
+    .join('/');
+  return { segments, literal: text };
+}
+
+function tokenMatches(token: Token, code: number): boolean {
+  switch (token.kind) {
+    case 'literal':
+      return token.code === code;
+    case 'one':
+      return true;
+    case 'class': {
+      let inside = false;
+      for (const [low, high] of token.ranges) {
+        if (code >= low && code <= high) {
+          inside = true;
+          break;
+        }
+      }
+      return inside !== token.negated;
+    }
+    case 'star':
+      return false;
+  }
+}
+
+/** One segment's tokens against one path segment: two pointers, back to the last `*` only. */
+function matchSegment(tokens: readonly Token[], text: string): boolean {
+  let t = 0;
+  let s = 0;
+  let starT = -1;
+  let starS = 0;
+  while (s < text.length) {
+    const token = tokens[t];
+    if (token !== undefined && token.kind === 'star') {
+      starT = t++;
+      starS = s;
+    } else if (token !== undefined && tokenMatches(token, text.charCodeAt(s))) {
+      t++;
+      s++;
+    } else if (starT >= 0) {
+      t = starT + 1;
+      s = ++starS;
+    } else {
+      return false;
+    }
+  }
+  while (tokens[t]?.kind === 'star') t++;
+  return t === tokens.length;
+}
+
+/** The segments against the path's parts, `**` as the star of the same algorithm. */
+function matchSegments(segments: readonly Segment[], parts: readonly string[]): boolean {
+  let p = 0;
+  let s = 0;
+  let starP = -1;
+  let starS = 0;
+  while (s < parts.length) {
+    const segment = segments[p];
+    if (segment === GLOBSTAR) {
+      starP = p++;
+      starS = s;
+    } else if (segment !== undefined && matchSegment(segment, parts[s]!)) {
+      p++;
+      s++;
+    } else if (starP >= 0) {
+      p = starP + 1;
+      s = ++starS;
+    } else {
+      return false;
+    }
+  }
+  while (segments[p] === GLOBSTAR) p++;
+  return p === segments.length;
+}
+
+/**
+ * Compiles patterns once; literal paths become a Set lookup. Throws an Error naming the problem
+ * for a pattern whose braces expand too far.
+ */
 export function compileGlobs(patterns: readonly string[]): GlobSet {
   const literals = new Set<string>();
-  const matchers: ((path: string) => boolean)[] = [];
+  const matchers: Segment[][] = [];
   for (const raw of patterns) {
     const pattern = normalizePattern(raw);
     if (pattern === '') continue;
-    if (!hasGlobSyntax(pattern)) {
-      literals.add(pattern);
-      continue;
+    for (const alternative of expandBraces(pattern)) {
+      const compiled = compileAlternative(alternative);
+      if (compiled.literal !== undefined) literals.add(compiled.literal);
+      else matchers.push(compiled.segments);
     }
-    const regex = picomatch.makeRe(pattern, PICOMATCH_OPTIONS);
-    matchers.push((path) => regex.test(path));
   }
   const none = literals.size === 0 && matchers.length === 0;
   return {
@@ -54,7 +284,9 @@ export function compileGlobs(patterns: readonly string[]): GlobSet {
     empty: none,
     test(path: string): boolean {
       if (literals.has(path)) return true;
-      for (const matcher of matchers) if (matcher(path)) return true;
+      if (matchers.length === 0) return false;
+      const parts = path.split('/');
+      for (const segments of matchers) if (matchSegments(segments, parts)) return true;
       return false;
     },
   };

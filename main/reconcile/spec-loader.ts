@@ -123,10 +123,17 @@ export function parseSpecText(relative: string, text: string): LoadedSpec {
   const spec: Spec = result.data;
   const categories = new Map<string, GlobSet>();
   const all: string[] = [];
-  for (const category of Object.keys(spec.artifacts).sort(compareUtf8)) {
-    const patterns = (spec.artifacts[category] ?? []).map((ref) => ref.path);
-    categories.set(category, compileGlobs(patterns));
-    all.push(...patterns);
+  let governs: GlobSet;
+  try {
+    for (const category of Object.keys(spec.artifacts).sort(compareUtf8)) {
+      const patterns = (spec.artifacts[category] ?? []).map((ref) => ref.path);
+      categories.set(category, compileGlobs(patterns));
+      all.push(...patterns);
+    }
+    governs = compileGlobs(all);
+  } catch (error) {
+    // A glob the matcher refuses (braces expanding too far): the spec is invalid, by name.
+    return invalid(relative, keyLine(doc, lineCounter, [], 'artifacts'), (error as Error).message);
   }
   const warnings: SpecError[] = [];
   if ((DEPRECATED_SCHEMA_VERSIONS as readonly string[]).includes(spec.schema_version)) {
@@ -145,7 +152,7 @@ export function parseSpecText(relative: string, text: string): LoadedSpec {
     path: relative,
     text,
     spec,
-    governs: compileGlobs(all),
+    governs,
     categories,
     warnings,
   };
