@@ -1,11 +1,12 @@
 // The host while it runs: clients and activity reported by the worktree processes, token rotation
 // and requirement, hung processes, worktrees added and removed with git, repos removed.
 import Database from 'better-sqlite3';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorktreeState } from '../../shared/model.ts';
 import { CLIENT_INFO, connectClient, initializeBody } from '../mcp/mcp-test-support.ts';
+import { lockSqliteFromAnotherProcess } from '../testing/event-loop.ts';
 import { isPortOpen, randomFirstPort, waitFor } from '../testing/net.ts';
 import { addWorktree, git, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 import { Host, type HostOptions } from './host.ts';
@@ -264,6 +265,60 @@ describe('Host faults', () => {
     expect(result.isError).toBe(true);
     expect(JSON.stringify(result.content)).toContain('cancelled from the Grove window');
     await waitFor(() => worktrees(host)[0]!.runningCalls.length === 0, 'the call to end', 5000);
+  });
+
+  it('a hash cache locked by another process: calls wait or say so, other clients answer at once, no restart', async () => {
+    const { host, repo } = await hostWithRepo();
+    const [main] = worktrees(host);
+    await mkdir(path.join(repo.root, '.notarai'), { recursive: true });
+    await writeFile(
+      path.join(repo.root, '.notarai/app.spec.yaml'),
+      "schema_version: '0.8'\nintent: App.\ntier: registered\nartifacts:\n  code:\n    - path: src/**\n",
+    );
+    await mkdir(path.join(repo.root, 'src'));
+    await writeFile(path.join(repo.root, 'src/a.ts'), 'a\n');
+    const token = host.getConnectionInfo(main!.id).token;
+    const pid = host.processId(main!.id);
+    const { client: agent } = await connectClient(main!.port, 'modern-http', token);
+    const { client: observer } = await connectClient(main!.port, 'sse', token);
+    cleanups.push(
+      () => agent.close(),
+      () => observer.close(),
+    );
+    await agent.callTool({ name: 'mark_reconciled', arguments: { files: ['src/a.ts'] } });
+
+    const lock = await lockSqliteFromAnotherProcess(
+      path.join(repo.root, '.notarai/.cache/notarai.db'),
+      3_000,
+    );
+    const calls = Promise.all([
+      agent.callTool({
+        name: 'get_spec_diff',
+        arguments: { spec_path: '.notarai/app.spec.yaml', base_branch: 'main' },
+      }),
+      agent.callTool({ name: 'mark_reconciled', arguments: { files: ['src/a.ts'] } }),
+    ]);
+    // Meanwhile another client's reads answer at once.
+    let worstMs = 0;
+    for (let read = 0; read < 20; read++) {
+      const started = performance.now();
+      const result = await observer.callTool({
+        name: 'read_file',
+        arguments: { path: 'notes.txt' },
+      });
+      worstMs = Math.max(worstMs, performance.now() - started);
+      expect(result.isError).not.toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(worstMs).toBeLessThan(1_000);
+    for (const result of await calls) {
+      // Done after the lock was released (10 s budget), or a clear error: never a hang.
+      if (result.isError)
+        expect(JSON.stringify(result.content)).toMatch(/locked by another process/);
+    }
+    await lock.exited;
+    expect(host.processId(main!.id)).toBe(pid); // never restarted
+    expect(worktrees(host)[0]!.status.state).toBe('running');
   });
 
   it('reports a locked app database with a clear message', async () => {
