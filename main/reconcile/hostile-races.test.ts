@@ -24,6 +24,7 @@ import {
   startSwapper,
   type SwapReport,
   type SwapSpec,
+  APP_SPEC,
 } from './hostile-test-support.ts';
 import type { ReconcileEngine } from './reconcile-engine.ts';
 import { specResourceUri } from './reconcile-mcp.ts';
@@ -36,16 +37,6 @@ const RACE_MS = 3_000;
 const HARD_STOP_MS = RACE_MS + 10_000;
 
 const INSIDE = 'INSIDE-MARKER-7c1f';
-
-const APP_SPEC = `schema_version: '0.8'
-intent: The app.
-tier: registered
-artifacts:
-  code:
-    - path: src/**
-  specs:
-    - path: .notarai/**/*.spec.yaml
-`;
 
 const insideSpec = (name: string, subsystems = false): string =>
   `schema_version: '0.8'

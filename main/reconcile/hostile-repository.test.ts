@@ -31,6 +31,7 @@ import {
   snapshotTree,
   startWorktreeProcess,
   type RunningWorktree,
+  APP_SPEC,
 } from './hostile-test-support.ts';
 import { specResourceUri } from './reconcile-mcp.ts';
 import { loadSpecs } from './spec-loader.ts';
@@ -39,16 +40,6 @@ import { hasNulByte } from './binary-files.ts';
 
 /** A hostile input must not cost a call more than this (the tools' own deadlines are 60-120 s). */
 const PROMPT_MS = 10_000;
-
-const APP_SPEC = `schema_version: '0.8'
-intent: The app.
-tier: registered
-artifacts:
-  code:
-    - path: src/**
-  specs:
-    - path: .notarai/**/*.spec.yaml
-`;
 
 const PLACEHOLDER_SPEC = `schema_version: '0.8'
 intent: A placeholder the tests replace by hostile shapes.

@@ -16,6 +16,17 @@ import type { WorktreeToHost } from '../worktree/worktree-protocol.ts';
 
 const execFileAsync = promisify(execFile);
 
+/** The fixture's app spec: governs src/** and every spec file. */
+export const APP_SPEC = `schema_version: '0.8'
+intent: The app.
+tier: registered
+artifacts:
+  code:
+    - path: src/**
+  specs:
+    - path: .notarai/**/*.spec.yaml
+`;
+
 /** A marker that exists only in files outside the worktree: it must never reach a client. */
 export const SECRET = `GROVE-HOSTILE-SECRET-${randomBytes(8).toString('hex')}`;
 
