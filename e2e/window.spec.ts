@@ -234,6 +234,52 @@ describe('the Grove window in Chromium', () => {
     });
   });
 
+  test('every tab fits the window at 1024 and 1440 px, light and dark', async () => {
+    const region = await showWorktree('feature-y');
+    // Wider than the window: the page itself, or a table that needs a scrollbar.
+    const overflowing = (): Promise<string[]> =>
+      page.evaluate<string[]>(`(() => {
+        const problems = [];
+        const root = document.documentElement;
+        if (root.scrollWidth > root.clientWidth + 1) {
+          problems.push('page ' + root.scrollWidth + ' > ' + root.clientWidth);
+        }
+        for (const wrap of document.querySelectorAll('[role="tabpanel"] .table-wrap')) {
+          if (wrap.scrollWidth > wrap.clientWidth + 1) {
+            const label = wrap.querySelector('table')?.getAttribute('aria-label') ?? 'table';
+            problems.push(label + ' ' + wrap.scrollWidth + ' > ' + wrap.clientWidth);
+          }
+        }
+        return problems;
+      })()`);
+    const problems: string[] = [];
+    try {
+      for (const width of [1024, 1440]) {
+        await page.setViewportSize({ width, height: 800 });
+        for (const scheme of ['light', 'dark'] as const) {
+          await page.emulateMedia({ colorScheme: scheme });
+          for (const tab of [
+            'Server',
+            'Clients',
+            'Activity',
+            'Reconciliation',
+            'Tools',
+            'Chat',
+            'Connect',
+          ]) {
+            await openTab(region, tab);
+            for (const problem of await overflowing())
+              problems.push(`${width} ${scheme} ${tab}: ${problem}`);
+          }
+        }
+      }
+    } finally {
+      await page.setViewportSize({ width: 1100, height: 800 });
+      await page.emulateMedia({ colorScheme: 'light' });
+    }
+    expect(problems).toEqual([]);
+  });
+
   test('rotating the token refuses the old one', async () => {
     const region = await showWorktree('feature-x');
     await openTab(region, 'Server');

@@ -33,7 +33,7 @@ export function ClientsTab({ worktree }: { worktree: WorktreeState }) {
 
   return (
     <div className="table-wrap">
-      <table className="table" aria-label="Clients">
+      <table className="table table--wrap" aria-label="Clients">
         <thead>
           <tr>
             <th scope="col">Client</th>
