@@ -77,13 +77,20 @@ describe('the Reconciliation tab in Chromium', () => {
     await repo?.cleanup();
   });
 
+  /** Saves the view, tall enough and scrolled to the top so nothing is cropped (the README's hero). */
   async function screenshot(name: string): Promise<void> {
     if (!SCREENSHOTS) return;
+    const viewport = page.viewportSize();
+    await page.setViewportSize({ width: 1100, height: 1250 });
+    await page.evaluate(
+      "for (const element of document.querySelectorAll('*')) if (element.scrollTop > 0) element.scrollTop = 0",
+    );
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
       await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${scheme}.png`) });
     }
     await page.emulateMedia({ colorScheme: 'light' });
+    if (viewport) await page.setViewportSize(viewport);
   }
 
   async function openReconciliation(): Promise<Locator> {

@@ -175,7 +175,7 @@ function Totals({ state }: { state: ReconcileState }) {
   const t = state.totals;
   const items: [string, number][] = [
     ['Specs', t.specs],
-    ['Need reconciliation', t.specsNeedingReconciliation],
+    ['To reconcile', t.specsNeedingReconciliation],
     ['Affected vs base', t.affectedSpecs],
     ['Governed files', t.governedFiles],
     ['Changed since reconciled', t.changedSinceReconciled],
@@ -188,7 +188,7 @@ function Totals({ state }: { state: ReconcileState }) {
         <div
           key={label}
           className={
-            count > 0 && (label === 'Need reconciliation' || label === 'Invalid specs')
+            count > 0 && (label === 'To reconcile' || label === 'Invalid specs')
               ? 'reconcile-totals__item reconcile-totals__item--attention'
               : 'reconcile-totals__item'
           }
