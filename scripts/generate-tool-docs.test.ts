@@ -1,7 +1,7 @@
 // docs/tools.md must be what the generator makes from the registry and a running server today.
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { TOOLS_DOC_PATH, renderServerDocs, serverTools } from './generate-tool-docs.ts';
+import { TOOL_USAGE, TOOLS_DOC_PATH, renderServerDocs, serverTools } from './generate-tool-docs.ts';
 
 describe('docs/tools.md', () => {
   it('is up to date with the tool registry and the server (npm run docs:tools)', async () => {
@@ -25,5 +25,18 @@ describe('docs/tools.md', () => {
     }
     expect(rendered).toContain('URI template `grove://spec/');
     expect(rendered).toContain('`mark_reconciled`, `clear_cache`, `snapshot_state` write');
+  });
+
+  it('gives every tool an example call its own input schema accepts', () => {
+    for (const tool of serverTools()) {
+      const usage = TOOL_USAGE[tool.name];
+      expect(usage, tool.name).toBeDefined();
+      expect(tool.inputSchema.safeParse(usage!.example).success, tool.name).toBe(true);
+    }
+    expect(Object.keys(TOOL_USAGE).sort()).toEqual(
+      serverTools()
+        .map((tool) => tool.name)
+        .sort(),
+    );
   });
 });

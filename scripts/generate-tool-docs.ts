@@ -137,6 +137,100 @@ function annotationsLine(tool: ToolDefinition): string {
     .join(', ');
 }
 
+/** What the reference shows for each tool besides its schemas: a call, and typical refusals. */
+export interface ToolUsage {
+  /** Arguments of an example call (checked against the tool's input schema by the docs test). */
+  example: Record<string, unknown>;
+  /** Refusals a client may meet, in the words the tool uses (an `isError` result carries them). */
+  errors: string[];
+}
+
+const PATH_ERRORS = [
+  'path escapes the worktree root with "..": "../x"',
+  'path resolves outside the worktree root through a symbolic link, which is not allowed: "link"',
+  'path is inside .git, which is not readable: ".git/config"',
+  'no such file or directory in the worktree: "src/missing.ts"',
+];
+
+const SPEC_ERRORS = [
+  'spec_path must name a *.spec.yaml file under .notarai/ (got "src/a.ts")',
+  'the hash cache .notarai/.cache/notarai.db is locked by another process (…); try again',
+];
+
+/** Usage per tool name; the docs test fails when a tool has none. */
+export const TOOL_USAGE: Record<string, ToolUsage> = {
+  read_file: {
+    example: { path: 'src/server.ts', start_line: 1, end_line: 40 },
+    errors: [
+      ...PATH_ERRORS,
+      'not a regular file (a FIFO, socket or device), refusing to read: "fifo"',
+      'is a directory, not a file: "src"; use list_directory to see what it contains',
+    ],
+  },
+  read_multiple_files: {
+    example: { paths: ['README.md', 'package.json'] },
+    errors: ['each path is refused on its own, in its entry of the result; the others are read'],
+  },
+  list_directory: { example: { path: 'src' }, errors: PATH_ERRORS },
+  directory_tree: { example: { path: '.', max_depth: 2 }, errors: PATH_ERRORS },
+  get_file_info: { example: { path: 'package.json' }, errors: PATH_ERRORS },
+  search_files: {
+    example: { patterns: ['**/*.test.ts'], exclude: ['node_modules/**'] },
+    errors: [
+      'patterns: a glob pattern is empty',
+      'patterns: invalid glob pattern: glob expands to more than 1024 alternatives',
+      ...PATH_ERRORS.slice(0, 2),
+    ],
+  },
+  grep: {
+    example: { pattern: 'TODO', include: ['src/**'], context_lines: 1 },
+    errors: [
+      'grep took longer than 60 s and was stopped; the regular expression may backtrack badly: …',
+      ...PATH_ERRORS.slice(0, 2),
+    ],
+  },
+  get_project_context: { example: {}, errors: [] },
+  list_affected_specs: {
+    example: { base_branch: 'main' },
+    errors: [
+      'base_branch does not resolve to a commit in this repository: "mian" (try a local branch …)',
+      SPEC_ERRORS[1]!,
+    ],
+  },
+  get_spec_diff: {
+    example: {
+      spec_path: '.notarai/api.spec.yaml',
+      base_branch: 'main',
+      exclude_patterns: ['*.lock'],
+    },
+    errors: [...SPEC_ERRORS, 'spec .notarai/api.spec.yaml is invalid: …'],
+  },
+  get_changed_artifacts: {
+    example: { spec_path: '.notarai/api.spec.yaml', artifact_type: 'code' },
+    errors: SPEC_ERRORS,
+  },
+  mark_reconciled: {
+    example: { files: ['.notarai/api.spec.yaml', 'src/server.ts'] },
+    errors: [
+      'refused paths are listed in `rejected` with the reason; the others are marked',
+      SPEC_ERRORS[1]!,
+    ],
+  },
+  clear_cache: {
+    example: {},
+    errors: [
+      "the hash cache's .notarai/.cache/notarai.db-wal is a symlink, which Grove never opens; delete it (the cache is rebuilt) and try again",
+    ],
+  },
+  snapshot_state: {
+    example: {},
+    errors: [
+      'cannot write ".notarai/reconciliation_state.json": it is a symbolic link, which Grove never writes through',
+      'the hash cache .notarai/.cache/notarai.db is locked by another process (…); try again',
+    ],
+  },
+};
+
 /** Every tool a worktree's server offers, in the order it lists them. */
 export function serverTools(): ToolDefinition[] {
   const noEngine = () => Promise.reject(new Error('the reference only reads the definitions'));
@@ -196,6 +290,11 @@ export async function listServerExtras(): Promise<{
   }
 }
 
+function errorLines(errors: readonly string[]): string[] {
+  if (errors.length === 0) return [];
+  return ['', '#### Errors', '', ...errors.map((error) => `- ${error.replaceAll('|', '\\|')}`)];
+}
+
 function extraSection(heading: string, extras: readonly ListedExtra[]): string[] {
   const lines = ['', `## ${heading}`];
   for (const extra of extras) {
@@ -253,6 +352,13 @@ export function renderToolDocs(
       '#### Output',
       '',
       ...table(fieldRows(output), false),
+      '',
+      '#### Example',
+      '',
+      '```json',
+      JSON.stringify({ name: tool.name, arguments: TOOL_USAGE[tool.name]?.example ?? {} }),
+      '```',
+      ...errorLines(TOOL_USAGE[tool.name]?.errors ?? []),
     );
   }
   lines.push(...extraSection('Prompts', extras.prompts));
