@@ -60,10 +60,19 @@ export const forkLauncher: WorktreeLauncher = {
       serialization: 'json',
       env: { ...process.env, NODE_COMPILE_CACHE: COMPILE_CACHE_DIR },
     });
+    // Errors of the IPC channel (EPIPE while the child exits) arrive here too. The exit listener
+    // is what tells the supervisor, so an 'error' event must not crash the host; any other error
+    // ends the child, which the supervisor then sees as an exit and restarts.
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE' && error.code !== 'ERR_IPC_CHANNEL_CLOSED') child.kill('SIGKILL');
+    });
     return {
       pid: child.pid,
       send: (message) => {
-        if (child.connected) child.send(message);
+        // A child that just died can still read as connected: the write then fails with EPIPE.
+        // That failure is the exit the supervisor is about to see, not an error of its own, so
+        // the callback swallows it instead of letting it become an uncaught exception.
+        if (child.connected) child.send(message, (error) => void error);
       },
       onMessage: (listener) => child.on('message', listener),
       onExit: (listener) => child.once('exit', listener),

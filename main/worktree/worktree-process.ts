@@ -47,7 +47,9 @@ function hostChannel(): HostChannel {
   }
   if (!process.send) throw new Error('worktree-process must be started by the Grove host');
   return {
-    send: (message) => process.send?.(message),
+    // When the host has gone the write fails (EPIPE); the disconnect listener ends this process,
+    // so the failed send must not become an uncaught exception first.
+    send: (message) => process.send?.(message, undefined, undefined, (error) => void error),
     onMessage: (listener) => process.on('message', listener),
     onDisconnect: (listener) => process.on('disconnect', listener),
   };
