@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forkLauncher } from './worktree-launcher';
+import { forkLauncher } from './worktree-launcher.ts';
 
 describe('forkLauncher', () => {
   it('survives messages sent to a worktree process that was just killed (no EPIPE crash)', async () => {
