@@ -1,16 +1,18 @@
 // ESLint flat config. Besides the usual TypeScript rules it enforces Grove's layering:
+//   - imports run one way between folders (grove/layers, eslint-rules/layers.js holds the map);
 //   - only main/electron/ may import `electron`;
 //   - renderer/ and shared/ never import Node built-ins (`node:*`), so they run in a sandboxed
 //     renderer and in a browser unchanged;
 //   - renderer/ talks to the host only through shared/ (no imports from main/);
-//   - in the worktree process (main/reconcile, main/tools, main/mcp, main/worktree, main/git,
-//     main/http) no module touches a path through `node:fs`: every worktree path goes through the
+//   - in the worktree process (main/reconcile, main/tools, main/mcp, main/worktree) no module
+//     touches a path through `node:fs`: every worktree path goes through the
 //     confined file layer, main/platform/confined-fs.ts (docs/security.md). Calls on a descriptor
 //     that layer opened (fstatSync, readSync, closeSync...) stay allowed.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import reactHooks from 'eslint-plugin-react-hooks';
 import globals from 'globals';
+import groveLayers from './eslint-rules/layers.js';
 
 const noElectron = {
   paths: [{ name: 'electron', message: 'Only main/electron/ may import electron.' }],
@@ -125,15 +127,18 @@ export default tseslint.config(
     },
   },
   {
+    files: ['main/**/*.{ts,tsx}', 'shared/**/*.{ts,tsx}', 'renderer/**/*.{ts,tsx}'],
+    plugins: { grove: groveLayers },
+    rules: { 'grove/layers': 'error' },
+  },
+  {
     files: [
       'main/reconcile/**/*.ts',
       'main/tools/**/*.ts',
       'main/mcp/**/*.ts',
       'main/worktree/**/*.ts',
-      'main/git/**/*.ts',
-      'main/http/**/*.ts',
     ],
-    ignores: ['**/*.test.ts', '**/*-test-support.ts'],
+    ignores: ['**/*.test.ts'],
     rules: { 'no-restricted-imports': ['error', worktreeFsRule] },
   },
   {

@@ -1,5 +1,5 @@
 // The chat panel end to end: a scripted fake Anthropic provider on 127.0.0.1 (real SSE wire
-// format, main/chat/fake-provider.ts) and `grove serve` pointed at it through GROVE_LLM_*, driven
+// format, main/testing/fake-llm-provider.ts) and `grove serve` pointed at it through GROVE_LLM_*, driven
 // in real Chromium. The model asks for read_file on a real file of the repo: the call shows inline
 // with its arguments and result, the worktree's server really serves it (Activity tab, client
 // "Grove chat"), the file's content reaches the provider in its next request, and the final answer
@@ -11,7 +11,7 @@ import {
   startFakeProvider,
   type FakeProvider,
   type RecordedRequest,
-} from '../main/chat/fake-provider.ts';
+} from '../main/testing/fake-llm-provider.ts';
 import { randomFirstPort } from '../main/testing/net.ts';
 import { makeTempRepo, type TempRepo } from '../main/testing/temp-repo.ts';
 import { collectPageErrors, launchChromium, type LaunchedChromium } from './support/chromium.ts';

@@ -18,7 +18,7 @@ import {
   sleep,
   type Tally,
 } from './support/mcp-load.ts';
-import { connectClient } from '../main/mcp/mcp-test-support.ts';
+import { connectClient } from '../main/testing/mcp-clients.ts';
 import { HANG_AFTER_MS } from '../main/host/worktree-supervisor.ts';
 
 const FILE = 'notes.txt';

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { randomFirstPort, waitFor } from '../main/testing/net.ts';
 import { makeTempRepo, type TempRepo } from '../main/testing/temp-repo.ts';
-import { connectClient } from '../main/mcp/mcp-test-support.ts';
+import { connectClient } from '../main/testing/mcp-clients.ts';
 import { startGroveServe, type GroveServe } from './support/grove-serve.ts';
 import {
   isAlive,

@@ -8,7 +8,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import { connectClient, rawRequest } from '../main/mcp/mcp-test-support.ts';
+import { connectClient, rawRequest } from '../main/testing/mcp-clients.ts';
 import { randomFirstPort } from '../main/testing/net.ts';
 import {
   addWorktree,

@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/client';
 import { Host } from '../main/host/host.ts';
-import { connectClient } from '../main/mcp/mcp-test-support.ts';
+import { connectClient } from '../main/testing/mcp-clients.ts';
 import { lockSqliteFromAnotherProcess } from '../main/testing/event-loop.ts';
 import { randomFirstPort } from '../main/testing/net.ts';
 import { git, makeTempDir, makeTempRepo } from '../main/testing/temp-repo.ts';

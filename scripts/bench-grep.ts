@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import path from 'node:path';
-import { runGit, splitNul } from '../main/git/run-git.ts';
+import { runGit, splitNul } from '../main/platform/git/run-git.ts';
 import { git, makeTempDir } from '../main/testing/temp-repo.ts';
 import { grepPool } from '../main/tools/grep-pool.ts';
 import { runGrep, type GrepResult } from '../main/tools/grep.ts';

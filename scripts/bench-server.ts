@@ -26,7 +26,7 @@ import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextp
 import { Host } from '../main/host/host.ts';
 import { QUIET_BEFORE_RECLAIM_MS } from '../main/worktree/idle-memory.ts';
 import { buildWorktreeBundle } from './build-worktree.ts';
-import { connectClient, type Leg } from '../main/mcp/mcp-test-support.ts';
+import { connectClient, type Leg } from '../main/testing/mcp-clients.ts';
 import { randomFirstPort } from '../main/testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo } from '../main/testing/temp-repo.ts';
 import { MB, readFileOnce, rssBytes, sleep } from '../e2e/support/mcp-load.ts';

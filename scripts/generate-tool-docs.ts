@@ -1,6 +1,6 @@
 // Writes docs/tools.md, the reference of everything a worktree's server offers: every tool of the
 // one registry (the file tools, main/tools/index.ts, and the reconciliation tools,
-// main/reconcile/reconcile-tools.ts) with its title, description, annotations, deadline and the
+// main/tools/reconcile-tools.ts) with its title, description, annotations, deadline and the
 // fields of its input and output schemas (as the JSON Schema clients receive), then the prompts
 // and resource templates as a real server lists them to a real MCP client. `npm run docs:tools`
 // rewrites the file; `--check` only says whether it is up to date. A unit test regenerates it in
@@ -9,9 +9,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { connectClient, startTestListener } from '../main/mcp/mcp-test-support.ts';
-import { registerReconcileMcp } from '../main/reconcile/reconcile-mcp.ts';
-import { createReconcileTools } from '../main/reconcile/reconcile-tools.ts';
+import { connectClient, startTestListener } from '../main/testing/mcp-clients.ts';
+import { registerReconcileMcp } from '../main/tools/reconcile-mcp.ts';
+import { createReconcileTools } from '../main/tools/reconcile-tools.ts';
 import { createFileTools } from '../main/tools/index.ts';
 import { toolDeadlineMs, type ToolDefinition } from '../main/tools/tool-definition.ts';
 

@@ -1,6 +1,6 @@
-// Proves the layering rule in eslint.config.js bites: fixtures that import `electron` outside
-// main/electron/, Node built-ins in renderer/ or shared/, or main/ from renderer/ fail lint, and the
-// allowed imports pass.
+// Proves the layering rules in eslint.config.js bite: fixtures that import `electron` outside
+// main/electron/, Node built-ins in renderer/ or shared/, main/ from renderer/, or a folder above
+// or beside their own layer (eslint-rules/layers.js) fail lint, and the allowed imports pass.
 import { ESLint } from 'eslint';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +14,15 @@ async function restrictedImportErrors(filePath: string, code: string): Promise<s
     .filter((message) => message.ruleId === 'no-restricted-imports')
     .map((message) => message.message);
 }
+
+async function layerErrors(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return (result?.messages ?? [])
+    .filter((message) => message.ruleId === 'grove/layers')
+    .map((message) => message.message);
+}
+
+const importOf = (specifier: string) => `import { x } from '${specifier}';\nvoid x;\n`;
 
 describe('layering rule', () => {
   it.each([
@@ -42,5 +51,44 @@ describe('layering rule', () => {
     ],
   ])('allows %s', async (filePath, code) => {
     expect(await restrictedImportErrors(filePath, code)).toEqual([]);
+  });
+});
+
+describe('layers: imports run one way', () => {
+  it.each([
+    // the worktree stack, upward
+    ['main/reconcile/bad-fixture.ts', '../tools/tool-definition.ts', 'main/tools/'],
+    ['main/tools/bad-fixture.ts', '../mcp/mcp-listener.ts', 'main/mcp/'],
+    ['main/platform/bad-fixture.ts', '../reconcile/reconcile-engine.ts', 'main/reconcile/'],
+    // across stacks: the worktree process never loads host code, nor the host worktree code
+    ['main/worktree/bad-fixture.ts', '../host/host.ts', 'main/host/'],
+    ['main/tools/bad-fixture.ts', '../chat/chat-service.ts', 'main/chat/'],
+    ['main/host/bad-fixture.ts', '../worktree/worktree-process.ts', 'main/worktree/'],
+    ['main/chat/bad-fixture.ts', '../host/host.ts', 'main/host/'],
+    // shared imports nothing of ours; production code imports no test support
+    ['shared/bad-fixture.ts', '../main/platform/errors.ts', 'main/platform/'],
+    ['main/mcp/bad-fixture.ts', '../testing/mcp-clients.ts', 'test support'],
+  ])('refuses %s importing %s', async (filePath, specifier, named) => {
+    const errors = await layerErrors(filePath, importOf(specifier));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain(named);
+  });
+
+  it('refuses a dynamic import() against the direction too', async () => {
+    const code = "void import('../host/host.ts');\n";
+    expect(await layerErrors('main/reconcile/bad-fixture.ts', code)).toHaveLength(1);
+  });
+
+  it.each([
+    ['main/tools/ok-fixture.ts', '../reconcile/reconcile-engine.ts'],
+    ['main/worktree/ok-fixture.ts', '../reconcile/reconcile-engine.ts'],
+    ['main/mcp/ok-fixture.ts', '../platform/errors.ts'],
+    ['main/host/ok-fixture.ts', '../chat/chat-service.ts'],
+    ['main/headless/ok-fixture.ts', '../host/host.ts'],
+    ['main/host/ok-fixture.ts', '../../shared/worktree-protocol.ts'],
+    ['main/mcp/ok-fixture.test.ts', '../testing/mcp-clients.ts'],
+    ['main/platform/git/ok-fixture.ts', '../confined-fs.ts'],
+  ])('allows %s importing %s', async (filePath, specifier) => {
+    expect(await layerErrors(filePath, importOf(specifier))).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@
 // read_file in bounded loops and count what failed.
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import type { Client } from '@modelcontextprotocol/client';
-import { connectClient, type Leg } from '../../main/mcp/mcp-test-support.ts';
+import { connectClient, type Leg } from '../../main/testing/mcp-clients.ts';
 
 export type { Leg };
 export const LEGS: readonly Leg[] = ['sse', 'legacy-http', 'modern-http'];

@@ -7,7 +7,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { HostEvent } from '../../shared/host-api.ts';
 import type { ChatToolResult } from '../../shared/chat.ts';
 import type { ConnectionInfo, HostSnapshot } from '../../shared/model.ts';
-import { WorktreeMcpClients } from '../host/worktree-mcp-clients.ts';
+import { WorktreeMcpClients } from './worktree-mcp-clients.ts';
 import type { ModelTool } from './provider.ts';
 
 export const CHAT_CLIENT_NAME = 'Grove chat';

@@ -12,7 +12,11 @@ import { Host } from '../host/host.ts';
 import { randomFirstPort, waitFor } from '../testing/net.ts';
 import { makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 import { CHAT_CLIENT_NAME } from './chat-mcp-client.ts';
-import { startFakeProvider, type FakeProvider, type FakeReply } from './fake-provider.ts';
+import {
+  startFakeProvider,
+  type FakeProvider,
+  type FakeReply,
+} from '../testing/fake-llm-provider.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

@@ -15,7 +15,7 @@ import {
   memorySecretSource,
   type SecretSource,
 } from './chat-settings.ts';
-import { startFakeProvider } from './fake-provider.ts';
+import { startFakeProvider } from '../testing/fake-llm-provider.ts';
 
 const KEY = 'sk-entered-for-a';
 const URL_A = 'https://llm-a.example.test/v1';

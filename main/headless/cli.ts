@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { Host } from '../host/host.ts';
-import { GROVE_VERSION } from '../version.ts';
+import { GROVE_VERSION } from '../platform/version.ts';
 import { startUiServer, type UiServer } from './ui-server.ts';
 import type { WorktreeState } from '../../shared/model.ts';
 

@@ -4,7 +4,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Host } from '../host/host.ts';
-import { rawRequest } from '../mcp/mcp-test-support.ts';
+import { rawRequest } from '../testing/mcp-clients.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
 import { startUiServer, type UiServer } from './ui-server.ts';
 

@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 import type { HostEvent } from '../../shared/host-api.ts';
 import { runHostCommand } from '../host/host-commands.ts';
 import { HostCommandError, type Host } from '../host/host.ts';
-import { isJsonMediaType, readJsonBody, RequestBodyError } from '../http/json-body.ts';
-import { hostAndOriginGuard, tokenGuard } from '../http/request-guard.ts';
+import { isJsonMediaType, readJsonBody, RequestBodyError } from '../platform/http/json-body.ts';
+import { hostAndOriginGuard, tokenGuard } from '../platform/http/request-guard.ts';
 
 /** Where `electron-vite build` puts the renderer. */
 export const RENDERER_DIR = fileURLToPath(new URL('../../out/renderer/', import.meta.url));

@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorktreeState } from '../../shared/model.ts';
-import { CLIENT_INFO, connectClient, initializeBody } from '../mcp/mcp-test-support.ts';
+import { CLIENT_INFO, connectClient, initializeBody } from '../testing/mcp-clients.ts';
 import { lockSqliteFromAnotherProcess } from '../testing/event-loop.ts';
 import { isPortOpen, randomFirstPort, waitFor } from '../testing/net.ts';
 import { addWorktree, git, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';

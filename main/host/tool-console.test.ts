@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import type { HostEvent } from '../../shared/host-api.ts';
 import { serverUrls, type HostSnapshot, type WorktreeState } from '../../shared/model.ts';
-import { startTestListener, TEST_TOKEN, type TestListener } from '../mcp/mcp-test-support.ts';
+import { startTestListener, TEST_TOKEN, type TestListener } from '../testing/mcp-clients.ts';
 import { waitFor } from '../testing/net.ts';
 import { HostCommandError } from './host.ts';
 import { TOOL_CONSOLE_CLIENT_NAME, ToolConsole, type ToolConsoleHost } from './tool-console.ts';

@@ -8,7 +8,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { ToolCallResult, ToolInfo } from '../../shared/host-api.ts';
 import { GROVE_WINDOW_CLIENT_NAME } from '../../shared/clients.ts';
 import { HostCommandError } from './host.ts';
-import { WorktreeMcpClients, type WorktreeMcpHost } from './worktree-mcp-clients.ts';
+import { WorktreeMcpClients, type WorktreeMcpHost } from '../chat/worktree-mcp-clients.ts';
 
 export const TOOL_CONSOLE_CLIENT_NAME = GROVE_WINDOW_CLIENT_NAME;
 const CALL_TIMEOUT_MS = 12_000;

@@ -8,7 +8,8 @@ import {
   makeTempRepo,
   type TempRepo,
 } from '../testing/temp-repo.ts';
-import { discoverRepo, parseWorktreeList, RepoPathError } from './worktree-discovery.ts';
+import { discoverRepo, RepoPathError } from './worktree-discovery.ts';
+import { parseWorktreeList } from '../platform/git/worktree-list.ts';
 
 describe('parseWorktreeList', () => {
   it('reads main, linked, detached and missing (prunable) worktrees, and skips bare entries', () => {

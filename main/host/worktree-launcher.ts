@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { HostToWorktree } from '../worktree/worktree-protocol.ts';
+import type { HostToWorktree } from '../../shared/worktree-protocol.ts';
 
 export interface WorktreeProcessHandle {
   readonly pid: number | undefined;

@@ -10,7 +10,7 @@
 // reports about its clients and tool calls.
 import type { ActivityEntry, ClientInfo, RunningCall, ServerStatus } from '../../shared/model.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
-import { WorktreeToHostSchema } from '../worktree/worktree-protocol.ts';
+import { WorktreeToHostSchema } from '../../shared/worktree-protocol.ts';
 import type { WorktreeLauncher, WorktreeProcessHandle } from './worktree-launcher.ts';
 
 export interface SupervisorOptions {

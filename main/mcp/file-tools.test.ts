@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { makeTempRepo } from '../testing/temp-repo.ts';
 import { fileTools } from '../tools/index.ts';
-import { connectClient, startTestListener } from './mcp-test-support.ts';
-import type { Leg } from './mcp-test-support.ts';
+import { connectClient, startTestListener } from '../testing/mcp-clients.ts';
+import type { Leg } from '../testing/mcp-clients.ts';
 import { stableStringify } from './stable-json.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];

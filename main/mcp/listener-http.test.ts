@@ -8,7 +8,7 @@ import {
   rawRequest,
   startTestListener,
   type TestListener,
-} from './mcp-test-support.ts';
+} from '../testing/mcp-clients.ts';
 import { MAX_BODY_BYTES } from './mcp-listener.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];

@@ -7,8 +7,8 @@ import { LOG_LEVEL_META_KEY } from '@modelcontextprotocol/client';
 import type { Client, LoggingMessageNotification } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { defineTool, readOnlyLocal } from '../tools/tool-definition.ts';
-import { connectClient, startTestListener, waitUntil } from './mcp-test-support.ts';
-import type { Leg, TestListener } from './mcp-test-support.ts';
+import { connectClient, startTestListener, waitUntil } from '../testing/mcp-clients.ts';
+import type { Leg, TestListener } from '../testing/mcp-clients.ts';
 
 const chattyTool = defineTool({
   name: 'chatty',

@@ -18,8 +18,8 @@ import {
   waitCalls,
   waitUntil,
   withTimeout,
-} from './mcp-test-support.ts';
-import type { Leg, TestListener } from './mcp-test-support.ts';
+} from '../testing/mcp-clients.ts';
+import type { Leg, TestListener } from '../testing/mcp-clients.ts';
 import { stableStringify } from './stable-json.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];

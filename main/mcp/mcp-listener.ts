@@ -20,13 +20,22 @@ import type {
   Transport,
 } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
-import type { ToolDefinition } from '../tools/tool-definition.ts';
+import type { ListenerNotifier, ToolDefinition } from '../tools/tool-definition.ts';
 import { toClientIdentity } from './client-events.ts';
 import type { McpClientEvent, McpClientIdentity } from './client-events.ts';
 import { LegacySessionRegistry } from './legacy-sessions.ts';
 import type { LegacySession } from './legacy-sessions.ts';
-import { hostOrOriginRefusal, presentedTokens, tokenRefusal } from '../http/request-guard.ts';
-import { RequestBodyError, isJsonMediaType, readJsonBody, sendJson } from '../http/json-body.ts';
+import {
+  hostOrOriginRefusal,
+  presentedTokens,
+  tokenRefusal,
+} from '../platform/http/request-guard.ts';
+import {
+  RequestBodyError,
+  isJsonMediaType,
+  readJsonBody,
+  sendJson,
+} from '../platform/http/json-body.ts';
 import { createServerFactory } from './server-factory.ts';
 import type {
   ServerFactory,
@@ -96,16 +105,6 @@ export interface McpListener {
   readonly notify: ListenerNotifier;
   /** Ends SSE streams, closes sessions and the HTTP server (all sockets). Idempotent. */
   close(): Promise<void>;
-}
-
-/** The change notifications a listener can send to its clients. */
-export interface ListenerNotifier {
-  /** `notifications/resources/updated` for one resource (a spec file changed on disk). */
-  resourceUpdated(uri: string): void;
-  /** `notifications/resources/list_changed` (a spec file added or removed). */
-  resourcesChanged(): void;
-  /** `notifications/tools/list_changed`. */
-  toolsChanged(): void;
 }
 
 /** Starts the listener; resolves once it is bound to 127.0.0.1:port. */

@@ -8,8 +8,8 @@ import {
   startTestListener,
   TEST_TOKEN,
   withTimeout,
-} from './mcp-test-support.ts';
-import type { TestListener } from './mcp-test-support.ts';
+} from '../testing/mcp-clients.ts';
+import type { TestListener } from '../testing/mcp-clients.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

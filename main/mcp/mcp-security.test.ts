@@ -1,6 +1,6 @@
 // The security checks: predicates, and 403 JSON refusals on /sse, /messages and /mcp.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isAllowedHost, isAllowedOrigin, tokenMatches } from '../http/request-guard.ts';
+import { isAllowedHost, isAllowedOrigin, tokenMatches } from '../platform/http/request-guard.ts';
 import {
   authHeader,
   initializeBody,
@@ -8,8 +8,8 @@ import {
   rawRequest,
   startTestListener,
   TEST_TOKEN,
-} from './mcp-test-support.ts';
-import type { RawResponse, TestListener } from './mcp-test-support.ts';
+} from '../testing/mcp-clients.ts';
+import type { RawResponse, TestListener } from '../testing/mcp-clients.ts';
 
 describe('guard predicates', () => {
   it('allows only loopback Host names on this exact port', () => {

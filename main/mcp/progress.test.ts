@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, readOnlyLocal } from '../tools/tool-definition.ts';
-import { connectClient, startTestListener, type Leg } from './mcp-test-support.ts';
+import { connectClient, startTestListener, type Leg } from '../testing/mcp-clients.ts';
 
 const slowTool = defineTool({
   name: 'slow',

@@ -4,9 +4,9 @@
 // `object`, no `$ref` a client would have to resolve.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
-import { createReconcileTools } from '../reconcile/reconcile-tools.ts';
+import { createReconcileTools } from '../tools/reconcile-tools.ts';
 import { createFileTools } from '../tools/index.ts';
-import { connectClient, startTestListener, type TestListener } from './mcp-test-support.ts';
+import { connectClient, startTestListener, type TestListener } from '../testing/mcp-clients.ts';
 
 /** Where a JSON Schema leaves the portable subset: one line per problem, with its JSON path. */
 export function portabilityProblems(schema: unknown, at = '$'): string[] {

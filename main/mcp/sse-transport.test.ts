@@ -9,8 +9,8 @@ import {
   openSseStream,
   rawRequest,
   startTestListener,
-} from './mcp-test-support.ts';
-import type { SseStream, TestListener } from './mcp-test-support.ts';
+} from '../testing/mcp-clients.ts';
+import type { SseStream, TestListener } from '../testing/mcp-clients.ts';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {

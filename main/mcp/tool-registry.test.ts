@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { makeTempRepo, type TempRepo } from '../testing/temp-repo.ts';
 import { createFileTools } from '../tools/index.ts';
-import { connectClient, startTestListener, type TestListener } from './mcp-test-support.ts';
+import { connectClient, startTestListener, type TestListener } from '../testing/mcp-clients.ts';
 
 let repo: TempRepo;
 let server: TestListener;

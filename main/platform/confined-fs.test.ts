@@ -29,7 +29,7 @@ import {
   mknodZero,
   snapshotChanges,
   snapshotTree,
-} from '../reconcile/hostile-test-support.ts';
+} from '../testing/hostile-repository.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
 import {
   VerifiedDirectories,

@@ -13,8 +13,8 @@
 //   `docs/**`          excludes everything below `docs/`
 //   `vendor`           excludes files named `vendor`, not the directory's files (write `vendor/**`)
 import { ToolError } from '../platform/errors.ts';
-import { compileGlobs } from './glob-matcher.ts';
-import type { GlobSet } from './glob-matcher.ts';
+import { compileGlobs } from '../platform/glob-matcher.ts';
+import type { GlobSet } from '../platform/glob-matcher.ts';
 
 /** Compiles exclude_patterns: the patterns as written, plus `**\/<pattern>` for those without `/`. */
 export function compileExcludePatterns(patterns: readonly string[]): GlobSet {

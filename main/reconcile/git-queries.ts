@@ -6,7 +6,7 @@
 // (intersection-diff.ts builds the diff of a path set that way).
 import { simpleGit } from 'simple-git';
 import type { SimpleGit } from 'simple-git';
-import { ToolError } from '../tools/tool-definition.ts';
+import { ToolError } from '../platform/errors.ts';
 import { compareUtf8, sortedUtf8 } from '../platform/path-order.ts';
 
 /** Environment variables Grove itself sets for git (simple-git blocks any other GIT_*). */

@@ -11,7 +11,7 @@ import { link, mkdir, readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { blake3 } from '@napi-rs/blake-hash';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectClient, startTestListener } from '../mcp/mcp-test-support.ts';
+import { connectClient, startTestListener } from '../testing/mcp-clients.ts';
 import { writeFileAtomicInsideRoot, readFileInsideRoot } from '../platform/confined-fs.ts';
 import { git, makeTempRepo, writeFiles, type TempRepo } from '../testing/temp-repo.ts';
 import {
@@ -25,10 +25,10 @@ import {
   type SwapReport,
   type SwapSpec,
   APP_SPEC,
-} from './hostile-test-support.ts';
+} from '../testing/hostile-repository.ts';
 import type { ReconcileEngine } from './reconcile-engine.ts';
-import { specResourceUri } from './reconcile-mcp.ts';
-import { createReconcileService, type ReconcileService } from './reconcile-service.ts';
+import { specResourceUri } from '../tools/reconcile-mcp.ts';
+import { createReconcileService, type ReconcileService } from '../tools/reconcile-service.ts';
 import { loadSpecs } from './spec-loader.ts';
 
 /** How long each race runs. */

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { blake3 } from '@napi-rs/blake-hash';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectClient, withTimeout } from '../mcp/mcp-test-support.ts';
+import { connectClient, withTimeout } from '../testing/mcp-clients.ts';
 import { git, makeTempRepo, writeFiles, type TempRepo } from '../testing/temp-repo.ts';
 import {
   CAN_MKNOD,
@@ -32,8 +32,8 @@ import {
   startWorktreeProcess,
   type RunningWorktree,
   APP_SPEC,
-} from './hostile-test-support.ts';
-import { specResourceUri } from './reconcile-mcp.ts';
+} from '../testing/hostile-repository.ts';
+import { specResourceUri } from '../tools/reconcile-mcp.ts';
 import { loadSpecs } from './spec-loader.ts';
 import { MAX_SPEC_BYTES, readSpecText } from './spec-paths.ts';
 import { hasNulByte } from './binary-files.ts';

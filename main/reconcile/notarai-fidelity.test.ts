@@ -10,11 +10,11 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { git, makeTempDir, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
-import { GROVE_VERSION } from '../version.ts';
+import { GROVE_VERSION } from '../platform/version.ts';
 import { CACHE_DB, FILE_CACHE_DDL, NOTARAI_CREATE_TABLE, STATS_DB } from './hash-cache.ts';
 import { compareUtf8, sortedUtf8 } from '../platform/path-order.ts';
 import { ReconcileEngine, STATE_FILE } from './reconcile-engine.ts';
-import { createReconcileTools } from './reconcile-tools.ts';
+import { createReconcileTools } from '../tools/reconcile-tools.ts';
 import { parseSpecText } from './spec-loader.ts';
 import type { ValidSpec } from './spec-loader.ts';
 

@@ -15,7 +15,7 @@ import {
   writeFileAtomicInsideRoot,
 } from '../platform/confined-fs.ts';
 import { ToolError } from '../platform/errors.ts';
-import { GROVE_VERSION } from '../version.ts';
+import { GROVE_VERSION } from '../platform/version.ts';
 import { hasNulByte, isBinaryByExtension } from './binary-files.ts';
 import { FILE_CONCURRENCY, mapLimit } from './concurrency.ts';
 import { FilePool } from './file-pool.ts';

@@ -2,7 +2,7 @@
 // changes, when git's refs move (a commit) and when the base changes; spec edits reported.
 import { afterEach, expect, it } from 'vitest';
 import type { ReconcileState } from '../../shared/reconcile.ts';
-import { waitUntil } from '../mcp/mcp-test-support.ts';
+import { waitUntil } from '../testing/mcp-clients.ts';
 import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
 import { ReconcileEngine } from './reconcile-engine.ts';
 import { ReconcileWatcher } from './reconcile-watcher.ts';

@@ -11,8 +11,8 @@ import { LineCounter, isMap, isPair, isScalar, parseDocument } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 import type { SpecError } from '../../shared/reconcile.ts';
-import { compileGlobs } from './glob-matcher.ts';
-import type { GlobSet } from './glob-matcher.ts';
+import { compileGlobs } from '../platform/glob-matcher.ts';
+import type { GlobSet } from '../platform/glob-matcher.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import {
   CURRENT_SCHEMA_VERSIONS,

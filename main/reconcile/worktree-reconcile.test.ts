@@ -5,10 +5,10 @@ import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
-import { connectClient, waitUntil } from '../mcp/mcp-test-support.ts';
+import { connectClient, waitUntil } from '../testing/mcp-clients.ts';
 import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
-import { WorktreeToHostSchema } from '../worktree/worktree-protocol.ts';
-import type { WorktreeToHost } from '../worktree/worktree-protocol.ts';
+import { WorktreeToHostSchema } from '../../shared/worktree-protocol.ts';
+import type { WorktreeToHost } from '../../shared/worktree-protocol.ts';
 
 const ENTRY = fileURLToPath(new URL('../worktree/worktree-process.ts', import.meta.url));
 const cleanups: (() => Promise<unknown> | void)[] = [];

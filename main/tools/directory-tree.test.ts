@@ -2,7 +2,7 @@
 // .gitignore, nested repositories, symlinks shown as symlinks and never followed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { directoryTreeTool, type DirectoryTreeResult } from './directory-tree.ts';
-import { expectNoLeak, makeToolFixture, type ToolFixture } from './tool-test-support.ts';
+import { expectNoLeak, makeToolFixture, type ToolFixture } from '../testing/tool-calls.ts';
 
 let fixture: ToolFixture;
 

@@ -3,7 +3,7 @@
 // file (through the sandbox) only to sniff and count lines.
 import path from 'node:path';
 import { z } from 'zod';
-import { fileGitStatus } from '../git/file-status.ts';
+import { fileGitStatus } from '../platform/git/file-status.ts';
 import { BINARY_SNIFF_BYTES, looksBinary } from './grep-search.ts';
 import { openFileInsideRoot, statInsideRoot } from '../platform/confined-fs.ts';
 import type { SandboxFile } from '../platform/confined-fs.ts';

@@ -4,7 +4,7 @@
 // Built by a factory because the URLs and the provider belong to the running server.
 import path from 'node:path';
 import { z } from 'zod';
-import { otherWorktrees, repositoryStatus } from '../git/repository-status.ts';
+import { otherWorktrees, repositoryStatus } from '../platform/git/repository-status.ts';
 import { parseToolArguments } from './tool-arguments.ts';
 import { defineTool, orNull, readOnlyLocal, type ToolDefinition } from './tool-definition.ts';
 

@@ -1,10 +1,10 @@
 // Glob patterns given to the file tools (search_files, grep's include/exclude), checked and
-// compiled with the reconciliation engine's matcher (main/reconcile/glob-matcher.ts), so every tool
+// compiled with the reconciliation engine's matcher (main/platform/glob-matcher.ts), so every tool
 // of the server agrees on what a pattern means (docs/globs.md): patterns are matched against POSIX
 // paths relative to the worktree root; `*` and `?` stay within one path segment, `**` spans any
 // number of segments (`dir/**` is every file below `dir`), dotfiles match, matching is
 // case-sensitive, and only files are matched.
-import { compileGlobs as compileGlobSet } from '../reconcile/glob-matcher.ts';
+import { compileGlobs as compileGlobSet } from '../platform/glob-matcher.ts';
 import { ToolError } from './tool-definition.ts';
 
 /** Longest pattern accepted. */

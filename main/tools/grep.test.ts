@@ -9,7 +9,7 @@ import { makeTempRepo, type TempRepo } from '../testing/temp-repo.ts';
 import { GrepPool } from './grep-pool.ts';
 import { MAX_LINE_CHARS, grepTool, runGrep, type GrepResult, type GrepOptions } from './grep.ts';
 import { ToolError } from './tool-definition.ts';
-import { expectNoLeak, makeToolFixture, type ToolFixture } from './tool-test-support.ts';
+import { expectNoLeak, makeToolFixture, type ToolFixture } from '../testing/tool-calls.ts';
 
 let fixture: ToolFixture;
 let pool: GrepPool;

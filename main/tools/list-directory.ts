@@ -1,9 +1,9 @@
 // The list_directory tool: one directory's entries (name, path, type, size), directories first,
 // without `.git` and without what git ignores. Owns the entry cap and sorting; the sandbox opens
-// the directory and git (main/git/check-ignore.ts) decides what is ignored.
+// the directory and git (main/platform/git/check-ignore.ts) decides what is ignored.
 import path from 'node:path';
 import { z } from 'zod';
-import { checkIgnoredNames } from '../git/check-ignore.ts';
+import { checkIgnoredNames } from '../platform/git/check-ignore.ts';
 import {
   isGitName,
   withDirectoryInsideRoot,

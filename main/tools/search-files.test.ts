@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir, writeFiles } from '../testing/temp-repo.ts';
 import { searchFilesTool, type SearchFilesResult } from './search-files.ts';
 import { ToolError } from './tool-definition.ts';
-import { expectNoLeak, makeToolFixture, type ToolFixture } from './tool-test-support.ts';
+import { expectNoLeak, makeToolFixture, type ToolFixture } from '../testing/tool-calls.ts';
 import { rm } from 'node:fs/promises';
 
 let fixture: ToolFixture;

@@ -87,3 +87,13 @@ export function defineTool<In extends z.ZodObject, Out extends z.ZodObject>(
 export function orNull<T extends z.ZodType>(schema: T) {
   return z.union([schema, z.literal(null)]);
 }
+
+/** The change notifications a listener can send to its clients. */
+export interface ListenerNotifier {
+  /** `notifications/resources/updated` for one resource (a spec file changed on disk). */
+  resourceUpdated(uri: string): void;
+  /** `notifications/resources/list_changed` (a spec file added or removed). */
+  resourcesChanged(): void;
+  /** `notifications/tools/list_changed`. */
+  toolsChanged(): void;
+}

@@ -1,12 +1,12 @@
 // The files under one sandboxed directory of the worktree, as the file tools see them: tracked files
-// still on disk and untracked files git does not ignore (main/git/list-files.ts), nested
+// still on disk and untracked files git does not ignore (main/platform/git/list-files.ts), nested
 // repositories and submodules listed with their own rules, everything when the directory is not in
 // a git work tree. Nothing under `.git`, nothing reached through a symbolic link: every directory a
 // path passes through is checked to resolve to itself inside the root. Used by search_files, grep
 // and directory_tree.
 import path from 'node:path';
-import { checkIgnoredNames } from '../git/check-ignore.ts';
-import { listGitFiles, nestedCeiling, type GitPath } from '../git/list-files.ts';
+import { checkIgnoredNames } from '../platform/git/check-ignore.ts';
+import { listGitFiles, nestedCeiling, type GitPath } from '../platform/git/list-files.ts';
 import {
   isGitName,
   readDirectoryEntries,

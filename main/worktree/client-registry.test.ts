@@ -11,7 +11,7 @@ import {
   GROVE_WINDOW_CLIENT_NAME,
 } from '../../shared/clients.ts';
 import type { ClientInfo } from '../../shared/model.ts';
-import { connectClient, startTestListener } from '../mcp/mcp-test-support.ts';
+import { connectClient, startTestListener } from '../testing/mcp-clients.ts';
 import { waitFor } from '../testing/net.ts';
 import { ClientRegistry } from './client-registry.ts';
 

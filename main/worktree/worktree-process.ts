@@ -1,5 +1,5 @@
 // Entry point of one worktree process: owns that worktree's MCP listener and its reconciliation
-// service (engine, tools, watcher: main/reconcile/reconcile-service.ts, which loads the engine only
+// service (engine, tools, watcher: main/tools/reconcile-service.ts, which loads the engine only
 // after `listening`). Started by the host with child_process.fork (headless, tests) or Electron's
 // utilityProcess (app); talks to the host only through the messages in worktree-protocol.ts. A
 // crash here never touches the host or other worktrees.
@@ -12,15 +12,15 @@ import {
 import { createFileLayerProbe, realWorktreeRoot } from '../platform/confined-fs.ts';
 import { ClientRegistry } from './client-registry.ts';
 import { createFileTools } from '../tools/index.ts';
-import { createReconcileService, type ReconcileService } from '../reconcile/reconcile-service.ts';
-import { GROVE_VERSION } from '../version.ts';
+import { createReconcileService, type ReconcileService } from '../tools/reconcile-service.ts';
+import { GROVE_VERSION } from '../platform/version.ts';
 import { createIdleMemoryReclaimer } from './idle-memory.ts';
 import {
   HostToWorktreeSchema,
   PORT_ATTEMPTS,
   type HostToWorktree,
   type WorktreeToHost,
-} from './worktree-protocol.ts';
+} from '../../shared/worktree-protocol.ts';
 
 /** The channel to the host: process.send under fork, parentPort under utilityProcess. */
 interface HostChannel {

@@ -10,9 +10,9 @@ import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { waitUntil } from '../mcp/mcp-test-support.ts';
-import { WorktreeToHostSchema } from '../worktree/worktree-protocol.ts';
-import type { WorktreeToHost } from '../worktree/worktree-protocol.ts';
+import { waitUntil } from './mcp-clients.ts';
+import { WorktreeToHostSchema } from '../../shared/worktree-protocol.ts';
+import type { WorktreeToHost } from '../../shared/worktree-protocol.ts';
 
 const execFileAsync = promisify(execFile);
 

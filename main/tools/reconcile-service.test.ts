@@ -3,7 +3,7 @@
 // modules fail to load, as a missing native module would make them: tool calls get that as an
 // error, start() rejects with it, and nothing crashes.
 import { afterEach, expect, it, vi } from 'vitest';
-import type { ToolContext } from '../tools/tool-definition.ts';
+import type { ToolContext } from './tool-definition.ts';
 import { createReconcileService } from './reconcile-service.ts';
 
 const runtime = vi.hoisted(() => ({ loads: 0 }));

@@ -7,7 +7,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { HostEvent } from '../../shared/host-api.ts';
 import type { ConnectionInfo, HostSnapshot, WorktreeState } from '../../shared/model.ts';
-import { GROVE_VERSION } from '../version.ts';
+import { GROVE_VERSION } from '../platform/version.ts';
 
 const CONNECT_TIMEOUT_MS = 10_000;
 

@@ -7,7 +7,12 @@ import { ResourceTemplate } from '@modelcontextprotocol/server';
 import type { McpServer } from '@modelcontextprotocol/server';
 import path from 'node:path';
 import { z } from 'zod';
-import { discoverSpecPaths, isSpecPath, NOTARAI_DIR, readSpecText } from './spec-paths.ts';
+import {
+  discoverSpecPaths,
+  isSpecPath,
+  NOTARAI_DIR,
+  readSpecText,
+} from '../reconcile/spec-paths.ts';
 
 /** URI of a spec resource. */
 export function specResourceUri(specPath: string): string {

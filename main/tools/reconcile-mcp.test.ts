@@ -3,8 +3,8 @@
 // parts through reconcile-service.ts).
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectClient, startTestListener, waitUntil } from '../mcp/mcp-test-support.ts';
-import type { Leg } from '../mcp/mcp-test-support.ts';
+import { connectClient, startTestListener, waitUntil } from '../testing/mcp-clients.ts';
+import type { Leg } from '../testing/mcp-clients.ts';
 import { stableStringify } from '../mcp/stable-json.ts';
 import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
 import { createReconcileService } from './reconcile-service.ts';

@@ -9,9 +9,9 @@
 // imports its type only.
 import { z } from 'zod';
 import { SpecErrorSchema } from '../../shared/reconcile.ts';
-import { defineTool, readOnlyLocal } from '../tools/tool-definition.ts';
-import type { ToolDefinition } from '../tools/tool-definition.ts';
-import type { ReconcileEngine } from './reconcile-engine.ts';
+import { defineTool, readOnlyLocal } from './tool-definition.ts';
+import type { ToolDefinition } from './tool-definition.ts';
+import type { ReconcileEngine } from '../reconcile/reconcile-engine.ts';
 
 /** The worktree's engine, loaded on first use; rejects with a readable error if it cannot load. */
 /** Deadline of the tools that scan every governed file (200,000 files cold take seconds, not minutes). */

@@ -1,8 +1,8 @@
 // The messages exchanged between the host and one worktree process (over the fork/utilityProcess
 // IPC channel). Both sides validate what they receive with these schemas.
 import { z } from 'zod';
-import { ActivityEntrySchema, ClientInfoSchema, RunningCallSchema } from '../../shared/model.ts';
-import { ReconcileStateSchema } from '../../shared/reconcile.ts';
+import { ActivityEntrySchema, ClientInfoSchema, RunningCallSchema } from './model.ts';
+import { ReconcileStateSchema } from './reconcile.ts';
 
 export const HostToWorktreeSchema = z.discriminatedUnion('type', [
   z.object({

@@ -14,14 +14,14 @@
 //   (the process reports a warning); file tools and the MCP server keep working.
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { ReconcileState } from '../../shared/reconcile.ts';
-import type { ListenerNotifier } from '../mcp/mcp-listener.ts';
-import type { ToolDefinition } from '../tools/tool-definition.ts';
-import { SAMPLE_PATHS, type SpecSummary } from '../tools/get-project-context.ts';
+import type { ListenerNotifier } from './tool-definition.ts';
+import type { ToolDefinition } from './tool-definition.ts';
+import { SAMPLE_PATHS, type SpecSummary } from './get-project-context.ts';
 import { ToolError } from '../platform/errors.ts';
-import type { ReconcileEngine } from './reconcile-engine.ts';
+import type { ReconcileEngine } from '../reconcile/reconcile-engine.ts';
 import { RECONCILE_INSTRUCTIONS, registerReconcileMcp, specResourceUri } from './reconcile-mcp.ts';
 import { createReconcileTools } from './reconcile-tools.ts';
-import type { ReconcileWatcher, SpecChanges } from './reconcile-watcher.ts';
+import type { ReconcileWatcher, SpecChanges } from '../reconcile/reconcile-watcher.ts';
 
 export interface ReconcileServiceOptions {
   /** Real path of the worktree root. */

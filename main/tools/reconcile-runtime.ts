@@ -2,5 +2,5 @@
 // `yaml` parser, the glob matcher, the file worker pool) and the watcher (@parcel/watcher). Only ever
 // loaded with a dynamic import() by reconcile-service.ts, after the worktree process listens or
 // on the first tool call that needs it; nothing on the way to `listening` may import it statically.
-export { ReconcileEngine } from './reconcile-engine.ts';
-export { ReconcileWatcher } from './reconcile-watcher.ts';
+export { ReconcileEngine } from '../reconcile/reconcile-engine.ts';
+export { ReconcileWatcher } from '../reconcile/reconcile-watcher.ts';

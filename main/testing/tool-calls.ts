@@ -6,8 +6,8 @@
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { git, makeTempRepo, writeFiles, type TempRepo } from '../testing/temp-repo.ts';
-import type { ToolDefinition } from './tool-definition.ts';
+import { git, makeTempRepo, writeFiles, type TempRepo } from './temp-repo.ts';
+import type { ToolDefinition } from '../tools/tool-definition.ts';
 
 export const SECRET = 'GROVE-OUTSIDE-SECRET-7c41';
 

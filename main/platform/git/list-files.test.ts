@@ -4,7 +4,13 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { git, makeTempDir, makeTempRepo, writeFiles, type TempRepo } from '../testing/temp-repo.ts';
+import {
+  git,
+  makeTempDir,
+  makeTempRepo,
+  writeFiles,
+  type TempRepo,
+} from '../../testing/temp-repo.ts';
 import { listGitFiles } from './list-files.ts';
 
 let repo: TempRepo;

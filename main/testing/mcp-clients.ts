@@ -10,9 +10,9 @@ import {
 } from '@modelcontextprotocol/client';
 import { defineTool, readOnlyLocal, ToolError } from '../tools/tool-definition.ts';
 import type { ToolDefinition } from '../tools/tool-definition.ts';
-import type { McpClientEvent } from './client-events.ts';
-import { createMcpListener } from './mcp-listener.ts';
-import type { McpListener, McpListenerOptions } from './mcp-listener.ts';
+import type { McpClientEvent } from '../mcp/client-events.ts';
+import { createMcpListener } from '../mcp/mcp-listener.ts';
+import type { McpListener, McpListenerOptions } from '../mcp/mcp-listener.ts';
 
 export const TEST_TOKEN = 'test-token-0123456789abcdef';
 

@@ -2,8 +2,8 @@
 // ahead/behind, counts of changed and untracked files with the first few paths (one
 // `git status --porcelain=v2 --branch -z`), and the repository's other worktrees
 // (`git worktree list --porcelain -z`). Read-only queries through run-git.ts.
-import { canonicalName } from '../platform/confined-fs.ts';
-import { parseWorktreeList } from '../host/worktree-discovery.ts';
+import { canonicalName } from '../confined-fs.ts';
+import { parseWorktreeList } from './worktree-list.ts';
 import { runGit, splitNul } from './run-git.ts';
 
 export interface HeadCommit {

@@ -2,7 +2,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTempDir, makeTempRepo, writeFiles, type TempRepo } from '../testing/temp-repo.ts';
+import { makeTempDir, makeTempRepo, writeFiles, type TempRepo } from '../../testing/temp-repo.ts';
 import { checkIgnoredNames } from './check-ignore.ts';
 
 let repo: TempRepo;

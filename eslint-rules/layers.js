@@ -1,0 +1,89 @@
+// Grove's layers, and the ESLint rule that keeps imports running one way between them
+// (docs/architecture.md, "Layers"). Each folder lists the folders its production code may import;
+// anything else — an import up the stack, or across into the other stack — fails `npm run lint`.
+//
+//   shared/                                   contracts and schemas; imports nothing of ours
+//   main/platform/                            confined fs, git, worker pool, log, errors, paths
+//   main/reconcile/  → main/tools/  → main/mcp/  → main/worktree/     the worktree process
+//   main/chat/  → main/host/  → main/electron/, main/headless/        the host
+//   renderer/                                 the window; reaches the host only through shared/
+//
+// Tests may import anything (they are never bundled); production code never imports test support
+// (main/testing/). Package imports are not this rule's business (see no-restricted-imports).
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+const WORKTREE_STACK = ['main/reconcile', 'main/tools', 'main/mcp', 'main/worktree'];
+const HOST_STACK = ['main/chat', 'main/host'];
+
+/** Folder → the folders its production code may import (its own folder always may). */
+export const LAYERS = {
+  shared: [],
+  'main/platform': ['shared'],
+  ...Object.fromEntries(
+    WORKTREE_STACK.map((folder, index) => [
+      folder,
+      ['shared', 'main/platform', ...WORKTREE_STACK.slice(0, index)],
+    ]),
+  ),
+  ...Object.fromEntries(
+    HOST_STACK.map((folder, index) => [
+      folder,
+      ['shared', 'main/platform', ...HOST_STACK.slice(0, index)],
+    ]),
+  ),
+  'main/electron': ['shared', 'main/platform', ...HOST_STACK],
+  'main/headless': ['shared', 'main/platform', ...HOST_STACK],
+  renderer: ['shared'],
+};
+
+/** Folders outside the layers that may import anything: test support, scripts, e2e tests. */
+const UNLAYERED = ['main/testing', 'scripts', 'e2e'];
+
+function folderOf(relativePath) {
+  const posix = relativePath.split(path.sep).join('/');
+  return [...Object.keys(LAYERS), ...UNLAYERED]
+    .filter((folder) => posix === folder || posix.startsWith(`${folder}/`))
+    .sort((a, b) => b.length - a.length)[0];
+}
+
+const isTestFile = (file) => /\.(test|spec)\.tsx?$/.test(file);
+
+/** @type {import('eslint').Rule.RuleModule} */
+const layersRule = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'Imports run one way between Grove layers (docs/architecture.md).' },
+    schema: [],
+  },
+  create(context) {
+    const file = path.relative(ROOT, context.filename);
+    const from = folderOf(file);
+    if (!from || UNLAYERED.includes(from) || isTestFile(file)) return {};
+    const check = (node, source) => {
+      if (typeof source !== 'string' || !source.startsWith('.')) return;
+      const target = path.relative(ROOT, path.resolve(path.dirname(context.filename), source));
+      const to = folderOf(target);
+      if (!to || to === from) return;
+      if (to === 'main/testing') {
+        context.report({ node, message: `${from}/ may not import test support (${target}).` });
+      } else if (!LAYERS[from].includes(to)) {
+        const allowed = LAYERS[from].length ? LAYERS[from].join(', ') : 'nothing of ours';
+        context.report({
+          node,
+          message: `${from}/ may not import ${to}/ (${target}): imports run one way between layers; ${from}/ may import ${allowed} (docs/architecture.md, "Layers").`,
+        });
+      }
+    };
+    return {
+      ImportDeclaration: (node) => check(node, node.source.value),
+      ExportNamedDeclaration: (node) => node.source && check(node, node.source.value),
+      ExportAllDeclaration: (node) => check(node, node.source.value),
+      ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value),
+    };
+  },
+};
+
+export default { rules: { layers: layersRule } };
