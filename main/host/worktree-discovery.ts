@@ -3,14 +3,11 @@
 // Paths are resolved with realpath and refused with a clear RepoPathError when they lead into
 // /proc, /sys or /dev or are not a git work tree; a listed worktree that fails the same checks is
 // reported with a `refusal` and never served.
-import { execFile } from 'node:child_process';
 import { constants } from 'node:fs';
 import { lstat, open, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { gitStdout } from '../platform/git/run-git.ts';
 import { parseWorktreeList, type ListedWorktree } from '../platform/git/worktree-list.ts';
-
-const execFileAsync = promisify(execFile);
 
 export type { ListedWorktree };
 
@@ -33,9 +30,12 @@ export class RepoPathError extends Error {
   override name = 'RepoPathError';
 }
 
-async function git(cwd: string, args: string[]): Promise<string> {
-  const { stdout } = await execFileAsync('git', args, { cwd, maxBuffer: 64 * 1024 * 1024 });
-  return stdout;
+/**
+ * `git <args>` in cwd, through the one git runner. No ceiling: the user's path may be anywhere
+ * inside a worktree, so git looks for the repository above it.
+ */
+function git(cwd: string, args: string[]): Promise<string> {
+  return gitStdout(args, { cwd, ceiling: undefined });
 }
 
 /** Directories of the kernel and devices: never a repository, never served. */

@@ -4,7 +4,7 @@ import type { TempRepo } from '../testing/temp-repo.ts';
 import {
   changedVsBase,
   defaultBase,
-  listWorktreeFiles,
+  listWorktreeFileSets,
   mergeSorted,
   resolveBase,
   withUntracked,
@@ -33,7 +33,7 @@ describe('git queries', () => {
     await writeFiles(root, { 'new.txt': 'n\n', 'debug.log': 'x\n', 'dir/é.txt': 'e\n' });
     await git(root, 'rm', '-q', '--cached', 'gone.txt');
     await writeFiles(root, { 'gone.txt': 'back as untracked\n' });
-    const files = await listWorktreeFiles(root, { deleted: true });
+    const files = await listWorktreeFileSets(root, { deleted: true });
     expect(files.present).toEqual([
       '.gitignore',
       'README.md',

@@ -1,81 +1,50 @@
-// Every git question the reconciliation engine asks, through simple-git: the files of the worktree
+// Every git question the reconciliation engine asks, through the one git runner
+// (main/platform/git/run-git.ts): the files of the worktree
 // (tracked and untracked non-ignored, deletions noted), the paths changed vs a base (asked once,
 // `-z`, renames with both sides), base validation, HEAD and branch, the default base. Git runs
 // with no inherited GIT_* variables and GIT_OPTIONAL_LOCKS=0 (never takes index.lock behind the
 // user's back). Nothing here puts a file path on a command line: paths go through stdin
 // (intersection-diff.ts builds the diff of a path set that way).
-import { simpleGit } from 'simple-git';
-import type { SimpleGit } from 'simple-git';
+import path from 'node:path';
 import { ToolError } from '../platform/errors.ts';
+import { gitStdout, type GitScratchEnvironment } from '../platform/git/run-git.ts';
 import { compareUtf8, sortedUtf8 } from '../platform/path-order.ts';
 
-/** Environment variables Grove itself sets for git (simple-git blocks any other GIT_*). */
-const ALLOWED_GIT_ENV = [
-  'GIT_OPTIONAL_LOCKS',
-  'GIT_TERMINAL_PROMPT',
-  'GIT_INDEX_FILE',
-  'GIT_OBJECT_DIRECTORY',
-  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-];
+/**
+ * Longest one git command of the engine may take. Tool calls have their own deadline (which
+ * cancels git through the signal); this bounds a call made without one.
+ */
+const ENGINE_GIT_TIMEOUT_MS = 120_000;
 
 export interface GitOptions {
-  /** Extra GIT_* variables (from ALLOWED_GIT_ENV). */
-  env?: Record<string, string>;
+  /** A scratch index and object store (intersection-diff.ts). */
+  env?: GitScratchEnvironment;
   /** Bytes written to git's stdin. */
   input?: Buffer | string;
   signal?: AbortSignal;
 }
 
 /**
- * Variables git needs from our environment (finding itself, the user's config, locale, temp
- * files). Nothing else passes: not the GIT_* of whoever started us (GIT_DIR, GIT_WORK_TREE...),
- * nor EDITOR/PAGER/SSH helpers, which simple-git refuses anyway.
+ * `git <args>` in the worktree root; resolves to stdout, rejects unless git exits 0. Git never
+ * looks for a repository above the root (its parent is the ceiling).
  */
-const PASSED_ENV =
-  /^(PATH|PATHEXT|HOME|USERPROFILE|HOMEDRIVE|HOMEPATH|SYSTEMROOT|WINDIR|COMSPEC|APPDATA|LOCALAPPDATA|TEMP|TMP|TMPDIR|LANG|LANGUAGE|LC_[A-Z]+|XDG_CONFIG_HOME)$/i;
-
-function baseEnvironment(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && PASSED_ENV.test(key)) env[key] = value;
-  }
-  env.GIT_OPTIONAL_LOCKS = '0';
-  env.GIT_TERMINAL_PROMPT = '0';
-  return env;
-}
-
-/** A simple-git instance for one command (each may carry its own stdin and environment). */
-export function gitIn(root: string, options: GitOptions = {}): SimpleGit {
-  const { input, signal } = options;
-  return simpleGit({
-    baseDir: root,
-    maxConcurrentProcesses: 4,
-    trimmed: false,
-    // Finish on the child's `close` event; the default also waits 50 ms after `exit` when git
-    // printed nothing (read-tree, update-index), which adds up.
-    completion: { onClose: true, onExit: false },
-    config: ['core.quotepath=false', 'core.fsmonitor=false'],
-    allowEnvironment: ALLOWED_GIT_ENV,
-    // simple-git refuses any core.fsmonitor setting; ours turns the hook off, which is the safe side.
-    unsafe: { allowUnsafeFsMonitor: true },
-    ...(input === undefined ? {} : { input: () => input }),
-    ...(signal === undefined ? {} : { abort: signal }),
-  }).env({ ...baseEnvironment(), ...options.env });
-}
-
-/** `git <args>` in root; resolves to stdout. */
-export async function runGit(
+export function gitInWorktree(
   root: string,
   args: string[],
   options: GitOptions = {},
 ): Promise<string> {
-  return gitIn(root, options).raw(args);
+  return gitStdout(args, {
+    cwd: root,
+    ceiling: path.dirname(root),
+    timeoutMs: ENGINE_GIT_TIMEOUT_MS,
+    ...options,
+  });
 }
 
-/** Like runGit, but resolves to null instead of failing (exit code != 0). */
+/** Like gitInWorktree, but resolves to null instead of failing (exit code != 0). */
 async function tryGit(root: string, args: string[]): Promise<string | null> {
   try {
-    return await runGit(root, args);
+    return await gitInWorktree(root, args);
   } catch {
     return null;
   }
@@ -99,13 +68,13 @@ export interface WorktreeFiles {
  * `deleted: true` also finds tracked files missing from disk, which costs an lstat of every
  * tracked file; without it git reads only the index and walks directories for untracked files.
  */
-export async function listWorktreeFiles(
+export async function listWorktreeFileSets(
   root: string,
   options: { deleted?: boolean; signal?: AbortSignal } = {},
 ): Promise<WorktreeFiles> {
   const gitOptions = options.signal ? { signal: options.signal } : {};
   const list = async (args: string[]): Promise<string[]> =>
-    (await runGit(root, ['ls-files', '-z', ...args], gitOptions))
+    (await gitInWorktree(root, ['ls-files', '-z', ...args], gitOptions))
       .split('\0')
       .filter((file) => file !== '');
   // Separate calls run in parallel (and are faster than one `-t` listing).
@@ -152,7 +121,7 @@ export function mergeSorted(left: readonly string[], right: readonly string[]): 
 
 /** Untracked, non-ignored files only (a directory walk; tracked files are not stat'ed). */
 export async function listUntracked(root: string, signal?: AbortSignal): Promise<string[]> {
-  const out = await runGit(
+  const out = await gitInWorktree(
     root,
     ['ls-files', '-z', '--others', '--exclude-standard'],
     signal ? { signal } : {},
@@ -187,7 +156,7 @@ export async function changedVsBase(
   baseSha: string,
   signal?: AbortSignal,
 ): Promise<ChangedEntry[]> {
-  const out = await runGit(
+  const out = await gitInWorktree(
     root,
     ['diff', '--name-status', '-z', '-M', '--no-ext-diff', '--no-textconv', baseSha, '--'],
     signal ? { signal } : {},
@@ -287,9 +256,14 @@ export async function defaultBase(root: string): Promise<string> {
   return (await currentBranch(root)) ?? 'HEAD';
 }
 
+/** The repository's object format (`sha1` or `sha256`); `sha1` when git cannot say. */
+export async function objectFormat(root: string): Promise<string> {
+  return (await tryGit(root, ['rev-parse', '--show-object-format']))?.trim() || 'sha1';
+}
+
 /** Absolute paths of the git directory (this worktree's) and the common directory. */
 export async function gitDirectories(root: string): Promise<{ gitDir: string; commonDir: string }> {
-  const out = await runGit(root, [
+  const out = await gitInWorktree(root, [
     'rev-parse',
     '--path-format=absolute',
     '--git-dir',

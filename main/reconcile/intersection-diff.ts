@@ -11,7 +11,7 @@
 // its index and its object store are never written to.
 import path from 'node:path';
 import { withScratchDirectory } from '../platform/scratch-directory.ts';
-import { runGit } from './git-queries.ts';
+import { gitInWorktree } from './git-queries.ts';
 
 export interface DiffRequest {
   /** POSIX paths relative to the root whose working-tree state is diffed against the base. */
@@ -44,7 +44,7 @@ export async function diffPathsAgainstBase(
       },
       ...(signal ? { signal } : {}),
     };
-    await runGit(root, ['read-tree', baseSha], options);
+    await gitInWorktree(root, ['read-tree', baseSha], options);
     // git hashes each path's working-tree file (clean filters, modes and symlinks as git sees
     // them) into the scratch object directory, adds new files and drops missing ones.
     const stdin = (paths: readonly string[]) =>
@@ -52,18 +52,22 @@ export async function diffPathsAgainstBase(
     const deleted = request.paths.filter((file) => request.deleted?.has(file));
     const present = request.paths.filter((file) => !request.deleted?.has(file));
     if (deleted.length > 0) {
-      await runGit(root, ['update-index', '-z', '--force-remove', '--stdin'], {
+      await gitInWorktree(root, ['update-index', '-z', '--force-remove', '--stdin'], {
         ...options,
         input: stdin(deleted),
       });
     }
     if (present.length > 0) {
-      await runGit(root, ['update-index', '-z', '--add', '--remove', '--replace', '--stdin'], {
-        ...options,
-        input: stdin(present),
-      });
+      await gitInWorktree(
+        root,
+        ['update-index', '-z', '--add', '--remove', '--replace', '--stdin'],
+        {
+          ...options,
+          input: stdin(present),
+        },
+      );
     }
-    return await runGit(
+    return await gitInWorktree(
       root,
       ['diff', '--cached', '-M', '--no-color', '--no-ext-diff', '--no-textconv', baseSha, '--'],
       options,

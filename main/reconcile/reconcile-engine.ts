@@ -27,9 +27,9 @@ import {
   gitDirectories,
   headSha,
   listUntracked,
-  listWorktreeFiles,
+  listWorktreeFileSets,
+  objectFormat,
   resolveBase,
-  runGit,
   withUntracked,
 } from './git-queries.ts';
 import type { ChangedEntry, ChangedVsBase } from './git-queries.ts';
@@ -156,10 +156,7 @@ export class ReconcileEngine {
   gitDirectories(): Promise<{ gitDir: string; commonDir: string; objectFormat: string }> {
     this.#gitDirs ??= (async () => {
       const dirs = await gitDirectories(this.root);
-      const format = (
-        await runGit(this.root, ['rev-parse', '--show-object-format']).catch(() => 'sha1')
-      ).trim();
-      return { ...dirs, objectFormat: format || 'sha1' };
+      return { ...dirs, objectFormat: await objectFormat(this.root) };
     })();
     this.#gitDirs.catch(() => {
       this.#gitDirs = undefined;
@@ -208,7 +205,7 @@ export class ReconcileEngine {
     const trackedPromise = changedVsBase(this.root, sha, signal);
     trackedPromise.catch(() => undefined);
     const [files, specs] = await Promise.all([
-      listWorktreeFiles(this.root, signal ? { signal } : {}),
+      listWorktreeFileSets(this.root, signal ? { signal } : {}),
       loadSpecs(this.root),
     ]);
     lap('ls-files+specs');
@@ -350,7 +347,7 @@ export class ReconcileEngine {
         );
       }
     }
-    const files = await listWorktreeFiles(this.root, {
+    const files = await listWorktreeFileSets(this.root, {
       deleted: true,
       ...(signal ? { signal } : {}),
     });
@@ -536,7 +533,7 @@ export class ReconcileEngine {
     }
     trackedPromise.catch(() => undefined);
     const [files, specs] = await Promise.all([
-      listWorktreeFiles(this.root, signal ? { signal } : {}),
+      listWorktreeFileSets(this.root, signal ? { signal } : {}),
       loadSpecs(this.root),
     ]);
     const listed = new Set<string>();

@@ -2,8 +2,8 @@
 // core.excludesFile), with `git check-ignore --stdin -z`. Git runs in the directory itself, so a
 // nested repository or submodule answers with its own rules. Read-only: no locks, no fsmonitor,
 // no repository discovery above the given ceiling, no GIT_* variables inherited from our caller.
-import { spawn } from 'node:child_process';
-import { gitEnvironment } from './run-git.ts';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnGit } from './run-git.ts';
 
 /** Longest a check-ignore call may take before we give up and filter nothing. */
 const CHECK_IGNORE_TIMEOUT_MS = 30_000;
@@ -32,15 +32,13 @@ export function checkIgnoredNames(
   options: CheckIgnoreOptions,
 ): Promise<IgnoredNames | null> {
   return new Promise((resolve) => {
-    let child;
+    let child: ChildProcessWithoutNullStreams;
     try {
-      child = spawn('git', ['-c', 'core.fsmonitor=false', 'check-ignore', '--stdin', '-z'], {
+      child = spawnGit(['check-ignore', '--stdin', '-z'], {
         cwd: directory,
-        env: gitEnvironment(options.ceiling),
-        stdio: ['pipe', 'pipe', 'pipe'],
+        ceiling: options.ceiling,
         signal: options.signal,
-        timeout: CHECK_IGNORE_TIMEOUT_MS,
-        windowsHide: true,
+        timeoutMs: CHECK_IGNORE_TIMEOUT_MS,
       });
     } catch {
       resolve(null);

@@ -1,8 +1,12 @@
-// Runs read-only git queries for the worktree process: a clean environment (no inherited GIT_*
-// variables, no optional locks, no prompts, no repository discovery above a ceiling), output kept
-// as bytes (paths may not be UTF-8), a byte cap, a timeout and cancellation. Every git call of the
-// tools goes through here or check-ignore.ts.
-import { spawn } from 'node:child_process';
+// The one way Grove runs git, for the host and the worktree process alike: a clean environment
+// (only the variables git needs from ours — never the GIT_* of whoever started us, nor pagers,
+// editors or SSH helpers — plus those Grove sets), no optional locks (never index.lock behind
+// the user's back), no prompts, no fsmonitor hook, no repository discovery above a ceiling, output
+// kept as bytes (paths may not be UTF-8), a byte cap, a timeout and cancellation. Arguments a
+// client chose go after `--end-of-options` (see resolveBase in main/reconcile/git-queries.ts);
+// paths go through stdin, never the command line. Output with many records is asked for with `-z`
+// and split with splitNul. docs/decisions.md ("One git runner") says why not simple-git.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 
 /** Longest a query may take unless the caller says otherwise. */
@@ -10,24 +14,45 @@ export const GIT_TIMEOUT_MS = 30_000;
 /** Most stdout bytes kept unless the caller says otherwise (100k paths are about 5 MiB). */
 export const GIT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
 
-/** Environment for a read-only git query: no inherited GIT_* (GIT_DIR, GIT_WORK_TREE, ...). */
-export function gitEnvironment(ceiling: string): NodeJS.ProcessEnv {
+/**
+ * Variables git needs from our environment (finding itself, the user's config, locale, temp
+ * files). Nothing else passes through.
+ */
+const PASSED_ENV =
+  /^(PATH|PATHEXT|HOME|USERPROFILE|HOMEDRIVE|HOMEPATH|SYSTEMROOT|WINDIR|COMSPEC|APPDATA|LOCALAPPDATA|TEMP|TMP|TMPDIR|LANG|LANGUAGE|LC_[A-Z]+|XDG_CONFIG_HOME)$/i;
+
+/** Variables a caller may set for one command (a scratch index and object store). */
+export type GitScratchEnvironment = Partial<
+  Record<'GIT_INDEX_FILE' | 'GIT_OBJECT_DIRECTORY' | 'GIT_ALTERNATE_OBJECT_DIRECTORIES', string>
+>;
+
+/** The environment of every git command Grove runs. */
+export function gitEnvironment(
+  ceiling: string | undefined,
+  extra: GitScratchEnvironment = {},
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('GIT_')) env[key] = value;
+    if (value !== undefined && PASSED_ENV.test(key)) env[key] = value;
   }
   // The variable is a list; a ceiling whose name holds the separator cannot be expressed.
-  if (!ceiling.includes(path.delimiter)) env.GIT_CEILING_DIRECTORIES = ceiling;
+  if (ceiling !== undefined && !ceiling.includes(path.delimiter)) {
+    env.GIT_CEILING_DIRECTORIES = ceiling;
+  }
   env.GIT_OPTIONAL_LOCKS = '0';
   env.GIT_TERMINAL_PROMPT = '0';
-  return env;
+  return { ...env, ...extra };
 }
 
 export interface RunGitOptions {
   /** Directory git runs in. */
   cwd: string;
-  /** git will not look for a repository in this directory or above it. */
-  ceiling: string;
+  /**
+   * git will not look for a repository in this directory or above it. Leave it out only to
+   * find the repository a user's path belongs to (worktree discovery, in the host).
+   */
+  ceiling: string | undefined;
+  env?: GitScratchEnvironment;
   signal?: AbortSignal;
   timeoutMs?: number;
   maxOutputBytes?: number;
@@ -36,30 +61,40 @@ export interface RunGitOptions {
 }
 
 export interface GitOutput {
-  /** Exit code; null if git was killed (timeout, cancellation, output cap). */
+  /** Exit code; null if git was killed (timeout, cancellation, output cap) or could not run. */
   code: number | null;
   stdout: Buffer;
   stderr: string;
 }
 
 /**
- * Runs `git -c core.fsmonitor=false -c core.quotepath=false <args>`. Resolves with the exit code
- * and output whatever the code; resolves with code null when git could not run, was cancelled, timed
- * out or exceeded the output cap. Never rejects.
+ * Starts `git -c core.fsmonitor=false -c core.quotepath=false <args>` with Grove's environment.
+ * Throws only when the process cannot be created at all.
+ */
+export function spawnGit(
+  args: readonly string[],
+  options: Omit<RunGitOptions, 'input' | 'maxOutputBytes'>,
+): ChildProcessWithoutNullStreams {
+  return spawn('git', ['-c', 'core.fsmonitor=false', '-c', 'core.quotepath=false', ...args], {
+    cwd: options.cwd,
+    env: gitEnvironment(options.ceiling, options.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+    signal: options.signal,
+    timeout: options.timeoutMs ?? GIT_TIMEOUT_MS,
+    windowsHide: true,
+  });
+}
+
+/**
+ * Runs git. Resolves with the exit code and output whatever the code; resolves with code null
+ * when git could not run, was cancelled, timed out or exceeded the output cap. Never rejects.
  */
 export function runGit(args: readonly string[], options: RunGitOptions): Promise<GitOutput> {
   const maxBytes = options.maxOutputBytes ?? GIT_MAX_OUTPUT_BYTES;
   return new Promise((resolve) => {
-    let child;
+    let child: ChildProcessWithoutNullStreams;
     try {
-      child = spawn('git', ['-c', 'core.fsmonitor=false', '-c', 'core.quotepath=false', ...args], {
-        cwd: options.cwd,
-        env: gitEnvironment(options.ceiling),
-        stdio: ['pipe', 'pipe', 'pipe'],
-        signal: options.signal,
-        timeout: options.timeoutMs ?? GIT_TIMEOUT_MS,
-        windowsHide: true,
-      });
+      child = spawnGit(args, options);
     } catch (error) {
       resolve({ code: null, stdout: Buffer.alloc(0), stderr: String(error) });
       return;
@@ -98,6 +133,33 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
     child.on('close', (code) => finish(code));
     child.stdin.end(options.input);
   });
+}
+
+/** A git command that did not succeed: its arguments, exit code (null: killed) and stderr. */
+export class GitCommandError extends Error {
+  override name = 'GitCommandError';
+  readonly args: readonly string[];
+  readonly code: number | null;
+  readonly stderr: string;
+
+  constructor(args: readonly string[], code: number | null, stderr: string) {
+    const reason =
+      code === null ? 'was stopped (timeout, cancellation or output cap)' : `exited ${code}`;
+    super(`git ${args[0] ?? ''} ${reason}${stderr.trim() ? `: ${stderr.trim()}` : ''}`);
+    this.args = args;
+    this.code = code;
+    this.stderr = stderr;
+  }
+}
+
+/** Runs git and resolves to its stdout as UTF-8; rejects with GitCommandError unless it exits 0. */
+export async function gitStdout(args: readonly string[], options: RunGitOptions): Promise<string> {
+  const output = await runGit(args, options);
+  if (output.code !== 0) {
+    options.signal?.throwIfAborted();
+    throw new GitCommandError(args, output.code, output.stderr);
+  }
+  return output.stdout.toString('utf8');
 }
 
 /** Splits NUL-terminated records (the last, empty one dropped). */
