@@ -6,6 +6,7 @@ import type { BrowserWindow } from 'electron';
 import { app, dialog, ipcMain, Menu, Notification } from 'electron';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { defaultDataDirectory } from '../host/data-directory.ts';
 import { Host } from '../host/host.ts';
 import { forwardHostEvents, isOurPage, registerHostIpc } from './ipc-host.ts';
 import { PICK_FOLDER_CHANNEL } from './ipc-channels.ts';
@@ -13,6 +14,10 @@ import { builtPageUrl, createMainWindow } from './main-window.ts';
 import { SecretStore } from './secret-store.ts';
 import { createTray } from './tray-menu.ts';
 import { utilityProcessLauncher } from './utility-process-launcher.ts';
+
+// The same data directory `grove serve` uses (GROVE_DATA_DIR when set): one function decides it.
+// Set before the app is ready, so Electron keeps its own state there too.
+app.setPath('userData', defaultDataDirectory());
 
 const mainDir = path.dirname(fileURLToPath(import.meta.url));
 const pageUrl = process.env.ELECTRON_RENDERER_URL ?? builtPageUrl(mainDir);
@@ -60,8 +65,7 @@ function notifyErrors(current: Host): void {
 }
 
 async function start(): Promise<void> {
-  // GROVE_DATA_DIR lets tests (and careful users) keep a separate app database.
-  const dataDir = process.env.GROVE_DATA_DIR ?? app.getPath('userData');
+  const dataDir = app.getPath('userData');
   host = await Host.open({
     dataDir,
     launcher: utilityProcessLauncher(path.join(mainDir, '../worktree/worktree-process.js')),

@@ -2,8 +2,8 @@
 // worktree of each repo, plus the UI in a browser. Prints, per worktree, its branch, path, URLs and
 // token (or, with --json, machine-readable lines: first {"event":"ready",...}, then host events).
 import { parseArgs } from 'node:util';
-import { homedir } from 'node:os';
 import path from 'node:path';
+import { defaultDataDirectory } from '../host/data-directory.ts';
 import { Host } from '../host/host.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 import { startUiServer, type UiServer } from './ui-server.ts';
@@ -15,7 +15,7 @@ Runs one sandboxed MCP server per git worktree of each repository, and the Grove
 Without a path, serves the repositories opened before (kept in the data directory).
 
 Options:
-  --data-dir DIR   app database and settings (default: ${defaultDataDir()})
+  --data-dir DIR   app database and settings (default: ${defaultDataDirectory()})
   --ui-port N      port of the UI (default: 47100; 0 picks a free one)
   --no-ui          do not serve the UI
   --json           print machine-readable JSON lines instead of text
@@ -23,17 +23,6 @@ Options:
   -v, --version    print Grove's version`;
 
 const DEFAULT_UI_PORT = 47100;
-
-/** The per-user config directory, where Electron's app.getPath('userData') also points. */
-export function defaultDataDir(): string {
-  if (process.env.GROVE_DATA_DIR) return process.env.GROVE_DATA_DIR;
-  if (process.platform === 'darwin')
-    return path.join(homedir(), 'Library', 'Application Support', 'Grove');
-  if (process.platform === 'win32') {
-    return path.join(process.env.APPDATA ?? path.join(homedir(), 'AppData', 'Roaming'), 'Grove');
-  }
-  return path.join(process.env.XDG_CONFIG_HOME ?? path.join(homedir(), '.config'), 'Grove');
-}
 
 class UsageError extends Error {}
 
@@ -74,7 +63,7 @@ function parseServeArgs(args: string[]): ServeOptions {
   return {
     firstPort,
     repoPaths: positionals,
-    dataDir: path.resolve(values['data-dir'] ?? defaultDataDir()),
+    dataDir: path.resolve(values['data-dir'] ?? defaultDataDirectory()),
     uiPort,
     ui: !values['no-ui'],
     json: values.json,

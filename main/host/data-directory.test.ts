@@ -6,7 +6,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeTempDir } from '../testing/temp-repo.ts';
 import { AppDatabase } from './app-database.ts';
-import { DataDirectoryError, secureDataDirectory } from './data-directory.ts';
+import { homedir } from 'node:os';
+import { DataDirectoryError, defaultDataDirectory, secureDataDirectory } from './data-directory.ts';
 
 const modeOf = async (file: string): Promise<number> => (await lstat(file)).mode & 0o777;
 
@@ -101,5 +102,19 @@ describe.skipIf(process.platform === 'win32')('the data directory', () => {
     await chmod(dataDir, 0o755);
     await secureDataDirectory(dataDir, 'win32');
     expect((await stat(dataDir)).mode & 0o777).toBe(0o755);
+  });
+});
+
+describe('where the data directory is', () => {
+  it('is GROVE_DATA_DIR when set, else the platform per-user config directory', () => {
+    expect(defaultDataDirectory({ GROVE_DATA_DIR: '/srv/grove' }, 'linux')).toBe('/srv/grove');
+    expect(defaultDataDirectory({ XDG_CONFIG_HOME: '/x/config' }, 'linux')).toBe('/x/config/Grove');
+    expect(defaultDataDirectory({}, 'linux')).toBe(path.join(homedir(), '.config', 'Grove'));
+    expect(defaultDataDirectory({}, 'darwin')).toBe(
+      path.join(homedir(), 'Library', 'Application Support', 'Grove'),
+    );
+    expect(defaultDataDirectory({ APPDATA: 'C:/Users/u/AppData/Roaming' }, 'win32')).toBe(
+      path.join('C:/Users/u/AppData/Roaming', 'Grove'),
+    );
   });
 });

@@ -7,7 +7,25 @@
 // Windows has no POSIX modes: there this only creates the directory.
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readlink, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import path from 'node:path';
+
+/**
+ * Where Grove keeps its app database, settings, secrets and log, for every shell (the Electron
+ * app sets its userData path to it, `grove serve` defaults to it): GROVE_DATA_DIR when set, else
+ * the per-user config directory of the platform.
+ */
+export function defaultDataDirectory(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): string {
+  if (env.GROVE_DATA_DIR) return env.GROVE_DATA_DIR;
+  if (platform === 'darwin') return path.join(homedir(), 'Library', 'Application Support', 'Grove');
+  if (platform === 'win32') {
+    return path.join(env.APPDATA ?? path.join(homedir(), 'AppData', 'Roaming'), 'Grove');
+  }
+  return path.join(env.XDG_CONFIG_HOME ?? path.join(homedir(), '.config'), 'Grove');
+}
 
 /** Files in the data directory that hold tokens or keys (SQLite's companions included). */
 export const PRIVATE_DATA_FILES = [
