@@ -96,23 +96,41 @@ export interface ServerFactory {
   cancelCall(callId: string, message: string): boolean;
 }
 
+type JsonSchemaObject = Record<string, unknown>;
+interface StandardJsonSchemaProps {
+  validate: unknown;
+  jsonSchema?: Record<'input' | 'output', (options: { target: string }) => JsonSchemaObject>;
+}
+
 /**
- * Fills a fresh server's input-schema cache from `cache`, or `cache` from the server. The SDK
- * keeps that cache in a private field (`_toolInputSchemaJson`, SDK 2.4) with no public setter;
- * should the field go away, this does nothing and each server converts for itself, as before.
+ * The schema, with its JSON Schema conversion done once per process instead of once per server.
+ * The SDK converts a tool's schemas through the schema's public Standard JSON Schema interface
+ * (`~standard.jsonSchema.input/output`, which zod 4 implements): the modern leg builds a server per
+ * request, so without this every modern call would pay zod's conversion (the largest per-call
+ * cost measured). The returned object inherits everything else from the zod schema (validation
+ * included); only `jsonSchema` answers from a memo.
  */
-function shareInputSchemaJson(
-  server: McpServer,
-  tools: readonly ToolDefinition[],
-  cache: Map<string, Record<string, unknown> | undefined>,
-): void {
-  const internal = (server as unknown as { _toolInputSchemaJson?: unknown })._toolInputSchemaJson;
-  if (internal === null || typeof internal !== 'object') return;
-  const perServer = internal as Record<string, Record<string, unknown> | undefined>;
-  for (const { name } of tools) {
-    if (cache.has(name)) perServer[name] = cache.get(name);
-    else cache.set(name, server.toolInputSchemaJson(name));
-  }
+export function withJsonSchemaConvertedOnce<T extends object>(schema: T): T {
+  const standard = (schema as { '~standard'?: StandardJsonSchemaProps })['~standard'];
+  const convert = standard?.jsonSchema;
+  if (standard === undefined || convert === undefined) return schema;
+  const memo = new Map<string, JsonSchemaObject>();
+  const memoised =
+    (io: 'input' | 'output') =>
+    (options: { target: string }): JsonSchemaObject => {
+      const key = `${io} ${options.target}`;
+      let json = memo.get(key);
+      if (json === undefined) {
+        json = convert[io](options);
+        memo.set(key, json);
+      }
+      return json;
+    };
+  const wrapped = Object.create(schema) as T;
+  Object.defineProperty(wrapped, '~standard', {
+    value: { ...standard, jsonSchema: { input: memoised('input'), output: memoised('output') } },
+  });
+  return wrapped;
 }
 
 /** A successful result: sorted-key JSON as text, and the same value as structuredContent. */
@@ -132,15 +150,16 @@ export function toolErrorResult(message: string): CallToolResult {
 export function createServerFactory(options: ServerFactoryOptions): ServerFactory {
   const { root, tools, serverInfo, instructions, onToolCalled, onError, extendServer } = options;
   const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
-  /**
-   * Each tool's schemas as JSON Schema. The SDK converts them lazily per server: the output schema
-   * on a tool's first call, the input schema when the modern HTTP entry checks a call's
-   * `Mcp-Param-*` headers. The modern leg builds a server per request, so without these caches
-   * every modern call would pay zod's JSON Schema conversion (the largest per-call cost measured).
-   * Converted once, then handed to every later server.
-   */
-  const outputSchemaJson = new Map<string, Record<string, unknown> | undefined>();
-  const inputSchemaJson = new Map<string, Record<string, unknown> | undefined>();
+  /** Each tool's schemas, converted to JSON Schema once for every server this factory builds. */
+  const schemas = new Map(
+    tools.map((tool) => [
+      tool.name,
+      {
+        input: withJsonSchemaConvertedOnce(tool.inputSchema),
+        output: withJsonSchemaConvertedOnce(tool.outputSchema),
+      },
+    ]),
+  );
   /** Running calls by id, each with the control that ends it. */
   const running = new Map<string, CallControl>();
   let callSequence = 0;
@@ -151,13 +170,13 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
       { capabilities: { logging: {} }, ...(instructions === undefined ? {} : { instructions }) },
     );
     for (const tool of tools) {
-      const registered = server.registerTool(
+      server.registerTool(
         tool.name,
         {
           title: tool.title,
           description: tool.description,
-          inputSchema: tool.inputSchema,
-          outputSchema: tool.outputSchema,
+          inputSchema: schemas.get(tool.name)?.input ?? tool.inputSchema,
+          outputSchema: schemas.get(tool.name)?.output ?? tool.outputSchema,
           annotations: { ...tool.annotations },
         },
         async (args: Record<string, unknown>, ctx: ServerContext) => {
@@ -218,13 +237,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
           return result;
         },
       );
-      if (outputSchemaJson.has(tool.name)) {
-        registered.outputSchemaJson = outputSchemaJson.get(tool.name);
-      } else {
-        outputSchemaJson.set(tool.name, registered.outputSchemaJson);
-      }
     }
-    shareInputSchemaJson(server, tools, inputSchemaJson);
     extendServer?.(server, leg);
     return server;
   };

@@ -5,7 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { makeTempRepo, type TempRepo } from '../testing/temp-repo.ts';
 import { createFileTools } from '../tools/index.ts';
-import { connectClient, startTestListener, type TestListener } from '../testing/mcp-clients.ts';
+import {
+  connectClient,
+  echoTool,
+  startTestListener,
+  type TestListener,
+} from '../testing/mcp-clients.ts';
 
 let repo: TempRepo;
 let server: TestListener;
@@ -72,5 +77,58 @@ describe('the tool registry over MCP', () => {
       });
     }
     expect(server.errors).toEqual([]);
+  });
+});
+
+describe('tool schemas', () => {
+  it('are converted to JSON Schema once per process, not once per modern request', async () => {
+    const conversions = { input: 0, output: 0 };
+    const counted = <T extends object>(schema: T): T => {
+      const standard = (
+        schema as {
+          '~standard': { jsonSchema: Record<'input' | 'output', (options: unknown) => unknown> };
+        }
+      )['~standard'];
+      const original = standard.jsonSchema;
+      const counting = Object.create(schema) as T;
+      Object.defineProperty(counting, '~standard', {
+        value: {
+          ...standard,
+          jsonSchema: {
+            input: (options: unknown) => (conversions.input++, original.input(options)),
+            output: (options: unknown) => (conversions.output++, original.output(options)),
+          },
+        },
+      });
+      return counting;
+    };
+    const echo = {
+      ...echoTool,
+      inputSchema: counted(echoTool.inputSchema),
+      outputSchema: counted(echoTool.outputSchema),
+    };
+    const listener = await startTestListener({ root: repo.root, tools: [echo] });
+    const { client: modern } = await connectClient(listener.port, 'modern-http');
+    try {
+      for (let call = 0; call < 5; call++) {
+        const result = (await modern.callTool({
+          name: 'echo',
+          arguments: { message: `call ${call}` },
+        })) as CallToolResult;
+        expect(result.structuredContent).toMatchObject({ zeta: `call ${call}` });
+      }
+      await modern.listTools();
+      // Each modern request has a server of its own; the conversions stay one per schema.
+      expect(conversions).toEqual({ input: 1, output: 1 });
+      // Validation still runs: a wrong argument is refused.
+      const bad = (await modern.callTool({
+        name: 'echo',
+        arguments: { message: 42 },
+      })) as CallToolResult;
+      expect(bad.isError).toBe(true);
+    } finally {
+      await modern.close().catch(() => undefined);
+      await listener.close();
+    }
   });
 });
