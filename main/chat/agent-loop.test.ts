@@ -8,7 +8,7 @@ import { AppDatabase } from '../host/app-database.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
 import { runAgent, toModelMessages, type AgentRun } from './agent-loop.ts';
 import type { ChatMcpClient } from './chat-mcp-client.ts';
-import { ChatStore, STOPPED_RESULT_TEXT } from './chat-store.ts';
+import { ConversationStore, STOPPED_RESULT_TEXT } from './conversation-store.ts';
 import type { ChatProvider, ModelRequest } from './provider.ts';
 
 const databases: AppDatabase[] = [];
@@ -21,7 +21,7 @@ async function storeWithConversation() {
   databases.push(db);
   const repo = db.upsertRepo('/tmp/grove-agent-loop');
   const worktree = db.ensureWorktree(repo.id, '/tmp/grove-agent-loop', 40_000);
-  const store = new ChatStore(db.connection);
+  const store = new ConversationStore(db.connection);
   const conversation = store.createConversation(String(worktree.id), 'test');
   store.addMessage(conversation.id, {
     role: 'user',
@@ -177,7 +177,7 @@ describe('agent loop', () => {
       ],
       error: null,
     });
-    const reopened = new ChatStore(db.connection);
+    const reopened = new ConversationStore(db.connection);
     const last = reopened.listMessages(conversationId).at(-1)!;
     expect(last.status).toBe('stopped');
     expect(last.parts[1]).toMatchObject({

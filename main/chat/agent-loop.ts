@@ -12,7 +12,7 @@ import type {
   ChatToolCallPart,
 } from '../../shared/chat.ts';
 import type { ChatMcpClient } from './chat-mcp-client.ts';
-import { settleParts, STOPPED_RESULT_TEXT, type ChatStore } from './chat-store.ts';
+import { settleParts, STOPPED_RESULT_TEXT, type ConversationStore } from './conversation-store.ts';
 import {
   ProviderError,
   type ChatProvider,
@@ -33,7 +33,7 @@ export interface RetryPolicy {
 export interface AgentRun {
   worktreeId: string;
   conversationId: string;
-  store: ChatStore;
+  store: ConversationStore;
   mcp: ChatMcpClient;
   provider: ChatProvider;
   model: string;

@@ -21,7 +21,7 @@ import {
   type ResolvedChatSettings,
   type SecretSource,
 } from './chat-settings.ts';
-import { ChatStore, type ConversationRow } from './chat-store.ts';
+import { ConversationStore, type ConversationRow } from './conversation-store.ts';
 import { OpenAiProvider } from './openai-provider.ts';
 import type { ChatProvider } from './provider.ts';
 
@@ -56,7 +56,7 @@ export class ChatService {
   readonly #emit: (event: ChatHostEvent) => void;
   readonly #options: ChatServiceOptions;
   readonly #settings: ChatSettings;
-  readonly #store: ChatStore;
+  readonly #store: ConversationStore;
   readonly #mcp: ChatMcpClient;
   readonly #runs = new Map<string, ActiveRun>();
   #closed = false;
@@ -75,7 +75,7 @@ export class ChatService {
       this.#options.secrets ?? memorySecretSource(),
       this.#options.env,
     );
-    this.#store = new ChatStore(args.db);
+    this.#store = new ConversationStore(args.db);
     this.#mcp = new ChatMcpClient(args.host);
   }
 

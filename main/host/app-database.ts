@@ -44,7 +44,7 @@ const MIGRATIONS: string[] = [
      value TEXT NOT NULL
    );`,
   `ALTER TABLE worktrees ADD COLUMN require_token INTEGER NOT NULL DEFAULT 1;`,
-  // The chat panel's conversations (main/chat/chat-store.ts); parts are JSON.
+  // The chat panel's conversations (main/chat/conversation-store.ts); parts are JSON.
   `CREATE TABLE chat_conversations (
      id INTEGER PRIMARY KEY,
      worktree_id INTEGER NOT NULL REFERENCES worktrees(id) ON DELETE CASCADE,
@@ -247,7 +247,7 @@ export class AppDatabase {
     return value;
   }
 
-  /** The better-sqlite3 handle, for parts that keep their own tables (main/chat/chat-store.ts). */
+  /** The better-sqlite3 handle, for parts that keep their own tables (main/chat/conversation-store.ts). */
   get connection(): Database.Database {
     return this.db;
   }

@@ -15,7 +15,7 @@ import {
   createProjectContextTool,
   type ProjectContextOptions,
   type ProjectContextResult,
-  type ServerUrls,
+  type ServerEndpoints,
   type SpecSummary,
 } from './get-project-context.ts';
 
@@ -116,8 +116,8 @@ describe('get_project_context', () => {
   });
 
   it("reports the server's URLs once known, and null before", async () => {
-    const bound: { urls?: ServerUrls } = {};
-    const getter = (): ServerUrls | undefined => bound.urls;
+    const bound: { urls?: ServerEndpoints } = {};
+    const getter = (): ServerEndpoints | undefined => bound.urls;
     expect((await context({ serverUrls: getter })).server).toBeNull();
     const urls = {
       sse: 'http://127.0.0.1:47111/sse',

@@ -12,7 +12,7 @@ import { defineTool, orNull, readOnlyLocal, type ToolDefinition } from './tool-d
 export const SAMPLE_PATHS = 10;
 
 /** The server's own endpoints (never the token). */
-export interface ServerUrls {
+export interface ServerEndpoints {
   /** Legacy HTTP+SSE: `GET /sse`. */
   sse: string;
   /** Streamable HTTP: `/mcp`. */
@@ -43,7 +43,7 @@ export type SpecSummaryProvider = (signal: AbortSignal) => Promise<SpecSummary>;
 
 export interface ProjectContextOptions {
   /** This server's URLs, or a getter for them (known once the listener is bound). */
-  serverUrls?: ServerUrls | (() => ServerUrls | undefined);
+  serverUrls?: ServerEndpoints | (() => ServerEndpoints | undefined);
   /** Absent until the reconciliation engine exists: the result then says `specs: null`. */
   specSummary?: SpecSummaryProvider;
 }
@@ -128,7 +128,7 @@ async function specsOf(
 
 /** Builds the get_project_context tool for one server. */
 export function createProjectContextTool(options: ProjectContextOptions = {}): ToolDefinition {
-  const urls = (): ServerUrls | undefined =>
+  const urls = (): ServerEndpoints | undefined =>
     typeof options.serverUrls === 'function' ? options.serverUrls() : options.serverUrls;
   return defineTool({
     name: 'get_project_context',

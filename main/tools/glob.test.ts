@@ -1,11 +1,12 @@
 // The glob semantics shared with the reconciliation tools: segments, `**`, dotfiles, case.
 import { describe, expect, it } from 'vitest';
-import { compileGlobs } from './glob.ts';
+import { compileGlobArgument } from './glob.ts';
 import { ToolError } from './tool-definition.ts';
 
-const matches = (pattern: string, path: string): boolean => compileGlobs([pattern], 'p')(path);
+const matches = (pattern: string, path: string): boolean =>
+  compileGlobArgument([pattern], 'p')(path);
 
-describe('compileGlobs', () => {
+describe('compileGlobArgument', () => {
   it('keeps * and ? within one segment', () => {
     expect(matches('*.ts', 'a.ts')).toBe(true);
     expect(matches('*.ts', 'src/a.ts')).toBe(false);
@@ -39,16 +40,16 @@ describe('compileGlobs', () => {
   });
 
   it('accepts any of several patterns, none matches nothing', () => {
-    const either = compileGlobs(['*.md', 'src/**'], 'p');
+    const either = compileGlobArgument(['*.md', 'src/**'], 'p');
     expect(either('README.md')).toBe(true);
     expect(either('src/x/y.ts')).toBe(true);
     expect(either('lib/y.ts')).toBe(false);
-    expect(compileGlobs([], 'p')('anything')).toBe(false);
+    expect(compileGlobArgument([], 'p')('anything')).toBe(false);
   });
 
   it('refuses empty and over-long patterns with the argument named', () => {
-    expect(() => compileGlobs([''], 'include')).toThrow(ToolError);
-    expect(() => compileGlobs([''], 'include')).toThrow(/include: a glob pattern is empty/);
-    expect(() => compileGlobs(['a'.repeat(1001)], 'exclude')).toThrow(/exclude: .* longer/);
+    expect(() => compileGlobArgument([''], 'include')).toThrow(ToolError);
+    expect(() => compileGlobArgument([''], 'include')).toThrow(/include: a glob pattern is empty/);
+    expect(() => compileGlobArgument(['a'.repeat(1001)], 'exclude')).toThrow(/exclude: .* longer/);
   });
 });

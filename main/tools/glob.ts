@@ -4,7 +4,7 @@
 // paths relative to the worktree root; `*` and `?` stay within one path segment, `**` spans any
 // number of segments (`dir/**` is every file below `dir`), dotfiles match, matching is
 // case-sensitive, and only files are matched.
-import { compileGlobs as compileGlobSet } from '../platform/glob-matcher.ts';
+import { compileGlobs } from '../platform/glob-matcher.ts';
 import { ToolError } from './tool-definition.ts';
 
 /** Longest pattern accepted. */
@@ -17,7 +17,7 @@ export type PathMatcher = (relativePath: string) => boolean;
  * Compiles patterns into one matcher that accepts a path matching any of them. Throws ToolError
  * naming the argument for an empty, over-long or invalid pattern.
  */
-export function compileGlobs(patterns: readonly string[], argument: string): PathMatcher {
+export function compileGlobArgument(patterns: readonly string[], argument: string): PathMatcher {
   for (const pattern of patterns) {
     if (pattern.length === 0) throw new ToolError(`${argument}: a glob pattern is empty`);
     if (pattern.length > MAX_GLOB_LENGTH) {
@@ -27,7 +27,7 @@ export function compileGlobs(patterns: readonly string[], argument: string): Pat
     }
   }
   try {
-    const set = compileGlobSet(patterns);
+    const set = compileGlobs(patterns);
     return (relativePath) => set.test(relativePath);
   } catch (error) {
     throw new ToolError(

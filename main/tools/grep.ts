@@ -4,7 +4,7 @@
 // files come from worktree-files.ts, and the searching runs in chunks on the worker pool
 // (grep-pool.ts), or in the main thread when workers are unavailable.
 import { z } from 'zod';
-import { compileGlobs } from './glob.ts';
+import { compileGlobArgument } from './glob.ts';
 import { WorkersUnavailableError, grepPool, type GrepPool } from './grep-pool.ts';
 import { createAsyncReader } from './grep-readers.ts';
 import {
@@ -274,8 +274,9 @@ export async function runGrep(
         'search for the text as it is',
     );
   }
-  const include = args.include.length > 0 ? compileGlobs(args.include, 'include') : () => true;
-  const exclude = compileGlobs(args.exclude, 'exclude');
+  const include =
+    args.include.length > 0 ? compileGlobArgument(args.include, 'include') : () => true;
+  const exclude = compileGlobArgument(args.exclude, 'exclude');
   const target = await statInsideRoot(root, args.path);
 
   let files: GrepChunkFile[];

@@ -18,7 +18,7 @@ export { getFileInfoTool } from './get-file-info.ts';
 export { createProjectContextTool } from './get-project-context.ts';
 export type {
   ProjectContextOptions,
-  ServerUrls,
+  ServerEndpoints,
   SpecSummary,
   SpecSummaryProvider,
 } from './get-project-context.ts';

@@ -2,7 +2,7 @@
 // in glob.ts), tracked and untracked, without what git ignores. Owns the result cap and the hint for
 // patterns that match nothing; listing is worktree-files.ts's job.
 import { z } from 'zod';
-import { compileGlobs } from './glob.ts';
+import { compileGlobArgument } from './glob.ts';
 import { resolveDirectoryInsideRoot } from '../platform/confined-fs.ts';
 import { parseToolArguments } from './tool-arguments.ts';
 import { ToolError, defineTool, readOnlyLocal, type ToolContext } from './tool-definition.ts';
@@ -89,8 +89,8 @@ function hintFor(patterns: readonly string[], base: string): string | undefined 
 async function searchFiles(rawArgs: SearchFilesArgs, ctx: ToolContext) {
   const { root, signal } = ctx;
   const args = parseToolArguments('search_files', inputSchema, rawArgs);
-  const matches = compileGlobs(args.patterns, 'patterns');
-  const excluded = compileGlobs(args.exclude, 'exclude');
+  const matches = compileGlobArgument(args.patterns, 'patterns');
+  const excluded = compileGlobArgument(args.exclude, 'exclude');
   const base = await resolveDirectoryInsideRoot(
     root,
     args.path,

@@ -34,7 +34,7 @@ const PartsSchema = z.array(ChatPartSchema);
 
 export const STOPPED_RESULT_TEXT = 'Stopped by the user before the tool call finished.';
 
-export class ChatStore {
+export class ConversationStore {
   readonly #db: Database.Database;
 
   constructor(db: Database.Database) {
