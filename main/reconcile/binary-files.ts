@@ -25,8 +25,8 @@ export const BINARY_EXTENSIONS = [
   '.dylib',
 ] as const;
 
-/** Bytes sniffed for a NUL. */
-export const BINARY_SNIFF_BYTES = 8 * 1024;
+/** Bytes NotarAI sniffs for a NUL. */
+export const NOTARAI_SNIFF_BYTES = 8 * 1024;
 
 export function isBinaryByExtension(file: string): boolean {
   const lower = file.toLowerCase();
@@ -39,7 +39,7 @@ export function isBinaryByExtension(file: string): boolean {
  */
 export async function hasNulByte(root: string, relative: string): Promise<boolean> {
   try {
-    return (await readHeadInsideRoot(root, relative, BINARY_SNIFF_BYTES)).includes(0);
+    return (await readHeadInsideRoot(root, relative, NOTARAI_SNIFF_BYTES)).includes(0);
   } catch {
     return false;
   }

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { fileGitStatus } from '../platform/git/file-status.ts';
-import { BINARY_SNIFF_BYTES, looksBinary } from './grep-search.ts';
+import { BINARY_SNIFF_BYTES, looksBinary } from '../platform/binary-content.ts';
 import { openFileInsideRoot, statInsideRoot } from '../platform/confined-fs.ts';
 import type { SandboxFile } from '../platform/confined-fs.ts';
 import { formatSize, parseToolArguments } from './tool-arguments.ts';

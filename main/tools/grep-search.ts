@@ -2,10 +2,9 @@
 // thread: compiles the pattern (a JavaScript regular expression or a fixed string), decides whether
 // a file is binary (the same test as read_file), and finds matching lines with their context in a
 // file's bytes. A chunk of files is searched through a reader that opens them (grep-readers.ts).
-import { isBinaryFileSync } from 'isbinaryfile';
+import { looksBinary } from '../platform/binary-content.ts';
 
 /** Bytes sniffed from the start of a file to decide whether it is binary (as read_file does). */
-export const BINARY_SNIFF_BYTES = 8 * 1024;
 
 /** How a search is done; plain data, so it can be posted to a worker. */
 export interface GrepSpec {
@@ -203,13 +202,6 @@ export function requiredBytes(spec: GrepSpec): Buffer | undefined {
   if (spec.fixedString || isLiteral(spec.pattern)) return Buffer.from(spec.pattern, 'utf8');
   const literal = requiredLiteral(spec.pattern);
   return literal === undefined ? undefined : Buffer.from(literal, 'utf8');
-}
-
-export function looksBinary(data: Buffer): boolean {
-  if (data.length === 0) return false;
-  const sniff = data.subarray(0, BINARY_SNIFF_BYTES);
-  if (sniff.includes(0)) return true;
-  return isBinaryFileSync(sniff, sniff.length);
 }
 
 function stripCr(line: string): string {

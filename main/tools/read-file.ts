@@ -1,7 +1,7 @@
 // The read_file tool: returns a text file from the worktree, whole or as a line range (start/end,
 // head or tail). Owns the size cap, binary detection and line slicing; every path goes through
 // the sandbox, which opens the file.
-import { isBinaryFile } from 'isbinaryfile';
+import { BINARY_SNIFF_BYTES, looksBinary } from '../platform/binary-content.ts';
 import { z } from 'zod';
 import { openFileInsideRoot, displayPath } from '../platform/confined-fs.ts';
 import type { SandboxFile } from '../platform/confined-fs.ts';
@@ -13,7 +13,6 @@ export const MAX_WHOLE_FILE_BYTES = 1024 * 1024;
 /** Largest `content` returned for a range; a longer range is cut at a line end (truncated). */
 export const MAX_CONTENT_BYTES = 1024 * 1024;
 /** Bytes sniffed from the start of a file to decide whether it is binary. */
-export const BINARY_SNIFF_BYTES = 8 * 1024;
 
 const CHUNK_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
@@ -218,11 +217,9 @@ async function readBytes(handle: SandboxFile, length: number): Promise<Buffer> {
   return buffer.subarray(0, filled);
 }
 
-async function looksBinary(handle: SandboxFile, size: number): Promise<boolean> {
+async function fileLooksBinary(handle: SandboxFile, size: number): Promise<boolean> {
   if (size === 0) return false;
-  const sniff = await readBytes(handle, Math.min(size, BINARY_SNIFF_BYTES));
-  if (sniff.includes(0)) return true;
-  return isBinaryFile(sniff, sniff.length);
+  return looksBinary(await readBytes(handle, Math.min(size, BINARY_SNIFF_BYTES)));
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
@@ -234,7 +231,7 @@ async function readFile(rawArgs: ReadFileArgs, root: string, signal: AbortSignal
   const shown = displayPath(file.relativePath);
   try {
     const size = file.stats.size;
-    if (await looksBinary(file.handle, size)) {
+    if (await fileLooksBinary(file.handle, size)) {
       throw new ToolError(
         `binary file, not shown: ${shown} (${formatSize(size)}); read_file only returns text`,
       );
