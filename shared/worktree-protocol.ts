@@ -2,6 +2,7 @@
 // IPC channel). Both sides validate what they receive with these schemas.
 import { z } from 'zod';
 import { ActivityEntrySchema, ClientInfoSchema, RunningCallSchema } from './model.ts';
+import { LogRecordSchema } from './log-record.ts';
 import { ReconcileStateSchema } from './reconcile.ts';
 
 export const HostToWorktreeSchema = z.discriminatedUnion('type', [
@@ -49,6 +50,8 @@ export const WorktreeToHostSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('reconcile-state'), state: ReconcileStateSchema }),
   /** The process cannot serve (root missing, no free port...); it exits after sending this. */
   z.object({ type: z.literal('fatal'), message: z.string() }),
+  /** A record of the worktree process's log: the host writes it to its log file. */
+  z.object({ type: z.literal('log'), record: LogRecordSchema }),
 ]);
 export type WorktreeToHost = z.infer<typeof WorktreeToHostSchema>;
 

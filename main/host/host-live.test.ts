@@ -1,7 +1,7 @@
 // The host while it runs: clients and activity reported by the worktree processes, token rotation
 // and requirement, hung processes, worktrees added and removed with git, repos removed.
 import Database from 'better-sqlite3';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorktreeState } from '../../shared/model.ts';
@@ -9,6 +9,7 @@ import { CLIENT_INFO, connectClient, initializeBody } from '../testing/mcp-clien
 import { lockSqliteFromAnotherProcess } from '../testing/event-loop.ts';
 import { isPortOpen, randomFirstPort, waitFor } from '../testing/net.ts';
 import { addWorktree, git, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
+import { createLogger, formatLogLine } from '../platform/log.ts';
 import { Host, type HostOptions } from './host.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -26,7 +27,7 @@ async function hostWithRepo(
     dataDir: await makeTempDir(),
     firstPort: randomFirstPort(),
     worktreePollMs: options.worktreePollMs ?? 0,
-    log: (line) => logged.push(line),
+    log: createLogger([(record) => logged.push(formatLogLine(record))]),
     ...(options.supervision ? { supervision: options.supervision } : {}),
   });
   cleanups.push(() => host.close());
@@ -319,6 +320,40 @@ describe('Host faults', () => {
     await lock.exited;
     expect(host.processId(main!.id)).toBe(pid); // never restarted
     expect(worktrees(host)[0]!.status.state).toBe('running');
+  });
+
+  it("writes what a worktree process logs to the host's log file, under that worktree", async () => {
+    const repo = await makeTempRepo({
+      '.notarai/app.spec.yaml':
+        "schema_version: '0.8'\nintent: App.\ntier: registered\nartifacts:\n  code:\n    - path: src/**\n",
+      'src/a.ts': 'a\n',
+    });
+    cleanups.push(repo.cleanup);
+    // A cache that is not a database: the worktree process recreates it and says so.
+    await mkdir(path.join(repo.root, '.notarai/.cache'), { recursive: true });
+    await writeFile(
+      path.join(repo.root, '.notarai/.cache/notarai.db'),
+      'not a database '.repeat(100),
+    );
+    const dataDir = await makeTempDir();
+    const host = await Host.open({ dataDir, firstPort: randomFirstPort(), worktreePollMs: 0 });
+    cleanups.push(() => host.close());
+    await host.addRepo(repo.root);
+    await host.startAll();
+    const logFile = path.join(dataDir, 'grove.log');
+    const records = async () =>
+      (await readFile(logFile, 'utf8').catch(() => ''))
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { level: string; scope: string; message: string });
+    await waitFor(
+      async () => (await records()).some((record) => record.message.includes('recreated empty')),
+      'the warning in grove.log',
+      10_000,
+    );
+    const warning = (await records()).find((record) => record.message.includes('recreated empty'));
+    expect(warning).toMatchObject({ level: 'warn', scope: `grove: worktree ${repo.root}` });
+    expect((await stat(logFile)).mode & 0o777).toBe(0o600);
   });
 
   it('reports a locked app database with a clear message', async () => {

@@ -3,6 +3,7 @@
 // process per worktree, follows `git worktree add/remove` while running, and emits HostEvents that
 // every UI (Electron renderer, browser under `grove serve`) mirrors. Plain Node: never imports
 // electron.
+import { createLogger, RotatingLogFile, stderrSink, type Logger } from '../platform/log.ts';
 import { EventEmitter } from 'node:events';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
@@ -46,12 +47,18 @@ export interface HostOptions {
     SupervisorOptions,
     'pingIntervalMs' | 'hangAfterMs' | 'toolLayerHangAfterMs' | 'restartDelaysMs'
   >;
-  /** Where the host says why it killed or restarts a server (default: stderr). */
-  log?: (line: string) => void;
+  /**
+   * Where the host and its worktree processes log (why a server was killed or restarted, listener
+   * errors, reconciliation warnings). Default: `<dataDir>/grove.log` (rotated), warnings and
+   * errors also on stderr.
+   */
+  log?: Logger;
 }
 
-function logToStderr(line: string): void {
-  process.stderr.write(`grove: ${line}\n`);
+/** The default log: every record to `<dataDir>/grove.log`, warnings and errors to stderr. */
+function defaultLogger(dataDir: string): { log: Logger; close(): void } {
+  const file = new RotatingLogFile(dataDir);
+  return { log: createLogger([file.sink, stderrSink('warn')]), close: () => file.close() };
 }
 
 /** A command refers to something that does not exist or asks for something impossible. */
@@ -87,6 +94,9 @@ interface OpenRepo {
 
 export class Host {
   private readonly db: AppDatabase;
+  /** The host's log (HostOptions.log); worktree supervisors log under it. */
+  readonly log: Logger;
+  private closeLog: () => void = () => undefined;
   private readonly options: HostOptions;
   private readonly launcher: WorktreeLauncher;
   private readonly events = new EventEmitter<{ event: [HostEvent] }>();
@@ -100,6 +110,13 @@ export class Host {
   private constructor(db: AppDatabase, options: HostOptions) {
     this.db = db;
     this.options = options;
+    if (options.log) {
+      this.log = options.log;
+    } else {
+      const own = defaultLogger(options.dataDir);
+      this.log = own.log;
+      this.closeLog = own.close;
+    }
     this.launcher = options.launcher ?? forkLauncher;
     this.chat = new ChatService({
       host: this,
@@ -319,6 +336,7 @@ export class Host {
     await Promise.all(this.allWorktrees().map((worktree) => worktree.supervisor.stop()));
     this.events.removeAllListeners();
     this.db.close();
+    this.closeLog();
   }
 
   private async refreshRepo(repo: OpenRepo): Promise<void> {
@@ -399,7 +417,7 @@ export class Host {
         ...(reconcileBase ? { reconcileBase } : {}),
         launcher: this.launcher,
         ...this.options.supervision,
-        onLog: (line) => (this.options.log ?? logToStderr)(`${discovered.path}: ${line}`),
+        log: this.log.child(`worktree ${discovered.path}`),
         onStatus: (status) => {
           if (status.state !== 'running' && status.state !== 'starting') {
             // The process is gone: its sessions went with it.

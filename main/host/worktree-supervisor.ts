@@ -8,6 +8,7 @@
 // at a minute — forever, while the user wants it running. A process that cannot serve its worktree
 // at all (directory gone) says so (`fatal`) and is not restarted. It also relays what the process
 // reports about its clients and tool calls.
+import type { Logger } from '../platform/log.ts';
 import type { ActivityEntry, ClientInfo, RunningCall, ServerStatus } from '../../shared/model.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import { WorktreeToHostSchema } from '../../shared/worktree-protocol.ts';
@@ -38,8 +39,11 @@ export interface SupervisorOptions {
   toolLayerHangAfterMs?: number;
   /** Overrides RESTART_DELAYS_MS (tests). */
   restartDelaysMs?: readonly number[];
-  /** Called with a line saying why the supervisor killed or restarts the process. */
-  onLog?(message: string): void;
+  /**
+   * Where the supervisor says why it killed or restarts the process, and where the process's own
+   * log records go (scoped to this worktree by the host).
+   */
+  log?: Logger;
 }
 
 /**
@@ -172,6 +176,8 @@ export class WorktreeSupervisor {
           this.options.onRunningCalls?.(message.calls);
         } else if (message.type === 'reconcile-state') {
           this.options.onReconcileState?.(message.state);
+        } else if (message.type === 'log') {
+          this.options.log?.forward(message.record);
         } else if (message.type === 'fatal') {
           // The process cannot serve this worktree (directory gone, no free port): do not retry.
           this.wanted = false;
@@ -257,7 +263,7 @@ export class WorktreeSupervisor {
   private killFor(handle: WorktreeProcessHandle, reason: string): void {
     this.stopHealthChecks();
     this.killReason = reason;
-    this.options.onLog?.(reason);
+    this.options.log?.warn(reason);
     handle.kill();
   }
 
@@ -273,7 +279,7 @@ export class WorktreeSupervisor {
     const delay = delays[Math.min(this.consecutiveFailures, delays.length - 1)] ?? 60_000;
     this.consecutiveFailures++;
     this.setStatus({ state: 'error', message, restartAt: Date.now() + delay });
-    this.options.onLog?.(`${message}; restarting in ${formatDelay(delay)}`);
+    this.options.log?.warn(`${message}; restarting in ${formatDelay(delay)}`);
     this.restartTimer = setTimeout(() => {
       if (this.wanted && !this.current) void this.launch();
     }, delay);

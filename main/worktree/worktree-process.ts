@@ -15,6 +15,7 @@ import { createFileTools } from '../tools/index.ts';
 import { createReconcileService, type ReconcileService } from '../tools/reconcile-service.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 import { createIdleMemoryReclaimer } from './idle-memory.ts';
+import { createLogger } from '../platform/log.ts';
 import {
   HostToWorktreeSchema,
   PORT_ATTEMPTS,
@@ -88,6 +89,8 @@ export function runWorktreeProcess(channel: HostChannel): void {
   let reconcile: ReconcileService | undefined;
   let reconcileBase: string | undefined;
   const idleMemory = createIdleMemoryReclaimer();
+  // Records go to the host, which writes them to its log file (and warnings to its stderr).
+  const log = createLogger([(record) => channel.send({ type: 'log', record })]);
   /** Started with the server: the file layer's health, reported with every pong. */
   let fileLayerProbe: ReturnType<typeof createFileLayerProbe> | undefined;
   const clients = new ClientRegistry({
@@ -132,7 +135,10 @@ export function runWorktreeProcess(channel: HostChannel): void {
           onState: (state) => {
             if (!stopping) channel.send({ type: 'reconcile-state', state });
           },
-          onWarning: (warning) => listener?.log('warning', warning),
+          onWarning: (warning) => {
+            log.warn(warning);
+            listener?.log('warning', warning);
+          },
         });
         reconcile = service;
         const started = await listenFromPort(
@@ -155,6 +161,7 @@ export function runWorktreeProcess(channel: HostChannel): void {
             serverInfo: { name: 'grove', version: GROVE_VERSION },
             onClientEvent: (event) => clients.handle(event),
             onRequest: idleMemory.activity,
+            onError: (error) => log.child('mcp').error(error.message),
           },
           message.port,
         );
@@ -167,14 +174,11 @@ export function runWorktreeProcess(channel: HostChannel): void {
         });
         // Loading the engine, the first state and the watcher come after `listening`: neither the
         // engine's modules nor a big repo may delay it (reconcile-service.ts: eager vs lazy).
-        service
-          .start(started)
-          .catch((error: unknown) =>
-            started.log(
-              'warning',
-              `reconciliation: ${error instanceof Error ? error.message : String(error)}`,
-            ),
-          );
+        service.start(started).catch((error: unknown) => {
+          const message = `reconciliation: ${error instanceof Error ? error.message : String(error)}`;
+          log.warn(message);
+          started.log('warning', message);
+        });
         return;
       }
       case 'set-reconcile-base':
