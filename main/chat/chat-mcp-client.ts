@@ -3,6 +3,7 @@
 // tool call lands in the Activity log like any other client's. One connection per worktree, made
 // on first use; a failure on a cached connection (the server restarted and forgot the session)
 // reconnects and re-initializes once. Closed when the server stops or the chat service closes.
+import { UserError } from '../platform/errors.ts';
 import type { Client } from '@modelcontextprotocol/client';
 import type { HostEvent } from '../../shared/host-api.ts';
 import type { ChatToolResult } from '../../shared/chat.ts';
@@ -21,11 +22,6 @@ export interface ChatHostView {
   getConnectionInfo(worktreeId: string): ConnectionInfo;
   snapshot(): HostSnapshot;
   onEvent(listener: (event: HostEvent) => void): () => void;
-}
-
-/** A user-facing failure: unknown worktree, stopped server, missing prompt. */
-export class ChatUserError extends Error {
-  override name = 'ChatUserError';
 }
 
 export interface PromptText {
@@ -103,10 +99,11 @@ export class ChatMcpClient {
     return this.#clients.close();
   }
 
-  /** Throws a ChatUserError unless the worktree exists and its server runs. */
+  /** Throws a UserError unless the worktree exists and its server runs. */
   requireRunning(worktreeId: string): void {
     const running = this.#clients.runningWorktree(worktreeId);
-    if ('problem' in running) throw new ChatUserError(`${capitalize(running.problem)}.`);
+    if ('problem' in running)
+      throw new UserError(`${capitalize(running.problem)}.`, { code: 'unavailable' });
   }
 
   /**
@@ -118,7 +115,7 @@ export class ChatMcpClient {
     signal: AbortSignal,
     use: (client: Client) => Promise<T>,
   ): Promise<T> {
-    if (this.#clients.closed) throw new ChatUserError('the chat is closed');
+    if (this.#clients.closed) throw new UserError('the chat is closed', { code: 'unavailable' });
     this.requireRunning(worktreeId);
     return this.#clients.withClient(worktreeId, use, signal);
   }

@@ -1,7 +1,7 @@
 // The chat service the Host owns: settings, conversations per worktree, and at most one running
 // answer per conversation (an AbortController each, for Stop). Every HostApi chat command
 // delegates here; progress goes out as `chat` HostEvents. User-fixable failures (no model chosen,
-// server not running, no `reconcile` prompt) are ChatUserErrors with a clear message.
+// server not running, no `reconcile` prompt) are UserErrors with a clear message.
 import type Database from 'better-sqlite3';
 import type {
   ChatConversation,
@@ -14,7 +14,8 @@ import type {
 } from '../../shared/chat.ts';
 import { runAgent, type RetryPolicy, type RunResult } from './agent-loop.ts';
 import { AnthropicProvider } from './anthropic-provider.ts';
-import { ChatMcpClient, ChatUserError, type ChatHostView } from './chat-mcp-client.ts';
+import { ChatMcpClient, type ChatHostView } from './chat-mcp-client.ts';
+import { UserError } from '../platform/errors.ts';
 import {
   ChatSettings,
   memorySecretSource,
@@ -25,7 +26,6 @@ import { ConversationStore, type ConversationRow } from './conversation-store.ts
 import { OpenAiProvider } from './openai-provider.ts';
 import type { ChatProvider } from './provider.ts';
 
-export { ChatUserError } from './chat-mcp-client.ts';
 export type { SecretSource } from './chat-settings.ts';
 
 export interface ChatServiceOptions {
@@ -89,7 +89,7 @@ export class ChatService {
     } catch (error) {
       // e.g. the system keychain is unavailable: the user has to know the key was not kept.
       const reason = error instanceof Error ? error.message : String(error);
-      throw new ChatUserError(`The chat settings could not be saved: ${reason}`);
+      throw new UserError(`The chat settings could not be saved: ${reason}`);
     }
   }
 
@@ -129,13 +129,13 @@ export class ChatService {
   ): Promise<{ message: ChatMessage; done: Promise<RunResult> }> {
     const row = this.#conversation(worktreeId, conversationId);
     if (this.#runs.has(conversationId)) {
-      throw new ChatUserError('The model is still answering in this conversation: stop it first.');
+      throw new UserError('The model is still answering in this conversation: stop it first.');
     }
     const settings = await this.#settings.resolve();
     const provider = this.#provider(settings);
     this.#mcp.requireRunning(worktreeId);
     if (this.#runs.has(conversationId)) {
-      throw new ChatUserError('The model is still answering in this conversation: stop it first.');
+      throw new UserError('The model is still answering in this conversation: stop it first.');
     }
     const message = this.#store.addMessage(conversationId, {
       role: 'user',
@@ -198,13 +198,13 @@ export class ChatService {
     const signal = AbortSignal.timeout(15_000);
     const prompt = await this.#mcp.getPrompt(worktreeId, RECONCILE_PROMPT, signal);
     if (!prompt) {
-      throw new ChatUserError(
+      throw new UserError(
         `This worktree's MCP server offers no "${RECONCILE_PROMPT}" prompt, so there is nothing to ` +
           'reconcile from (this Grove version may not have it yet).',
       );
     }
     if (!prompt.text.trim()) {
-      throw new ChatUserError(`The server's "${RECONCILE_PROMPT}" prompt is empty.`);
+      throw new UserError(`The server's "${RECONCILE_PROMPT}" prompt is empty.`);
     }
     const id = conversationId ?? this.#store.createConversation(worktreeId, 'Reconcile').id;
     const { message, done } = await this.send(worktreeId, id, prompt.text);
@@ -227,14 +227,14 @@ export class ChatService {
   }
 
   #provider(settings: ResolvedChatSettings): ChatProvider {
-    if (this.#closed) throw new ChatUserError('the chat is closed');
+    if (this.#closed) throw new UserError('the chat is closed');
     if (!settings.model) {
-      throw new ChatUserError('Choose a model in the chat settings first.');
+      throw new UserError('Choose a model in the chat settings first.');
     }
     const timeoutMs = this.#options.providerTimeoutMs;
     if (settings.provider === 'anthropic') {
       if (!settings.apiKey) {
-        throw new ChatUserError('Set an Anthropic API key in the chat settings first.');
+        throw new UserError('Set an Anthropic API key in the chat settings first.');
       }
       return new AnthropicProvider({
         baseUrl: settings.baseUrl,
@@ -260,14 +260,14 @@ export class ChatService {
       .snapshot()
       .repos.flatMap((repo) => repo.worktrees)
       .find((w) => w.id === worktreeId);
-    if (!worktree) throw new ChatUserError(`unknown worktree id: ${worktreeId}`);
+    if (!worktree) throw new UserError(`unknown worktree id: ${worktreeId}`, { code: 'not-found' });
     return worktree;
   }
 
   #conversation(worktreeId: string, conversationId: string): ConversationRow {
     const row = this.#store.getConversation(conversationId);
     if (!row || row.worktreeId !== worktreeId) {
-      throw new ChatUserError(`unknown conversation ${conversationId} in worktree ${worktreeId}`);
+      throw new UserError(`unknown conversation ${conversationId} in worktree ${worktreeId}`);
     }
     return row;
   }

@@ -1,6 +1,7 @@
 // `grove` command line. `grove serve <repo>...` runs the host without Electron: one MCP server per
 // worktree of each repo, plus the UI in a browser. Prints, per worktree, its branch, path, URLs and
 // token (or, with --json, machine-readable lines: first {"event":"ready",...}, then host events).
+import { UserError } from '../platform/errors.ts';
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { defaultDataDirectory } from '../host/data-directory.ts';
@@ -24,7 +25,10 @@ Options:
 
 const DEFAULT_UI_PORT = 47100;
 
-class UsageError extends Error {}
+/** A command line Grove cannot run: the message, then the usage. */
+function usageError(message: string): UserError {
+  return new UserError(message, { code: 'invalid-argument', cause: 'usage' });
+}
 
 interface ServeOptions {
   repoPaths: string[];
@@ -49,16 +53,14 @@ function parseServeArgs(args: string[]): ServeOptions {
   });
   const uiPort = values['ui-port'] === undefined ? DEFAULT_UI_PORT : Number(values['ui-port']);
   if (!Number.isInteger(uiPort) || uiPort < 0 || uiPort > 65535) {
-    throw new UsageError(`--ui-port must be a port number (0-65535), got ${values['ui-port']}`);
+    throw usageError(`--ui-port must be a port number (0-65535), got ${values['ui-port']}`);
   }
   const firstPort = process.env.GROVE_FIRST_PORT ? Number(process.env.GROVE_FIRST_PORT) : undefined;
   if (
     firstPort !== undefined &&
     !(Number.isInteger(firstPort) && firstPort > 0 && firstPort < 65536)
   ) {
-    throw new UsageError(
-      `GROVE_FIRST_PORT must be a port number, got ${process.env.GROVE_FIRST_PORT}`,
-    );
+    throw usageError(`GROVE_FIRST_PORT must be a port number, got ${process.env.GROVE_FIRST_PORT}`);
   }
   return {
     firstPort,
@@ -108,7 +110,7 @@ async function serve(options: ServeOptions): Promise<void> {
         process.stderr.write(`grove: skipped ${failure.path}: ${failure.error}\n`);
       }
       if (host.snapshot().repos.length === 0) {
-        throw new UsageError(`no repositories opened before in ${options.dataDir}: give a path`);
+        throw usageError(`no repositories opened before in ${options.dataDir}: give a path`);
       }
     }
     await host.startAll();
@@ -173,7 +175,7 @@ export async function main(argv: string[]): Promise<number> {
     return command === undefined ? 2 : 0;
   }
   try {
-    if (command !== 'serve') throw new UsageError(`unknown command: ${command}`);
+    if (command !== 'serve') throw usageError(`unknown command: ${command}`);
     if (rest.includes('-h') || rest.includes('--help')) {
       console.log(USAGE);
       return 0;
@@ -184,7 +186,7 @@ export async function main(argv: string[]): Promise<number> {
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`grove: ${message}\n`);
     if (
-      error instanceof UsageError ||
+      (error instanceof UserError && error.cause === 'usage') ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
       process.stderr.write(`\n${USAGE}\n`);

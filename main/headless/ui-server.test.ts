@@ -73,4 +73,27 @@ describe('UI server under hostile requests', () => {
     expect(huge.status).toBe(413);
     await stillServing();
   });
+
+  it('answers a command the user can fix with 400, its message and its code', async () => {
+    const command = (name: string, body: unknown) =>
+      rawRequest({
+        port: ui.port,
+        method: 'POST',
+        path: `/api/${name}`,
+        headers: json,
+        body: JSON.stringify(body),
+      });
+    const missing = await command('addRepo', { path: '/no/such/grove/path' });
+    expect(missing.status).toBe(400);
+    expect(JSON.parse(missing.body)).toEqual({
+      error: 'path does not exist: /no/such/grove/path',
+      code: 'not-found',
+    });
+    const unknown = await command('startServer', { worktreeId: 'nope' });
+    expect(JSON.parse(unknown.body)).toEqual({
+      error: 'unknown worktree id: nope',
+      code: 'not-found',
+    });
+    await stillServing();
+  });
 });

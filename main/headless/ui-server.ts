@@ -9,7 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HostEvent } from '../../shared/host-api.ts';
 import { runHostCommand } from '../host/host-commands.ts';
-import { HostCommandError, type Host } from '../host/host.ts';
+import type { Host } from '../host/host.ts';
+import { UserError } from '../platform/errors.ts';
 import { isJsonMediaType, readJsonBody, RequestBodyError } from '../platform/http/json-body.ts';
 import { hostAndOriginGuard, tokenGuard } from '../platform/http/request-guard.ts';
 
@@ -105,8 +106,15 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     try {
       res.json(await runHostCommand(options.host, req.params.command, req.body));
     } catch (error) {
-      const known = error instanceof HostCommandError;
-      res.status(known ? 400 : 500).json({ error: (error as Error).message });
+      // A UserError is the user's to fix (400, with its code); anything else is Grove's fault.
+      if (error instanceof UserError) {
+        res.status(400).json({ error: error.message, code: error.code });
+      } else {
+        options.host.log.error(`HostApi command ${req.params.command} failed`, {
+          error: String(error),
+        });
+        res.status(500).json({ error: (error as Error).message });
+      }
     }
   });
 

@@ -1,6 +1,7 @@
 // The config writer on real temp files: keeps every other entry and key, backs the old file up,
 // replaces its own entry, creates missing files and directories, refuses a file that is not JSON
 // (byte for byte untouched, no temp file left), and picks Claude Desktop's path per platform.
+import { UserError } from '../platform/errors.ts';
 import { execFile } from 'node:child_process';
 import {
   lstat,
@@ -22,7 +23,6 @@ import {
   addToClaudeDesktop,
   addToProjectMcpJson,
   claudeDesktopConfigPath,
-  ConfigFileError,
 } from './client-config-writer.ts';
 
 let dir: string;
@@ -88,7 +88,7 @@ describe('client config writer', () => {
     const file = path.join(dir, 'claude_desktop_config.json');
     const broken = '{ "mcpServers": { "other": { "command": "node", } }\n';
     await writeFile(file, broken);
-    await expect(addToClaudeDesktop(target(dir), file)).rejects.toThrow(ConfigFileError);
+    await expect(addToClaudeDesktop(target(dir), file)).rejects.toThrow(UserError);
     await expect(addToClaudeDesktop(target(dir), file)).rejects.toThrow(/not valid JSON/);
     expect(await readFile(file, 'utf8')).toBe(broken);
     expect(await readdir(dir)).toEqual(['claude_desktop_config.json']);
@@ -151,7 +151,7 @@ describe('.mcp.json in a worktree is untrusted: never through a link, never echo
       () => undefined,
       (caught: unknown) => caught,
     );
-    expect(error).toBeInstanceOf(ConfigFileError);
+    expect(error).toBeInstanceOf(UserError);
     const message = (error as Error).message;
     expect(message).not.toContain(SECRET);
     return message;

@@ -25,11 +25,11 @@ import {
   realWorktreeRoot,
   writeFileAtomicInsideRoot,
 } from '../platform/confined-fs.ts';
-import { ToolError } from '../platform/errors.ts';
+import { UserError } from '../platform/errors.ts';
 
 /** The config file cannot be updated safely (not JSON, unexpected shape); it was not touched. */
-export class ConfigFileError extends Error {
-  override name = 'ConfigFileError';
+function configFileRefusal(message: string): UserError {
+  return new UserError(message, { code: 'refused' });
 }
 
 /** Env variable that overrides Claude Desktop's config path (tests, unusual installs). */
@@ -114,7 +114,7 @@ async function confinedAccess(root: string, file: string): Promise<ConfigFileAcc
   const realRoot = await realWorktreeRoot(root);
   const relative = path.relative(root, file).split(path.sep).join('/');
   const refuse = (why: string) =>
-    new ConfigFileError(`${relative} in the worktree ${why}; nothing was written.`);
+    configFileRefusal(`${relative} in the worktree ${why}; nothing was written.`);
   const check = (): void => {
     const kind = entryKindInsideRoot(realRoot, relative);
     if (kind === 'symlink') throw refuse('is a symbolic link, which Grove never writes through');
@@ -125,8 +125,8 @@ async function confinedAccess(root: string, file: string): Promise<ConfigFileAcc
     try {
       return await work();
     } catch (error) {
-      if (error instanceof ToolError)
-        throw new ConfigFileError(`${error.message}; nothing was written.`);
+      if (error instanceof UserError)
+        throw configFileRefusal(`${error.message}; nothing was written.`);
       throw error;
     }
   };
@@ -176,18 +176,18 @@ export async function writeServerEntry(options: WriteEntryOptions): Promise<Conf
       parsed = JSON.parse(original.replace(/^\uFEFF/, ''));
     } catch {
       // JSON.parse's message quotes the text around the problem: never echo the file.
-      throw new ConfigFileError(
+      throw configFileRefusal(
         `${file} is not valid JSON; it was left unchanged. Fix or move it, then try again.`,
       );
     }
     if (!isPlainObject(parsed)) {
-      throw new ConfigFileError(`${file} does not hold a JSON object; it was left unchanged.`);
+      throw configFileRefusal(`${file} does not hold a JSON object; it was left unchanged.`);
     }
     config = parsed;
   }
   const servers = config[key] ?? {};
   if (!isPlainObject(servers)) {
-    throw new ConfigFileError(`"${key}" in ${file} is not an object; the file was left unchanged.`);
+    throw configFileRefusal(`"${key}" in ${file} is not an object; the file was left unchanged.`);
   }
   const updated = { ...config, [key]: { ...servers, [name]: entry } };
 

@@ -1,13 +1,14 @@
 // The data directory is private: created 0700 (whatever the umask), its database, SQLite
 // companions and secret store 0600, an existing install's looser modes fixed on start, and a
 // symlinked private file refused without touching its target. Real temp dirs, real SQLite.
+import { UserError } from '../platform/errors.ts';
 import { chmod, lstat, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeTempDir } from '../testing/temp-repo.ts';
 import { AppDatabase } from './app-database.ts';
 import { homedir } from 'node:os';
-import { DataDirectoryError, defaultDataDirectory, secureDataDirectory } from './data-directory.ts';
+import { defaultDataDirectory, secureDataDirectory } from './data-directory.ts';
 
 const modeOf = async (file: string): Promise<number> => (await lstat(file)).mode & 0o777;
 
@@ -71,7 +72,7 @@ describe.skipIf(process.platform === 'win32')('the data directory', () => {
     await symlink(target, path.join(dataDir, 'grove.db'));
 
     const opening = AppDatabase.open(dataDir);
-    await expect(opening).rejects.toThrow(DataDirectoryError);
+    await expect(opening).rejects.toThrow(UserError);
     await expect(opening).rejects.toThrow(
       `refusing to use ${path.join(dataDir, 'grove.db')}: it is a symbolic link (to ${target})`,
     );

@@ -5,6 +5,7 @@
 // private file that is a symbolic link (or not a regular file) is refused, never followed: its
 // mode is changed on a descriptor opened with O_NOFOLLOW and checked to be the file just looked at.
 // Windows has no POSIX modes: there this only creates the directory.
+import { UserError } from '../platform/errors.ts';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readlink, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -40,8 +41,8 @@ export const DATA_DIRECTORY_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
 
 /** The data directory or one of its private files cannot be made private. */
-export class DataDirectoryError extends Error {
-  override name = 'DataDirectoryError';
+function refusal(message: string): UserError {
+  return new UserError(message, { code: 'refused' });
 }
 
 function errorCode(error: unknown): string | undefined {
@@ -50,7 +51,7 @@ function errorCode(error: unknown): string | undefined {
 
 /**
  * Creates `dataDir` (0700) or tightens an existing one to 0700, and tightens every existing private
- * file in it to 0600. Throws a DataDirectoryError naming the file when one is a symlink, is not a
+ * file in it to 0600. Throws a UserError naming the file when one is a symlink, is not a
  * regular file, or belongs to another user.
  */
 export async function secureDataDirectory(
@@ -62,7 +63,7 @@ export async function secureDataDirectory(
   // The directory itself may be a symlink the user made (dotfiles): its target is what is secured.
   const info = await stat(dataDir);
   if (!info.isDirectory()) {
-    throw new DataDirectoryError(`the data directory ${dataDir} is not a directory`);
+    throw refusal(`the data directory ${dataDir} is not a directory`);
   }
   checkOwner(dataDir, info.uid);
   if (created !== undefined || (info.mode & 0o077) !== 0) {
@@ -70,7 +71,7 @@ export async function secureDataDirectory(
     try {
       const opened = await handle.stat();
       if (opened.ino !== info.ino || opened.dev !== info.dev) {
-        throw new DataDirectoryError(`the data directory ${dataDir} changed while being secured`);
+        throw refusal(`the data directory ${dataDir} changed while being secured`);
       }
       await handle.chmod(DATA_DIRECTORY_MODE);
     } finally {
@@ -102,13 +103,13 @@ async function securePrivateFile(file: string): Promise<void> {
   }
   if (link.isSymbolicLink()) {
     const target = await readlink(file).catch(() => '?');
-    throw new DataDirectoryError(
+    throw refusal(
       `refusing to use ${file}: it is a symbolic link (to ${target}). Grove keeps tokens and keys ` +
         'in it and does not follow links there; replace it with the real file.',
     );
   }
   if (!link.isFile()) {
-    throw new DataDirectoryError(`refusing to use ${file}: it is not a regular file`);
+    throw refusal(`refusing to use ${file}: it is not a regular file`);
   }
   checkOwner(file, link.uid);
   if ((link.mode & 0o077) === 0) return;
@@ -117,14 +118,14 @@ async function securePrivateFile(file: string): Promise<void> {
     handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     if (errorCode(error) === 'ELOOP' || errorCode(error) === 'EMLINK') {
-      throw new DataDirectoryError(`refusing to use ${file}: it is a symbolic link`);
+      throw refusal(`refusing to use ${file}: it is a symbolic link`);
     }
     throw error;
   }
   try {
     const opened = await handle.stat();
     if (!opened.isFile() || opened.ino !== link.ino || opened.dev !== link.dev) {
-      throw new DataDirectoryError(`refusing to use ${file}: it changed while being secured`);
+      throw refusal(`refusing to use ${file}: it changed while being secured`);
     }
     await handle.chmod(PRIVATE_FILE_MODE);
   } finally {
@@ -136,7 +137,7 @@ async function securePrivateFile(file: string): Promise<void> {
 function checkOwner(file: string, uid: number): void {
   const own = process.getuid?.();
   if (own === undefined || own === 0 || uid === own) return;
-  throw new DataDirectoryError(
+  throw refusal(
     `refusing to use ${file}: it belongs to another user (uid ${uid}), so tokens and keys kept ` +
       'there would not be private',
   );

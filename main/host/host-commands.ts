@@ -8,15 +8,10 @@ import {
   type HostCommandOutput,
 } from '../../shared/host-api.ts';
 import type { ClientConfigTarget } from '../../shared/client-configs.ts';
-import { ChatUserError } from '../chat/chat-service.ts';
-import {
-  addToClaudeDesktop,
-  addToProjectMcpJson,
-  ConfigFileError,
-} from './client-config-writer.ts';
-import { HostCommandError, type Host } from './host.ts';
+import { addToClaudeDesktop, addToProjectMcpJson } from './client-config-writer.ts';
+import { UserError } from '../platform/errors.ts';
+import type { Host } from './host.ts';
 import { toolConsoleFor } from './tool-console.ts';
-import { RepoPathError } from './worktree-discovery.ts';
 
 type Handlers = {
   [N in HostCommandName]: (
@@ -31,22 +26,17 @@ const ok = { ok: true as const };
 const handlers: Handlers = {
   getSnapshot: (host) => host.snapshot(),
   addRepo: async (host, input: Input<'addRepo'>) => {
-    try {
-      const known = new Set(host.snapshot().repos.map((repo) => repo.id));
-      const repo = await host.addRepo(input.path);
-      // A repo opened from the UI starts like one opened at launch: its autostart servers run
-      // (in the background; their status arrives as events). Reopening a known repo starts nothing.
-      if (!known.has(repo.id)) {
-        for (const worktree of repo.worktrees) {
-          if (worktree.settings.autostart) void host.startServer(worktree.id).catch(() => {});
-        }
+    // "not a git repository: ..." is a UserError: the user's to fix, not a host failure.
+    const known = new Set(host.snapshot().repos.map((repo) => repo.id));
+    const repo = await host.addRepo(input.path);
+    // A repo opened from the UI starts like one opened at launch: its autostart servers run
+    // (in the background; their status arrives as events). Reopening a known repo starts nothing.
+    if (!known.has(repo.id)) {
+      for (const worktree of repo.worktrees) {
+        if (worktree.settings.autostart) void host.startServer(worktree.id).catch(() => {});
       }
-      return repo;
-    } catch (error) {
-      // "not a git repository: ..." is the user's to fix, not a host failure.
-      if (error instanceof RepoPathError) throw new HostCommandError(error.message);
-      throw error;
     }
+    return repo;
   },
   removeRepo: async (host, input: Input<'removeRepo'>) => {
     await host.removeRepo(input.repoId);
@@ -83,78 +73,52 @@ const handlers: Handlers = {
   callTool: (host, input: Input<'callTool'>) =>
     toolConsoleFor(host).callTool(input.worktreeId, input.name, input.arguments),
   addToClaudeDesktop: (host, input: Input<'addToClaudeDesktop'>) =>
-    userFixable(() => addToClaudeDesktop(configTarget(host, input.worktreeId))),
+    addToClaudeDesktop(configTarget(host, input.worktreeId)),
   addToProjectMcpJson: (host, input: Input<'addToProjectMcpJson'>) =>
-    userFixable(() => addToProjectMcpJson(configTarget(host, input.worktreeId))),
-  // The chat panel: everything delegates to the host's ChatService (main/chat/).
+    addToProjectMcpJson(configTarget(host, input.worktreeId)),
+  // The chat panel: everything delegates to the host's ChatService (main/chat/). Its refusals
+  // (no model set, server stopped...) are UserErrors like every other command's.
   getChatSettings: (host) => host.chat.getSettings(),
-  setChatSettings: (host, input: Input<'setChatSettings'>) =>
-    chat(() => host.chat.setSettings(input)),
-  listConversations: (host, input: Input<'listConversations'>) =>
-    chat(() => ({ conversations: host.chat.listConversations(input.worktreeId) })),
+  setChatSettings: (host, input: Input<'setChatSettings'>) => host.chat.setSettings(input),
+  listConversations: (host, input: Input<'listConversations'>) => ({
+    conversations: host.chat.listConversations(input.worktreeId),
+  }),
   getConversation: (host, input: Input<'getConversation'>) =>
-    chat(() => host.chat.getConversation(input.worktreeId, input.conversationId)),
+    host.chat.getConversation(input.worktreeId, input.conversationId),
   newConversation: (host, input: Input<'newConversation'>) =>
-    chat(() => host.chat.newConversation(input.worktreeId, input.title)),
+    host.chat.newConversation(input.worktreeId, input.title),
   deleteConversation: (host, input: Input<'deleteConversation'>) =>
-    chat(async () => {
-      await host.chat.deleteConversation(input.worktreeId, input.conversationId);
-      return ok;
-    }),
+    host.chat.deleteConversation(input.worktreeId, input.conversationId).then(() => ok),
   sendChatMessage: (host, input: Input<'sendChatMessage'>) =>
-    chat(async () => {
-      const { message } = await host.chat.send(input.worktreeId, input.conversationId, input.text);
-      return { message };
-    }),
+    host.chat
+      .send(input.worktreeId, input.conversationId, input.text)
+      .then(({ message }) => ({ message })),
   stopChat: (host, input: Input<'stopChat'>) =>
-    chat(async () => ({ stopped: await host.chat.stop(input.worktreeId, input.conversationId) })),
+    host.chat.stop(input.worktreeId, input.conversationId).then((stopped) => ({ stopped })),
   startReconcileChat: (host, input: Input<'startReconcileChat'>) =>
-    chat(async () => {
-      const { conversation, message } = await host.chat.startReconcile(
-        input.worktreeId,
-        input.conversationId,
-      );
-      return { conversation, message };
-    }),
+    host.chat
+      .startReconcile(input.worktreeId, input.conversationId)
+      .then(({ conversation, message }) => ({ conversation, message })),
 };
 
-/** A chat failure the user can fix (no model set, server stopped ...) is not a host failure. */
-async function chat<T>(run: () => Promise<T> | T): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (error instanceof ChatUserError) throw new HostCommandError(error.message);
-    throw error;
-  }
-}
-
-/** What a client config needs about one worktree (throws HostCommandError for an unknown id). */
+/** What a client config needs about one worktree (throws a UserError for an unknown id). */
 function configTarget(host: Host, worktreeId: string): ClientConfigTarget {
   const { urls, token } = host.getConnectionInfo(worktreeId);
   const worktree = host
     .snapshot()
     .repos.flatMap((repo) => repo.worktrees)
     .find((w) => w.id === worktreeId);
-  if (!worktree) throw new HostCommandError(`unknown worktree id: ${worktreeId}`);
+  if (!worktree) throw new UserError(`unknown worktree id: ${worktreeId}`, { code: 'not-found' });
   return { branch: worktree.branch, path: worktree.path, urls, token };
 }
 
-/** A config file Grove refused to touch is the user's to fix, not a host failure. */
-async function userFixable<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (error instanceof ConfigFileError) throw new HostCommandError(error.message);
-    throw error;
-  }
-}
-
-/** Runs one command by name; invalid names or input throw HostCommandError with the reason. */
+/** Runs one command by name; invalid names or input throw a UserError with the reason. */
 export async function runHostCommand(host: Host, name: string, input: unknown): Promise<unknown> {
-  if (!isHostCommandName(name)) throw new HostCommandError(`unknown command: ${name}`);
+  if (!isHostCommandName(name))
+    throw new UserError(`unknown command: ${name}`, { code: 'not-found' });
   const parsed = hostCommands[name].input.safeParse(input ?? {});
   if (!parsed.success) {
-    throw new HostCommandError(`invalid input for ${name}: ${parsed.error.issues[0]?.message}`);
+    throw new UserError(`invalid input for ${name}: ${parsed.error.issues[0]?.message}`);
   }
   const handler = handlers[name] as (host: Host, input: unknown) => unknown;
   return hostCommands[name].output.parse(await handler(host, parsed.data));

@@ -1,14 +1,15 @@
 // The host refuses repository paths it must never serve, through the same HostApi error every UI
-// shows (HostCommandError): /proc, /sys, /dev (as written or through a symlink), a plain
+// shows (UserError): /proc, /sys, /dev (as written or through a symlink), a plain
 // directory, a .git directory. A worktree that git lists inside /proc is never started: it shows
 // as `error` with the reason. Real repos, real worktree processes.
+import { UserError } from '../platform/errors.ts';
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomFirstPort } from '../testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 import { runHostCommand } from './host-commands.ts';
-import { Host, HostCommandError } from './host.ts';
+import { Host } from './host.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -57,7 +58,7 @@ describe('adding a repository', () => {
       ];
       for (const [input, message] of cases) {
         const error = await refusal(host, input);
-        expect(error, input).toBeInstanceOf(HostCommandError);
+        expect(error, input).toBeInstanceOf(UserError);
         expect((error as Error).message, input).toContain(message);
       }
       expect(host.snapshot().repos).toEqual([]);
@@ -72,14 +73,14 @@ describe('adding a repository', () => {
     const plain = await makeTempDir();
     await mkdir(path.join(plain, 'src'));
     const plainError = await refusal(host, path.join(plain, 'src'));
-    expect(plainError).toBeInstanceOf(HostCommandError);
+    expect(plainError).toBeInstanceOf(UserError);
     expect((plainError as Error).message).toBe(`not a git repository: ${path.join(plain, 'src')}`);
 
     const repo = await makeTempRepo();
     cleanups.push(repo.cleanup);
     const gitDir = path.join(repo.root, '.git');
     const gitDirError = await refusal(host, gitDir);
-    expect(gitDirError).toBeInstanceOf(HostCommandError);
+    expect(gitDirError).toBeInstanceOf(UserError);
     expect((gitDirError as Error).message).toBe(
       `${gitDir} is inside a repository's git directory, not its work tree: open the work tree`,
     );
@@ -112,7 +113,7 @@ describe('adding a repository', () => {
       expect(evil.status).toEqual({ state: 'error', message: reason });
       expect(host.processId(evil.id)).toBeUndefined();
       await expect(runHostCommand(host, 'startServer', { worktreeId: evil.id })).rejects.toThrow(
-        new HostCommandError(reason),
+        new UserError(reason, { code: 'unavailable' }),
       );
       expect(host.processId(evil.id)).toBeUndefined();
     },

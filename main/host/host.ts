@@ -3,6 +3,7 @@
 // process per worktree, follows `git worktree add/remove` while running, and emits HostEvents that
 // every UI (Electron renderer, browser under `grove serve`) mirrors. Plain Node: never imports
 // electron.
+import { UserError } from '../platform/errors.ts';
 import { createLogger, RotatingLogFile, stderrSink, type Logger } from '../platform/log.ts';
 import { EventEmitter } from 'node:events';
 import { availableParallelism } from 'node:os';
@@ -23,7 +24,6 @@ import { ChatService, type ChatServiceOptions } from '../chat/chat-service.ts';
 import { AppDatabase, FIRST_WORKTREE_PORT, newToken, type WorktreeRow } from './app-database.ts';
 import {
   discoverRepo,
-  RepoPathError,
   type DiscoveredRepo,
   type DiscoveredWorktree,
 } from './worktree-discovery.ts';
@@ -59,11 +59,6 @@ export interface HostOptions {
 function defaultLogger(dataDir: string): { log: Logger; close(): void } {
   const file = new RotatingLogFile(dataDir);
   return { log: createLogger([file.sink, stderrSink('warn')]), close: () => file.close() };
-}
-
-/** A command refers to something that does not exist or asks for something impossible. */
-export class HostCommandError extends Error {
-  override name = 'HostCommandError';
 }
 
 interface OpenWorktree {
@@ -172,7 +167,8 @@ export class Host {
   /** Stops a repo's servers and forgets it, with its worktrees' ports and tokens. */
   async removeRepo(repoId: string): Promise<void> {
     const index = this.repos.findIndex((repo) => repo.id === repoId);
-    if (index === -1) throw new HostCommandError(`unknown repository id: ${repoId}`);
+    if (index === -1)
+      throw new UserError(`unknown repository id: ${repoId}`, { code: 'not-found' });
     const [repo] = this.repos.splice(index, 1);
     await Promise.all(repo!.worktrees.map((worktree) => worktree.supervisor.stop()));
     this.db.deleteRepo(Number(repoId));
@@ -198,7 +194,8 @@ export class Host {
 
   async startServer(worktreeId: string): Promise<void> {
     const worktree = this.worktree(worktreeId);
-    if (worktree.missingMessage) throw new HostCommandError(worktree.missingMessage);
+    if (worktree.missingMessage)
+      throw new UserError(worktree.missingMessage, { code: 'unavailable' });
     await worktree.supervisor.start();
   }
 
@@ -256,7 +253,9 @@ export class Host {
     const worktree = this.worktree(worktreeId);
     const holder = this.db.getWorktreeByPort(port);
     if (holder && holder.id !== worktree.row.id) {
-      throw new HostCommandError(`port ${port} is already assigned to the worktree ${holder.path}`);
+      throw new UserError(`port ${port} is already assigned to the worktree ${holder.path}`, {
+        code: 'busy',
+      });
     }
     this.db.setWorktreePort(worktree.row.id, port);
     worktree.row.port = port;
@@ -271,7 +270,7 @@ export class Host {
   setReconcileBase(worktreeId: string, base: string | null): WorktreeState {
     const worktree = this.worktree(worktreeId);
     if (base !== null && base.startsWith('-')) {
-      throw new HostCommandError(`invalid base branch ${JSON.stringify(base)}: it starts with "-"`);
+      throw new UserError(`invalid base branch ${JSON.stringify(base)}: it starts with "-"`);
     }
     worktree.reconcileBase = base;
     this.db.setSetting(reconcileBaseKey(worktree.row.id), base ?? '');
@@ -346,7 +345,7 @@ export class Host {
       discovered = await discoverRepo(repo.path);
     } catch (error) {
       // The main worktree itself is gone or no longer a repository: every server goes to error.
-      const message = error instanceof RepoPathError ? error.message : String(error);
+      const message = error instanceof UserError ? error.message : String(error);
       for (const worktree of repo.worktrees) await this.markMissing(worktree, message);
       return;
     }
@@ -467,7 +466,7 @@ export class Host {
 
   private worktree(id: string): OpenWorktree {
     const found = this.allWorktrees().find((worktree) => worktreeId(worktree) === id);
-    if (!found) throw new HostCommandError(`unknown worktree id: ${id}`);
+    if (!found) throw new UserError(`unknown worktree id: ${id}`, { code: 'not-found' });
     return found;
   }
 

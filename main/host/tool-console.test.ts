@@ -1,12 +1,12 @@
 // The tool console against a real MCP listener: lists and calls tools as "Grove (this window)",
 // reports tool errors as results, reconnects after a token change, refuses a stopped server, and
 // closes its session when the server stops or the console closes.
+import { UserError } from '../platform/errors.ts';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { HostEvent } from '../../shared/host-api.ts';
 import { serverUrls, type HostSnapshot, type WorktreeState } from '../../shared/model.ts';
 import { startTestListener, TEST_TOKEN, type TestListener } from '../testing/mcp-clients.ts';
 import { waitFor } from '../testing/net.ts';
-import { HostCommandError } from './host.ts';
 import { TOOL_CONSOLE_CLIENT_NAME, ToolConsole, type ToolConsoleHost } from './tool-console.ts';
 
 let listener: TestListener | undefined;
@@ -120,9 +120,7 @@ describe('tool console', () => {
         ),
       'the console session to close',
     );
-    await expect(toolConsole.callTool('1', 'echo', { message: 'c' })).rejects.toThrow(
-      HostCommandError,
-    );
+    await expect(toolConsole.callTool('1', 'echo', { message: 'c' })).rejects.toThrow(UserError);
     await expect(toolConsole.listTools('404')).rejects.toThrow(/unknown worktree/);
   });
 });

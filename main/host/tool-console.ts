@@ -7,7 +7,7 @@
 import type { Client } from '@modelcontextprotocol/client';
 import type { ToolCallResult, ToolInfo } from '../../shared/host-api.ts';
 import { GROVE_WINDOW_CLIENT_NAME } from '../../shared/clients.ts';
-import { HostCommandError } from './host.ts';
+import { UserError } from '../platform/errors.ts';
 import { WorktreeMcpClients, type WorktreeMcpHost } from '../chat/worktree-mcp-clients.ts';
 
 export const TOOL_CONSOLE_CLIENT_NAME = GROVE_WINDOW_CLIENT_NAME;
@@ -65,11 +65,12 @@ export class ToolConsole {
     return this.#clients.close();
   }
 
-  /** Runs `use` with the worktree's client; every failure is a HostCommandError with the reason. */
+  /** Runs `use` with the worktree's client; every failure is a UserError with the reason. */
   async #withClient<T>(worktreeId: string, use: (client: Client) => Promise<T>): Promise<T> {
-    if (this.#clients.closed) throw new HostCommandError('the tool console is closed');
+    if (this.#clients.closed)
+      throw new UserError('the tool console is closed', { code: 'unavailable' });
     const running = this.#clients.runningWorktree(worktreeId);
-    if ('problem' in running) throw new HostCommandError(running.problem);
+    if ('problem' in running) throw new UserError(running.problem, { code: 'unavailable' });
     try {
       return await this.#clients.withClient(worktreeId, use);
     } catch (error) {
@@ -80,7 +81,7 @@ export class ToolConsole {
 
 function consoleError(error: unknown): Error {
   const message = error instanceof Error ? error.message : String(error);
-  return new HostCommandError(`tool console: ${message}`);
+  return new UserError(`tool console: ${message}`, { code: 'unavailable' });
 }
 
 const consoles = new WeakMap<ToolConsoleHost, ToolConsole>();

@@ -1,3 +1,4 @@
+import { UserError } from '../platform/errors.ts';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,7 +9,7 @@ import {
   makeTempRepo,
   type TempRepo,
 } from '../testing/temp-repo.ts';
-import { discoverRepo, RepoPathError } from './worktree-discovery.ts';
+import { discoverRepo } from './worktree-discovery.ts';
 import { parseWorktreeList } from '../platform/git/worktree-list.ts';
 
 describe('parseWorktreeList', () => {
@@ -95,7 +96,7 @@ describe('discoverRepo', () => {
   it('refuses a path that does not exist, naming it', async () => {
     const missing = path.join(await makeTempDir(), 'nope');
     await expect(discoverRepo(missing)).rejects.toThrow(
-      new RepoPathError(`path does not exist: ${missing}`),
+      new UserError(`path does not exist: ${missing}`, { code: 'not-found' }),
     );
   });
 
@@ -155,9 +156,10 @@ describe('discoverRepo refuses system directories and what is not a work tree', 
         ['/dev/shm', '/dev'],
       ] as const) {
         await expect(discoverRepo(input), input).rejects.toThrow(
-          new RepoPathError(
+          new UserError(
             `the path ${input} is inside ${dir}, a system directory, not a git work tree: ` +
               'Grove will not serve it',
+            { code: 'refused' },
           ),
         );
       }
@@ -182,10 +184,11 @@ describe('discoverRepo refuses system directories and what is not a work tree', 
         await mkdir(path.join(dir, 'nested'), { recursive: true });
         const given = path.join(dir, input!);
         await expect(discoverRepo(given), input).rejects.toThrow(
-          new RepoPathError(
+          new UserError(
             `the path ${given} is inside /proc through the symbolic link ` +
               `${path.join(dir, link!)} -> ${target}, a system directory, not a git work tree: ` +
               'Grove will not serve it',
+            { code: 'refused' },
           ),
         );
       }
@@ -196,7 +199,7 @@ describe('discoverRepo refuses system directories and what is not a work tree', 
     repo = await makeTempRepo();
     const gitDir = path.join(repo.root, '.git');
     await expect(discoverRepo(gitDir)).rejects.toThrow(
-      new RepoPathError(
+      new UserError(
         `${gitDir} is inside a repository's git directory, not its work tree: open the work tree`,
       ),
     );
@@ -206,7 +209,7 @@ describe('discoverRepo refuses system directories and what is not a work tree', 
     const bare = path.join(repo.dir, 'bare.git');
     await git(repo.dir, 'clone', '-q', '--bare', repo.root, bare);
     await expect(discoverRepo(bare)).rejects.toThrow(
-      new RepoPathError(
+      new UserError(
         `${bare} is a bare git repository, which has no work tree: open one of its worktrees`,
       ),
     );

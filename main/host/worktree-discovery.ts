@@ -1,8 +1,9 @@
 // Finds a repository's worktrees: given any path inside a worktree (main or linked), resolves the
 // repository and lists every worktree with `git worktree list --porcelain -z`, main one first.
-// Paths are resolved with realpath and refused with a clear RepoPathError when they lead into
+// Paths are resolved with realpath and refused with a clear UserError when they lead into
 // /proc, /sys or /dev or are not a git work tree; a listed worktree that fails the same checks is
 // reported with a `refusal` and never served.
+import { UserError } from '../platform/errors.ts';
 import { constants } from 'node:fs';
 import { lstat, open, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -23,11 +24,6 @@ export interface DiscoveredRepo {
   /** The main worktree's path: the repository's identity in Grove. */
   path: string;
   worktrees: DiscoveredWorktree[];
-}
-
-/** A user-facing problem with a repository path (does not exist, is not a git repository...). */
-export class RepoPathError extends Error {
-  override name = 'RepoPathError';
 }
 
 /**
@@ -241,27 +237,32 @@ async function checkListedWorktree(
  * Resolves `inputPath` (any directory inside a worktree) to its repository and worktrees. The path
  * is resolved with realpath first; one inside /proc, /sys or /dev (as written or through a symlink)
  * or not inside a git work tree (a plain directory, a `.git` directory, a bare repository) is
- * refused with a RepoPathError saying which.
+ * refused with a UserError saying which.
  */
 export async function discoverRepo(inputPath: string): Promise<DiscoveredRepo> {
   const absolute = path.resolve(inputPath);
   const system = await systemDirectoryOnPath(absolute);
-  if (system) throw new RepoPathError(systemDirectoryRefusal('the path', absolute, system));
+  if (system)
+    throw new UserError(systemDirectoryRefusal('the path', absolute, system), { code: 'refused' });
   const real = await realpath(absolute).catch(() => undefined);
   const info = real === undefined ? undefined : await stat(real).catch(() => undefined);
-  if (real === undefined || !info) throw new RepoPathError(`path does not exist: ${absolute}`);
+  if (real === undefined || !info)
+    throw new UserError(`path does not exist: ${absolute}`, { code: 'not-found' });
   const resolved = resolvedIntoSystemDirectory(real);
-  if (resolved) throw new RepoPathError(systemDirectoryRefusal('the path', absolute, resolved));
+  if (resolved)
+    throw new UserError(systemDirectoryRefusal('the path', absolute, resolved), {
+      code: 'refused',
+    });
   const directory = info.isDirectory() ? real : path.dirname(real);
   const location = await gitLocation(directory);
-  if (!location) throw new RepoPathError(`not a git repository: ${absolute}`);
+  if (!location) throw new UserError(`not a git repository: ${absolute}`);
   if (location.bare) {
-    throw new RepoPathError(
+    throw new UserError(
       `${absolute} is a bare git repository, which has no work tree: open one of its worktrees`,
     );
   }
   if (!location.insideWorkTree) {
-    throw new RepoPathError(
+    throw new UserError(
       `${absolute} is inside a repository's git directory, not its work tree: open the work tree`,
     );
   }
@@ -269,7 +270,7 @@ export async function discoverRepo(inputPath: string): Promise<DiscoveredRepo> {
   try {
     output = await git(directory, ['worktree', 'list', '--porcelain', '-z']);
   } catch {
-    throw new RepoPathError(`not a git repository: ${absolute}`);
+    throw new UserError(`not a git repository: ${absolute}`);
   }
   const checked = await Promise.all(
     parseWorktreeList(output).map((worktree) => checkListedWorktree(worktree, location.commonDir)),
@@ -282,8 +283,8 @@ export async function discoverRepo(inputPath: string): Promise<DiscoveredRepo> {
     return true;
   });
   const main = worktrees.find((worktree) => worktree.isMain);
-  if (!main) throw new RepoPathError(`repository has no working tree (bare?): ${absolute}`);
+  if (!main) throw new UserError(`repository has no working tree (bare?): ${absolute}`);
   // The main worktree is the repository's identity: if it cannot be served, neither is the repo.
-  if (main.refusal) throw new RepoPathError(`cannot open ${absolute}: ${main.refusal}`);
+  if (main.refusal) throw new UserError(`cannot open ${absolute}: ${main.refusal}`);
   return { path: main.path, worktrees };
 }

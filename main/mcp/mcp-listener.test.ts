@@ -92,7 +92,7 @@ describe.each<Leg>(['legacy-http', 'modern-http', 'sse'])('the %s leg', (leg) =>
     expect(stableStringify(result.structuredContent)).toBe(textOf(result));
   });
 
-  it('turns a ToolError into isError with its message', async () => {
+  it('turns a UserError into isError with its message', async () => {
     const server = await listen();
     const { client } = await connect(server, leg);
     const result = (await client.callTool({ name: 'fail', arguments: {} })) as CallToolResult;

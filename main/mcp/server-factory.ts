@@ -4,7 +4,7 @@
 // the modern leg calls it once per request. Worktree state lives outside it.
 import { CLIENT_INFO_META_KEY, McpServer } from '@modelcontextprotocol/server';
 import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
-import { ToolError } from '../tools/tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
 import { toolDeadlineMs, type ToolContext, type ToolDefinition } from '../tools/tool-definition.ts';
 import { toClientIdentity } from './client-events.ts';
 import type { McpClientIdentity, McpEra, McpTransportKind } from './client-events.ts';
@@ -69,7 +69,7 @@ export interface ServerFactoryOptions {
   /** A call started (the window lists it as running, with a Cancel button). */
   onToolStarted?: (call: ToolCallStart) => void;
   onToolCalled?: (call: ToolCallRecord) => void;
-  /** Unexpected failures (a tool throwing something other than ToolError). */
+  /** Unexpected failures (a tool throwing something other than UserError). */
   onError?: (error: Error) => void;
   /** Registers more on each server after the tools (the reconciliation prompts and resources). */
   extendServer?: (server: McpServer, leg: ServerLeg) => void;
@@ -90,7 +90,7 @@ export const DEFAULT_PROGRESS_INTERVAL_MS = 5_000;
 export interface ServerFactory {
   (leg: ServerLeg): McpServer;
   /**
-   * Ends a running call now with a ToolError carrying `message` (its handler's signal aborts).
+   * Ends a running call now with a UserError carrying `message` (its handler's signal aborts).
    * False when no call has that id (it already finished).
    */
   cancelCall(callId: string, message: string): boolean;
@@ -208,7 +208,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
             ]);
             result = toolResult(value);
           } catch (error) {
-            if (!(error instanceof ToolError)) {
+            if (!(error instanceof UserError)) {
               onError?.(
                 new Error(`tool ${tool.name} failed unexpectedly: ${describeError(error)}`, {
                   cause: error,
@@ -245,7 +245,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
     cancelCall(callId: string, message: string): boolean {
       const control = running.get(callId);
       if (!control) return false;
-      control.end(new ToolError(message));
+      control.end(new UserError(message, { code: 'cancelled' }));
       return true;
     },
   });
@@ -262,23 +262,23 @@ interface CallControl {
   signal: AbortSignal;
   /** Rejects with the reason when the call is ended, so it ends even if the handler does not. */
   ended: Promise<never>;
-  end(reason: ToolError): void;
+  end(reason: UserError): void;
   clear(): void;
 }
 
 /**
- * The control of one call: ended with a ToolError when its deadline passes or when someone calls
+ * The control of one call: ended with a UserError when its deadline passes or when someone calls
  * `end`; its handler's signal aborts, and the call's result is that error even if the handler does
  * not heed the signal (its work is dropped).
  */
 function callControl(toolName: string, deadlineMs: number): CallControl {
   const controller = new AbortController();
-  let reject: (reason: ToolError) => void = () => undefined;
+  let reject: (reason: UserError) => void = () => undefined;
   const ended = new Promise<never>((_resolve, fail) => {
     reject = fail;
   });
   ended.catch(() => undefined); // settled by the race, or never looked at
-  const end = (reason: ToolError): void => {
+  const end = (reason: UserError): void => {
     if (controller.signal.aborted) return;
     controller.abort(reason);
     reject(reason);
@@ -286,9 +286,10 @@ function callControl(toolName: string, deadlineMs: number): CallControl {
   const timer = setTimeout(
     () =>
       end(
-        new ToolError(
+        new UserError(
           `${toolName} did not finish within its deadline of ${deadlineMs / 1000} s and was ` +
             'stopped; narrow the request (a smaller path, range or pattern) or try again',
+          { code: 'timed-out' },
         ),
       ),
     deadlineMs,

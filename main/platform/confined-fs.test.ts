@@ -43,7 +43,7 @@ import {
   removeFileInsideRoot,
   writeFileAtomicInsideRoot,
 } from './confined-fs.ts';
-import { ToolError } from './errors.ts';
+import { UserError } from './errors.ts';
 
 let dir: string;
 /** The worktree root (a real path). */
@@ -71,7 +71,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Runs `action` expecting a ToolError; returns its message (checked for the secret). */
+/** Runs `action` expecting a UserError; returns its message (checked for the secret). */
 async function refusal(action: () => unknown): Promise<string> {
   const started = Date.now();
   let caught: unknown;
@@ -81,7 +81,7 @@ async function refusal(action: () => unknown): Promise<string> {
     caught = error;
   }
   expect(Date.now() - started).toBeLessThan(5_000);
-  expect(caught).toBeInstanceOf(ToolError);
+  expect(caught).toBeInstanceOf(UserError);
   const message = messageOf(caught);
   expect(leaksSecret(message)).toBe(false);
   return message;

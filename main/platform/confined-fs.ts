@@ -48,7 +48,7 @@ import { lstat, open, readdir, realpath as realpathAsync } from 'node:fs/promise
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ToolError } from './errors.ts';
+import { UserError } from './errors.ts';
 
 const readAsync = promisify(read);
 const writeAsync = promisify(write);
@@ -183,16 +183,16 @@ function hasGitSegment(relative: string): boolean {
   return relative.split(/[\\/]/).some(isGitName);
 }
 
-function gitRefusal(shown: string, viaSymlink: boolean): ToolError {
-  return new ToolError(
+function gitRefusal(shown: string, viaSymlink: boolean): UserError {
+  return new UserError(
     viaSymlink
       ? `path resolves into .git through a symbolic link, and .git is not readable: ${shown}`
       : `path is inside .git, which is not readable: ${shown}`,
   );
 }
 
-function symlinkEscape(shown: string): ToolError {
-  return new ToolError(
+function symlinkEscape(shown: string): UserError {
+  return new UserError(
     'path resolves outside the worktree root through a symbolic link, which is not allowed: ' +
       shown,
   );
@@ -210,19 +210,19 @@ interface LexicalTarget {
 /** Checks the text of the path; never touches the file system. */
 function checkLexically(root: string, requested: unknown): LexicalTarget {
   if (typeof requested !== 'string') {
-    throw new ToolError(
+    throw new UserError(
       `path must be a string, got ${requested === null ? 'null' : typeof requested}`,
     );
   }
   if (requested.length === 0) {
-    throw new ToolError('path is empty; use "." for the worktree root');
+    throw new UserError('path is empty; use "." for the worktree root');
   }
   const shown = displayPath(requested);
   if (requested.includes('\0')) {
-    throw new ToolError(`path contains a NUL byte, which is not allowed: ${shown}`);
+    throw new UserError(`path contains a NUL byte, which is not allowed: ${shown}`);
   }
   if (requested.length > MAX_PATH_LENGTH) {
-    throw new ToolError(
+    throw new UserError(
       `path is too long (${requested.length} characters; the limit is ${MAX_PATH_LENGTH}): ` +
         shown,
     );
@@ -243,7 +243,7 @@ function checkLexically(root: string, requested: unknown): LexicalTarget {
     if (segment === '..') {
       depth -= 1;
       if (depth < 0) {
-        throw new ToolError(`path escapes the worktree root with "..": ${shown}`);
+        throw new UserError(`path escapes the worktree root with "..": ${shown}`);
       }
     } else {
       depth += 1;
@@ -257,8 +257,8 @@ function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
-/** Turns a file-system failure on a checked path into a ToolError a model can act on. */
-function fsRefusal(error: unknown, requested: string, shown: string): ToolError {
+/** Turns a file-system failure on a checked path into a UserError a model can act on. */
+function fsRefusal(error: unknown, requested: string, shown: string): UserError {
   switch (errnoCode(error)) {
     case 'ENOENT':
     case 'ENOTDIR': {
@@ -266,17 +266,17 @@ function fsRefusal(error: unknown, requested: string, shown: string): ToolError 
       if (/^~($|[\\/])/.test(requested))
         hint = ' (paths are relative to the worktree root; ~ is not expanded)';
       else if (/%[0-9a-f]{2}/i.test(requested)) hint = ' (percent-encoding is not decoded)';
-      return new ToolError(`no such file or directory in the worktree: ${shown}${hint}`);
+      return new UserError(`no such file or directory in the worktree: ${shown}${hint}`);
     }
     case 'ELOOP':
-      return new ToolError(`too many levels of symbolic links: ${shown}`);
+      return new UserError(`too many levels of symbolic links: ${shown}`);
     case 'ENAMETOOLONG':
-      return new ToolError(`path or one of its names is too long for the file system: ${shown}`);
+      return new UserError(`path or one of its names is too long for the file system: ${shown}`);
     case 'EACCES':
     case 'EPERM':
-      return new ToolError(`permission denied: ${shown}`);
+      return new UserError(`permission denied: ${shown}`);
     default:
-      return new ToolError(
+      return new UserError(
         `cannot access ${shown}: ${error instanceof Error ? error.message : String(error)}`,
       );
   }
@@ -344,7 +344,7 @@ async function checkDanglingLink(root: string, link: string, shown: string): Pro
 }
 
 /**
- * Resolves a client path to a real path inside `root` (itself a real path), or throws ToolError.
+ * Resolves a client path to a real path inside `root` (itself a real path), or throws UserError.
  * Relative paths are relative to the root; absolute paths are accepted only if they resolve
  * inside it. Symlinks are followed, and the final real path must be inside the root and not in
  * `.git`. Percent-encoding and `~` are not interpreted.
@@ -366,7 +366,7 @@ export async function resolveInsideRoot(root: string, requested: unknown): Promi
       aliased = undefined;
     }
     if (aliased === undefined || !isInsideRoot(root, aliased)) {
-      throw new ToolError(`absolute path is outside the worktree root: ${shown}`);
+      throw new UserError(`absolute path is outside the worktree root: ${shown}`);
     }
     absolute = aliased;
   }
@@ -386,7 +386,7 @@ export async function resolveInsideRoot(root: string, requested: unknown): Promi
       throw fsRefusal(error, text, shown);
     });
     if (!stats.isDirectory()) {
-      throw new ToolError(`not a directory (the path ends with a separator): ${shown}`);
+      throw new UserError(`not a directory (the path ends with a separator): ${shown}`);
     }
   }
   return { realPath: real, relativePath: toRelativePosix(root, real) };
@@ -417,7 +417,7 @@ export async function resolveDirectoryInsideRoot(
 ): Promise<StattedPath> {
   const checked = await statInsideRoot(root, requested);
   if (!checked.stats.isDirectory()) {
-    throw new ToolError(`not a directory: ${displayPath(requested as string)}; ${hint}`);
+    throw new UserError(`not a directory: ${displayPath(requested as string)}; ${hint}`);
   }
   return checked;
 }
@@ -451,8 +451,8 @@ function descriptorPrefix(fd: number, realPath: string): string {
  * can pass); elsewhere the path must still resolve to itself and name the handle's inode.
  */
 function verifyOpened(checked: SandboxPath, fd: number, opened: Stats, shown: string): void {
-  const changed = (): ToolError =>
-    new ToolError(`path changed while it was being opened; try again: ${shown}`);
+  const changed = (): UserError =>
+    new UserError(`path changed while it was being opened; try again: ${shown}`);
   if (PROC_FD) {
     if (descriptorPath(fd) !== checked.realPath) throw changed();
     return;
@@ -481,12 +481,12 @@ export async function openFileInsideRoot(root: string, requested: unknown): Prom
     throw fsRefusal(error, requested as string, shown);
   });
   if (before.isDirectory()) {
-    throw new ToolError(
+    throw new UserError(
       `is a directory, not a file: ${shown}; use list_directory to see what it contains`,
     );
   }
   if (!before.isFile()) {
-    throw new ToolError(
+    throw new UserError(
       `not a regular file (a FIFO, socket or device), refusing to read: ${shown}`,
     );
   }
@@ -495,7 +495,7 @@ export async function openFileInsideRoot(root: string, requested: unknown): Prom
     handle = sandboxFile(openSync(checked.realPath, OPEN_FLAGS));
   } catch (error) {
     if (errnoCode(error) === 'ELOOP') {
-      throw new ToolError(`path changed while it was being opened; try again: ${shown}`);
+      throw new UserError(`path changed while it was being opened; try again: ${shown}`);
     }
     throw fsRefusal(error, requested as string, shown);
   }
@@ -503,7 +503,7 @@ export async function openFileInsideRoot(root: string, requested: unknown): Prom
     const stats = await handle.stat();
     verifyOpened(checked, handle.fd, stats, shown);
     if (!stats.isFile()) {
-      throw new ToolError(`not a regular file, refusing to read: ${shown}`);
+      throw new UserError(`not a regular file, refusing to read: ${shown}`);
     }
     return { ...checked, handle, stats };
   } catch (error) {
@@ -528,7 +528,7 @@ export async function withDirectoryInsideRoot<T>(
     throw fsRefusal(error, requested as string, shown);
   });
   if (!before.isDirectory()) {
-    throw new ToolError(`not a directory: ${shown}; use read_file to read a file's contents`);
+    throw new UserError(`not a directory: ${shown}; use read_file to read a file's contents`);
   }
   let handle: FileHandle;
   try {
@@ -538,7 +538,7 @@ export async function withDirectoryInsideRoot<T>(
     );
   } catch (error) {
     if (errnoCode(error) === 'ELOOP' || errnoCode(error) === 'ENOTDIR') {
-      throw new ToolError(`path changed while it was being opened; try again: ${shown}`);
+      throw new UserError(`path changed while it was being opened; try again: ${shown}`);
     }
     throw fsRefusal(error, requested as string, shown);
   }
@@ -571,7 +571,7 @@ export async function withDirectoryInsideRoot<T>(
 
 /**
  * Reads a regular file inside the root, at most `maxBytes` of it: a bigger file (or one that grows
- * past the cap while read) is refused with a ToolError naming the cap, never read further. Symlinks
+ * past the cap while read) is refused with a UserError naming the cap, never read further. Symlinks
  * inside the root are followed; anything else (outside, FIFO, device, directory) is refused.
  */
 export async function readFileInsideRoot(
@@ -581,8 +581,8 @@ export async function readFileInsideRoot(
 ): Promise<Buffer> {
   const opened = await openFileInsideRoot(root, requested);
   const { maxBytes } = options;
-  const tooBig = (): ToolError =>
-    new ToolError(`file is larger than the ${maxBytes}-byte limit: ${displayPath(requested)}`);
+  const tooBig = (): UserError =>
+    new UserError(`file is larger than the ${maxBytes}-byte limit: ${displayPath(requested)}`);
   try {
     if (opened.stats.size > maxBytes) throw tooBig();
     // One byte more than the cap tells a file that grew since fstat from one that did not.
@@ -784,10 +784,10 @@ interface WritableDirectory {
 function writableSegments(root: string, relative: string): { segments: string[]; shown: string } {
   const target = checkLexically(root, relative);
   if (path.isAbsolute(relative) || target.wantsDirectory) {
-    throw new ToolError(`not a relative path inside the worktree: ${target.shown}`);
+    throw new UserError(`not a relative path inside the worktree: ${target.shown}`);
   }
   const segments = relative.split('/').filter((segment) => segment !== '' && segment !== '.');
-  if (segments.includes('..')) throw new ToolError(`path must not contain "..": ${target.shown}`);
+  if (segments.includes('..')) throw new UserError(`path must not contain "..": ${target.shown}`);
   return { segments, shown: target.shown };
 }
 
@@ -837,7 +837,7 @@ function openWritableDirectory(
           closeSync(fd);
           return undefined;
         } else if (code === 'ENOTDIR' || code === 'ELOOP') {
-          throw new ToolError(
+          throw new UserError(
             `cannot write ${shown}: ${toRelativePosix(root, path.join(realPath, segment))} ${describeEntry(entry)}`,
           );
         } else {
@@ -853,13 +853,13 @@ function openWritableDirectory(
       const opened = fstatSync(fd);
       const current = lstatSync(realPath);
       if (opened.ino !== current.ino || opened.dev !== current.dev) {
-        throw new ToolError(`cannot write ${shown}: a directory changed while it was being opened`);
+        throw new UserError(`cannot write ${shown}: a directory changed while it was being opened`);
       }
     }
   } catch (error) {
     closeSync(fd);
-    if (error instanceof ToolError) throw error;
-    throw new ToolError(`cannot write ${shown}: ${(error as Error).message}`);
+    if (error instanceof UserError) throw error;
+    throw new UserError(`cannot write ${shown}: ${(error as Error).message}`);
   }
   const opened = fd;
   return {
@@ -883,7 +883,7 @@ function kindOf(stats: Stats | undefined): EntryKind {
 /**
  * lstat of a Grove-chosen path (relative to the root) whose directories are walked without
  * following symlinks. Undefined when it (or a directory on the way) is missing; a symlinked
- * directory on the way is a ToolError.
+ * directory on the way is a UserError.
  */
 export function lstatNoFollowInsideRoot(root: string, relative: string): Stats | undefined {
   const { segments, shown } = writableSegments(root, relative);
@@ -906,7 +906,7 @@ export function entryKindInsideRoot(root: string, relative: string): EntryKind {
 
 /**
  * Creates (if missing) the directory at a Grove-chosen path, never through a symlink, and returns
- * its real path. A symlink or a file where a directory should be is a ToolError naming it.
+ * its real path. A symlink or a file where a directory should be is a UserError naming it.
  */
 export function ensureDirectoryInsideRoot(root: string, relative: string): string {
   const { segments, shown } = writableSegments(root, relative);
@@ -918,7 +918,7 @@ export function ensureDirectoryInsideRoot(root: string, relative: string): strin
 /**
  * Replaces a file at a Grove-chosen path atomically: written to a temp file in the same directory
  * (created O_EXCL, never through a symlink), flushed, then renamed over the target. Missing
- * directories are created. A symlink, directory or special file at the target is a ToolError
+ * directories are created. A symlink, directory or special file at the target is a UserError
  * naming it, and nothing is written. Returns the file's real path.
  */
 export async function writeFileAtomicInsideRoot(
@@ -936,7 +936,7 @@ export async function writeFileAtomicInsideRoot(
   try {
     const existing = kindOf(lstatSync(target, { throwIfNoEntry: false }));
     if (existing !== 'missing' && existing !== 'file') {
-      throw new ToolError(`cannot write ${shown}: it ${describeEntry(target)}`);
+      throw new UserError(`cannot write ${shown}: it ${describeEntry(target)}`);
     }
     const fd = openSync(
       temporary,
@@ -959,8 +959,8 @@ export async function writeFileAtomicInsideRoot(
     created = false;
     return path.join(directory.realPath, name);
   } catch (error) {
-    if (error instanceof ToolError) throw error;
-    throw new ToolError(`cannot write ${shown}: ${(error as Error).message}`);
+    if (error instanceof UserError) throw error;
+    throw new UserError(`cannot write ${shown}: ${(error as Error).message}`);
   } finally {
     if (created) {
       try {
@@ -975,7 +975,7 @@ export async function writeFileAtomicInsideRoot(
 
 /**
  * Removes the file at a Grove-chosen path; a symlink there is removed itself (never its target).
- * False when nothing was there; a directory is a ToolError.
+ * False when nothing was there; a directory is a UserError.
  */
 export function removeFileInsideRoot(root: string, relative: string): boolean {
   const { segments, shown } = writableSegments(root, relative);
@@ -986,13 +986,13 @@ export function removeFileInsideRoot(root: string, relative: string): boolean {
     const target = `${directory.prefix}/${name}`;
     const kind = kindOf(lstatSync(target, { throwIfNoEntry: false }));
     if (kind === 'missing') return false;
-    if (kind === 'directory') throw new ToolError(`cannot remove ${shown}: it is a directory`);
+    if (kind === 'directory') throw new UserError(`cannot remove ${shown}: it is a directory`);
     unlinkSync(target);
     return true;
   } catch (error) {
-    if (error instanceof ToolError) throw error;
+    if (error instanceof UserError) throw error;
     if (errnoCode(error) === 'ENOENT') return false;
-    throw new ToolError(`cannot remove ${shown}: ${(error as Error).message}`);
+    throw new UserError(`cannot remove ${shown}: ${(error as Error).message}`);
   } finally {
     directory.close();
   }
@@ -1001,7 +1001,7 @@ export function removeFileInsideRoot(root: string, relative: string): boolean {
 /**
  * lstat of several names in one directory at a Grove-chosen path, the directories walked without
  * following symlinks: one entry per name (undefined when missing), or undefined when the directory
- * itself is missing. A symlink or file where a directory should be is a ToolError.
+ * itself is missing. A symlink or file where a directory should be is a UserError.
  */
 export function lstatEntriesInsideRoot(
   root: string,
@@ -1025,12 +1025,12 @@ export type { Stats };
 // ---- Listing helpers for the file tools' walks -------------------------------------------------
 
 /**
- * The real path of a worktree root named by the host (the user chose it: trusted), or a ToolError
+ * The real path of a worktree root named by the host (the user chose it: trusted), or a UserError
  * when it is not a directory.
  */
 export async function realWorktreeRoot(requested: string): Promise<string> {
   const info = await stat(requested).catch(() => undefined);
-  if (!info?.isDirectory()) throw new ToolError(`worktree directory not found: ${requested}`);
+  if (!info?.isDirectory()) throw new UserError(`worktree directory not found: ${requested}`);
   return realpath(requested);
 }
 

@@ -14,7 +14,7 @@ import {
   writeFileAtomicInsideRoot,
   type Stats,
 } from '../platform/confined-fs.ts';
-import { ToolError } from '../platform/errors.ts';
+import { UserError } from '../platform/errors.ts';
 
 export const CACHE_DIR = '.notarai/.cache';
 
@@ -81,7 +81,7 @@ export class CacheDatabase {
    * The database file's lstat (undefined when missing), after proving that nothing in the cache
    * directory leads elsewhere: `.notarai/.cache` is walked without following symlinks, and a
    * symlink, directory or special file where SQLite keeps the database, its journal or its WAL is a
-   * ToolError naming it (SQLite would follow it, and replay or overwrite whatever it points at).
+   * UserError naming it (SQLite would follow it, and replay or overwrite whatever it points at).
    */
   #inspect(): Stats | undefined {
     const entries = lstatEntriesInsideRoot(this.#options.root, CACHE_DIR, this.#files);
@@ -90,7 +90,7 @@ export class CacheDatabase {
       const kind = entryKind(stats);
       if (kind === 'missing' || kind === 'file') return;
       const what = kind === 'special' ? 'a special file (FIFO, socket or device)' : `a ${kind}`;
-      throw new ToolError(
+      throw new UserError(
         `${this.#options.label}'s ${CACHE_DIR}/${this.#files[index]} is ${what}, which Grove ` +
           'never opens; delete it (the cache is rebuilt) and try again',
       );
@@ -101,7 +101,7 @@ export class CacheDatabase {
   /**
    * Runs `work` on an open database. `createIfMissing` false: does nothing when there is no file.
    * While another process holds a lock, retries on a timer for up to the lock budget, then ends the
-   * call with a ToolError saying so (a transaction that met the lock was rolled back whole).
+   * call with a UserError saying so (a transaction that met the lock was rolled back whole).
    */
   async use(createIfMissing: boolean, work: (db: Database.Database) => void): Promise<void> {
     const deadline = Date.now() + this.#lockWaitMs;
@@ -112,10 +112,11 @@ export class CacheDatabase {
       } catch (error) {
         if (!isLocked(error)) throw error;
         if (Date.now() + delay > deadline) {
-          throw new ToolError(
+          throw new UserError(
             `${this.#options.label} ${this.relative} is locked by another process (NotarAI's ` +
               `CLI, a backup tool or an editor extension?) and stayed locked for ` +
               `${this.#lockWaitMs / 1000} s; try again`,
+            { code: 'busy' },
           );
         }
         await new Promise((resolve) => setTimeout(resolve, delay));
@@ -195,8 +196,9 @@ export class CacheDatabase {
         (entry) => entry.name === 'main',
       );
       if (main?.file !== this.absolute) {
-        throw new ToolError(
+        throw new UserError(
           `${this.#options.label} ${this.relative} changed while it was being opened; try again`,
+          { code: 'busy' },
         );
       }
       db.pragma('busy_timeout = 0'); // never sleep on the event loop: use() retries on a timer
@@ -213,7 +215,7 @@ export class CacheDatabase {
     const info = this.#inspect();
     if (!info) {
       db.close();
-      throw new ToolError(
+      throw new UserError(
         `${this.#options.label} ${this.relative} vanished while it was being opened; try again`,
       );
     }

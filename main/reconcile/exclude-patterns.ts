@@ -12,7 +12,7 @@
 //   `docs/*.md`        excludes `docs/a.md`, not `docs/api/b.md` (git's pathspec would)
 //   `docs/**`          excludes everything below `docs/`
 //   `vendor`           excludes files named `vendor`, not the directory's files (write `vendor/**`)
-import { ToolError } from '../platform/errors.ts';
+import { UserError } from '../platform/errors.ts';
 import { compileGlobs } from '../platform/glob-matcher.ts';
 import type { GlobSet } from '../platform/glob-matcher.ts';
 
@@ -27,6 +27,6 @@ export function compileExcludePatterns(patterns: readonly string[]): GlobSet {
   try {
     return compileGlobs(expanded);
   } catch (error) {
-    throw new ToolError(`exclude_patterns: ${(error as Error).message}`);
+    throw new UserError(`exclude_patterns: ${(error as Error).message}`);
   }
 }

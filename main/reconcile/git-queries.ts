@@ -6,7 +6,7 @@
 // user's back). Nothing here puts a file path on a command line: paths go through stdin
 // (intersection-diff.ts builds the diff of a path set that way).
 import path from 'node:path';
-import { ToolError } from '../platform/errors.ts';
+import { UserError } from '../platform/errors.ts';
 import { gitStdout, type GitScratchEnvironment } from '../platform/git/run-git.ts';
 import { compareUtf8, sortedUtf8 } from '../platform/path-order.ts';
 
@@ -197,17 +197,17 @@ export function withUntracked(tracked: ChangedEntry[], untracked: Iterable<strin
 
 /**
  * Checks a client-supplied base and resolves it to a commit sha. A value starting with `-` (it
- * would be read as an option) or one that does not name a commit is a ToolError.
+ * would be read as an option) or one that does not name a commit is a UserError.
  */
 export async function resolveBase(root: string, base: string): Promise<string> {
-  if (base.trim() === '') throw new ToolError('base_branch is empty: name a branch, tag or commit');
+  if (base.trim() === '') throw new UserError('base_branch is empty: name a branch, tag or commit');
   if (base.startsWith('-')) {
-    throw new ToolError(
+    throw new UserError(
       `base_branch must not start with "-" (it would be read as a git option): ${JSON.stringify(base)}`,
     );
   }
   if (/[\0\n]/.test(base)) {
-    throw new ToolError(`base_branch contains a NUL or newline: ${JSON.stringify(base)}`);
+    throw new UserError(`base_branch contains a NUL or newline: ${JSON.stringify(base)}`);
   }
   const out = await tryGit(root, [
     'rev-parse',
@@ -218,7 +218,7 @@ export async function resolveBase(root: string, base: string): Promise<string> {
   ]);
   const sha = out?.trim();
   if (!sha || !/^[0-9a-f]{40,64}$/.test(sha)) {
-    throw new ToolError(
+    throw new UserError(
       `base_branch does not resolve to a commit in this repository: ${JSON.stringify(base)} ` +
         '(try a local branch such as "main", a remote branch such as "origin/main", or a sha)',
     );

@@ -3,7 +3,7 @@ import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ToolError } from '../platform/errors.ts';
+import { UserError } from '../platform/errors.ts';
 import { lockSqliteFromAnotherProcess, worstLoopStall } from '../testing/event-loop.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
 import {
@@ -220,7 +220,7 @@ describe('hash cache locked by another process', () => {
     const lock = await lockSqliteFromAnotherProcess(path.join(root, CACHE_DB), 2_500);
     const { stallMs, result } = await worstLoopStall(() => cache.readReconciled());
     expect(result.status).toBe('rejected');
-    expect((result as PromiseRejectedResult).reason).toBeInstanceOf(ToolError);
+    expect((result as PromiseRejectedResult).reason).toBeInstanceOf(UserError);
     expect(String((result as PromiseRejectedResult).reason)).toMatch(
       /notarai\.db is locked by another process .* try again/,
     );

@@ -14,7 +14,7 @@ import {
   resolveInsideRoot,
   writeFileAtomicInsideRoot,
 } from '../platform/confined-fs.ts';
-import { ToolError } from '../platform/errors.ts';
+import { UserError } from '../platform/errors.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 import { hasNulByte, isBinaryByExtension } from './binary-files.ts';
 import { FILE_CONCURRENCY, mapLimit } from './concurrency.ts';
@@ -438,7 +438,7 @@ export class ReconcileEngine {
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         // A path inside the worktree that does not exist is skipped, as NotarAI does.
-        if (!(error instanceof ToolError && reason.startsWith('no such file or directory'))) {
+        if (!(error instanceof UserError && reason.startsWith('no such file or directory'))) {
           reject(requested, reason);
         }
         continue;
@@ -684,8 +684,8 @@ export class ReconcileEngine {
     try {
       relative = (await resolveInsideRoot(this.root, requested)).relativePath;
     } catch (error) {
-      if (error instanceof ToolError && error.message.startsWith('no such file or directory')) {
-        throw new ToolError(
+      if (error instanceof UserError && error.message.startsWith('no such file or directory')) {
+        throw new UserError(
           `spec not found: ${JSON.stringify(requested)}; list the specs with list_affected_specs ` +
             `or look under ${NOTARAI_DIR}/`,
         );
@@ -693,7 +693,7 @@ export class ReconcileEngine {
       throw error;
     }
     if (!isSpecPath(relative)) {
-      throw new ToolError(
+      throw new UserError(
         `spec_path must name a *.spec.yaml file under ${NOTARAI_DIR}/ (got ${JSON.stringify(requested)})`,
       );
     }
@@ -709,7 +709,7 @@ export class ReconcileEngine {
             `  ${error.file}${error.line === null ? '' : `:${error.line}`}: ${error.message}`,
         )
         .join('\n');
-      throw new ToolError(`spec ${relative} is invalid:\n${problems}`);
+      throw new UserError(`spec ${relative} is invalid:\n${problems}`);
     }
     return loaded;
   }

@@ -69,7 +69,7 @@ export async function discoverSpecPaths(root: string): Promise<string[]> {
 
 /**
  * The text of a spec file, read through the confined layer: a spec that is a symlink out of the
- * worktree, a FIFO, a device or over MAX_SPEC_BYTES is refused with a ToolError naming the problem
+ * worktree, a FIFO, a device or over MAX_SPEC_BYTES is refused with a UserError naming the problem
  * (never anything of the content it refused).
  */
 export async function readSpecText(root: string, relative: string): Promise<string> {

@@ -8,7 +8,8 @@ import {
   SSEClientTransport,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
-import { defineTool, readOnlyLocal, ToolError } from '../tools/tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
+import { defineTool, readOnlyLocal } from '../tools/tool-definition.ts';
 import type { ToolDefinition } from '../tools/tool-definition.ts';
 import type { McpClientEvent } from '../mcp/client-events.ts';
 import { createMcpListener } from '../mcp/mcp-listener.ts';
@@ -39,12 +40,12 @@ export const echoTool = defineTool({
 export const failTool = defineTool({
   name: 'fail',
   title: 'Fail',
-  description: 'Always refuses with a ToolError.',
+  description: 'Always refuses with a UserError.',
   inputSchema: z.object({}),
   outputSchema: z.object({ never: z.string() }),
   annotations: readOnlyLocal,
   handler: async () => {
-    throw new ToolError('path escapes the worktree: ../x');
+    throw new UserError('path escapes the worktree: ../x');
   },
 });
 

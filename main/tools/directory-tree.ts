@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { lstatListed, resolveDirectoryInsideRoot } from '../platform/confined-fs.ts';
 import { parseToolArguments } from './tool-arguments.ts';
-import { ToolError, defineTool, readOnlyLocal } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
+import { defineTool, readOnlyLocal } from './tool-definition.ts';
 import { listWorktreeFiles } from './worktree-files.ts';
 
 export const DEFAULT_TREE_DEPTH = 3;
@@ -94,7 +95,7 @@ async function directoryTree(rawArgs: DirectoryTreeArgs, root: string, signal: A
     'directory_tree shows a directory; use get_file_info for a file',
   );
   const listing = await listWorktreeFiles(root, base, { signal });
-  if (signal.aborted) throw new ToolError('directory_tree was cancelled');
+  if (signal.aborted) throw new UserError('directory_tree was cancelled');
 
   const prefix = base.relativePath === '.' ? '' : `${base.relativePath}/`;
   const top = newNode();

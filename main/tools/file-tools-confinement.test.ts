@@ -1,6 +1,6 @@
 // Escape attempts against the sandbox, through every tool that takes a path (each entry of
 // read_multiple_files too), in a real repository with secrets beside it: every attempt must be
-// refused with a ToolError (or a per-entry error) naming the reason, and no secret (file content or
+// refused with a UserError (or a per-entry error) naming the reason, and no secret (file content or
 // outside file name) may appear in anything a tool returns.
 import { execFile } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
@@ -23,7 +23,8 @@ import {
   resolveInsideRoot,
   toRelativePosix,
 } from '../platform/confined-fs.ts';
-import { ToolError, type ToolDefinition } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
+import { type ToolDefinition } from './tool-definition.ts';
 
 const SECRET = 'GROVE-OUTSIDE-SECRET-5d1e0c7b';
 const OUTSIDE_NAME = 'outside-only-entry-9f2a.txt';
@@ -396,8 +397,8 @@ describe.each(tools)('%s refuses escape attempts', (_name, tool, args) => {
     assertNoLeak(result);
     expect(result).toHaveProperty('error');
     const { error } = result as { error: unknown };
-    expect(error).toBeInstanceOf(ToolError);
-    expect((error as ToolError).message).toMatch(reasons[reason]);
+    expect(error).toBeInstanceOf(UserError);
+    expect((error as UserError).message).toMatch(reasons[reason]);
   });
 });
 
@@ -410,7 +411,7 @@ describe('read_multiple_files refuses each escaping entry on its own', () => {
     if ('error' in (result as object)) {
       // Only a path that is not a string at all fails the whole call (schema validation).
       expect(typeof attempt).not.toBe('string');
-      expect((result as { error: ToolError }).error.message).toMatch(reasons[reason]);
+      expect((result as { error: UserError }).error.message).toMatch(reasons[reason]);
       return;
     }
     const { files } = (result as { result: { files: { content?: string; error?: string }[] } })
@@ -427,7 +428,7 @@ describe('escape attempts also fail with range arguments (read_file)', () => {
     async ({ path: makePath }) => {
       const result = await outcome(readFileTool, { path: makePath(), head: 1 }, repo.root);
       assertNoLeak(result);
-      expect((result as { error: unknown }).error).toBeInstanceOf(ToolError);
+      expect((result as { error: unknown }).error).toBeInstanceOf(UserError);
     },
   );
 });

@@ -8,7 +8,8 @@ import { BINARY_SNIFF_BYTES, looksBinary } from '../platform/binary-content.ts';
 import { openFileInsideRoot, statInsideRoot } from '../platform/confined-fs.ts';
 import type { SandboxFile } from '../platform/confined-fs.ts';
 import { formatSize, parseToolArguments } from './tool-arguments.ts';
-import { ToolError, defineTool, readOnlyLocal } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
+import { defineTool, readOnlyLocal } from './tool-definition.ts';
 
 /** Lines are counted in text files up to this size; larger ones report line_count: null. */
 export const MAX_LINE_COUNT_BYTES = 64 * 1024 * 1024;
@@ -100,7 +101,7 @@ async function inspect(
   let position = 0;
   let bytesRead = first.bytesRead;
   while (bytesRead > 0) {
-    if (signal.aborted) throw new ToolError('get_file_info was cancelled');
+    if (signal.aborted) throw new UserError('get_file_info was cancelled');
     const data = chunk.subarray(0, bytesRead);
     for (let at = data.indexOf(0x0a); at !== -1; at = data.indexOf(0x0a, at + 1)) lines += 1;
     last = data[bytesRead - 1]!;

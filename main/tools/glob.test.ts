@@ -1,7 +1,7 @@
 // The glob semantics shared with the reconciliation tools: segments, `**`, dotfiles, case.
 import { describe, expect, it } from 'vitest';
 import { compileGlobArgument } from './glob.ts';
-import { ToolError } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
 
 const matches = (pattern: string, path: string): boolean =>
   compileGlobArgument([pattern], 'p')(path);
@@ -48,7 +48,7 @@ describe('compileGlobArgument', () => {
   });
 
   it('refuses empty and over-long patterns with the argument named', () => {
-    expect(() => compileGlobArgument([''], 'include')).toThrow(ToolError);
+    expect(() => compileGlobArgument([''], 'include')).toThrow(UserError);
     expect(() => compileGlobArgument([''], 'include')).toThrow(/include: a glob pattern is empty/);
     expect(() => compileGlobArgument(['a'.repeat(1001)], 'exclude')).toThrow(/exclude: .* longer/);
   });

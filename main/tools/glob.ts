@@ -5,7 +5,7 @@
 // number of segments (`dir/**` is every file below `dir`), dotfiles match, matching is
 // case-sensitive, and only files are matched.
 import { compileGlobs } from '../platform/glob-matcher.ts';
-import { ToolError } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
 
 /** Longest pattern accepted. */
 export const MAX_GLOB_LENGTH = 1000;
@@ -14,14 +14,14 @@ export const MAX_GLOB_LENGTH = 1000;
 export type PathMatcher = (relativePath: string) => boolean;
 
 /**
- * Compiles patterns into one matcher that accepts a path matching any of them. Throws ToolError
+ * Compiles patterns into one matcher that accepts a path matching any of them. Throws UserError
  * naming the argument for an empty, over-long or invalid pattern.
  */
 export function compileGlobArgument(patterns: readonly string[], argument: string): PathMatcher {
   for (const pattern of patterns) {
-    if (pattern.length === 0) throw new ToolError(`${argument}: a glob pattern is empty`);
+    if (pattern.length === 0) throw new UserError(`${argument}: a glob pattern is empty`);
     if (pattern.length > MAX_GLOB_LENGTH) {
-      throw new ToolError(
+      throw new UserError(
         `${argument}: a glob pattern is longer than ${MAX_GLOB_LENGTH} characters`,
       );
     }
@@ -30,7 +30,7 @@ export function compileGlobArgument(patterns: readonly string[], argument: strin
     const set = compileGlobs(patterns);
     return (relativePath) => set.test(relativePath);
   } catch (error) {
-    throw new ToolError(
+    throw new UserError(
       `${argument}: invalid glob pattern: ${error instanceof Error ? error.message : String(error)}`,
     );
   }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempRepo, type TempRepo } from '../testing/temp-repo.ts';
 import { GrepPool } from './grep-pool.ts';
 import { MAX_LINE_CHARS, grepTool, runGrep, type GrepResult, type GrepOptions } from './grep.ts';
-import { ToolError } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
 import { expectNoLeak, makeToolFixture, type ToolFixture } from '../testing/tool-calls.ts';
 
 let fixture: ToolFixture;
@@ -281,7 +281,7 @@ describe('grep refusals', () => {
         error ? reject(error) : resolve(),
       ),
     );
-    await expect(grep({ pattern: 'x', path: 'special/pipe' })).rejects.toThrow(ToolError);
+    await expect(grep({ pattern: 'x', path: 'special/pipe' })).rejects.toThrow(UserError);
     await writeFile(path.join(fixture.root, 'special', 'ok.txt'), 'x\n');
     expect((await grep({ pattern: 'x', path: 'special' })).match_count).toBe(1);
   });

@@ -20,7 +20,8 @@ import {
 } from './grep-search.ts';
 import { displayPath, statInsideRoot } from '../platform/confined-fs.ts';
 import { formatSize, parseToolArguments } from './tool-arguments.ts';
-import { ToolError, defineTool, readOnlyLocal, type ToolContext } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
+import { defineTool, readOnlyLocal, type ToolContext } from './tool-definition.ts';
 import { listWorktreeFiles } from './worktree-files.ts';
 
 export const DEFAULT_GREP_RESULTS = 100;
@@ -155,11 +156,11 @@ async function runOnPool(
   const owner = {};
   const results: GrepChunkResult[] = [];
   const window = pool.size * 2;
-  const onAbort = (): void => pool.cancel(owner, new ToolError('grep was cancelled'));
+  const onAbort = (): void => pool.cancel(owner, new UserError('grep was cancelled'));
   const timer = setTimeout(() => {
     pool.cancel(
       owner,
-      new ToolError(
+      new UserError(
         `grep took longer than ${timeoutMs / 1000} s and was stopped; the regular expression may ` +
           'backtrack badly: simplify it, or narrow path or include',
       ),
@@ -194,7 +195,7 @@ async function runOnPool(
               inFlight -= 1;
               if (failed) return;
               failed = true;
-              pool.cancel(owner, new ToolError('grep stopped'));
+              pool.cancel(owner, new UserError('grep stopped'));
               reject(error instanceof Error ? error : new Error(String(error)));
             },
           );
@@ -227,9 +228,9 @@ async function runInThread(
   const results: GrepChunkResult[] = [];
   let lines = 0;
   for (const chunk of chunks) {
-    if (signal.aborted) throw new ToolError('grep was cancelled');
+    if (signal.aborted) throw new UserError('grep was cancelled');
     if (Date.now() > deadline) {
-      throw new ToolError(`grep took longer than ${timeoutMs / 1000} s and was stopped`);
+      throw new UserError(`grep took longer than ${timeoutMs / 1000} s and was stopped`);
     }
     const reader = createAsyncReader(chunk.root, chunk.maxFileBytes);
     try {
@@ -268,7 +269,7 @@ export async function runGrep(
   try {
     compilePattern(spec);
   } catch (error) {
-    throw new ToolError(
+    throw new UserError(
       `invalid regular expression ${displayPath(args.pattern)}: ` +
         `${error instanceof Error ? error.message : String(error)}; pass fixed_string: true to ` +
         'search for the text as it is',
@@ -290,11 +291,11 @@ export async function runGrep(
   } else if (target.stats.isFile()) {
     files = [{ path: target.relativePath }];
   } else {
-    throw new ToolError(
+    throw new UserError(
       `not a regular file or directory (a FIFO, socket or device): ${displayPath(args.path)}`,
     );
   }
-  if (signal.aborted) throw new ToolError('grep was cancelled');
+  if (signal.aborted) throw new UserError('grep was cancelled');
 
   // One more line than asked for tells whether the result is truncated.
   const limit = args.max_results + 1;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git, makeTempDir, makeTempRepo, writeFiles, type TempRepo } from '../testing/temp-repo.ts';
 import { MAX_LIST_ENTRIES, listDirectoryTool, type ListDirectoryResult } from './list-directory.ts';
 import { readFileTool } from './read-file.ts';
-import { ToolError } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
 
 let repo: TempRepo;
 let plain: string;
@@ -28,8 +28,8 @@ async function refusal(args: Record<string, unknown>, root = repo.root): Promise
     () => undefined,
     (thrown: unknown) => thrown,
   );
-  expect(error).toBeInstanceOf(ToolError);
-  return (error as ToolError).message;
+  expect(error).toBeInstanceOf(UserError);
+  return (error as UserError).message;
 }
 
 const names = (listing: ListDirectoryResult): string[] =>

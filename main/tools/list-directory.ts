@@ -10,7 +10,8 @@ import {
   type DirectoryEntry,
 } from '../platform/confined-fs.ts';
 import { parseToolArguments } from './tool-arguments.ts';
-import { ToolError, defineTool, readOnlyLocal } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
+import { defineTool, readOnlyLocal } from './tool-definition.ts';
 
 /** Most entries returned by one call; the rest are counted in total_entries. */
 export const MAX_LIST_ENTRIES = 1000;
@@ -93,7 +94,7 @@ async function listDirectory(rawArgs: ListDirectoryArgs, root: string, signal: A
       visible.map((entry) => entry.name),
       { ceiling: path.dirname(root), signal },
     );
-    if (signal.aborted) throw new ToolError('list_directory was cancelled');
+    if (signal.aborted) throw new UserError('list_directory was cancelled');
     const hidden = ignore && !ignore.directoryIgnored ? ignore.ignored : new Set<string>();
     const shown = visible.filter((entry) => !hidden.has(entry.name));
 

@@ -10,7 +10,7 @@ import {
   readFileTool,
   type ReadFileResult,
 } from './read-file.ts';
-import { ToolError } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
 
 let repo: TempRepo;
 
@@ -28,8 +28,8 @@ async function refusal(args: Record<string, unknown>): Promise<string> {
     () => undefined,
     (thrown: unknown) => thrown,
   );
-  expect(error).toBeInstanceOf(ToolError);
-  return (error as ToolError).message;
+  expect(error).toBeInstanceOf(UserError);
+  return (error as UserError).message;
 }
 
 const fiveLines = 'one\ntwo\nthree\nfour\nfive\n';

@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { openFileInsideRoot, displayPath } from '../platform/confined-fs.ts';
 import type { SandboxFile } from '../platform/confined-fs.ts';
 import { formatSize, parseToolArguments } from './tool-arguments.ts';
-import { ToolError, defineTool, readOnlyLocal } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
+import { defineTool, readOnlyLocal } from './tool-definition.ts';
 
 /** Largest file read whole (no range given). */
 export const MAX_WHOLE_FILE_BYTES = 1024 * 1024;
@@ -82,7 +83,7 @@ function chooseRange(args: ReadFileArgs): LineRange | undefined {
   const ranged = args.start_line !== undefined || args.end_line !== undefined;
   const modes = [ranged, args.head !== undefined, args.tail !== undefined].filter(Boolean).length;
   if (modes > 1) {
-    throw new ToolError(
+    throw new UserError(
       'give only one way of choosing lines: start_line/end_line, or head, or tail',
     );
   }
@@ -90,7 +91,7 @@ function chooseRange(args: ReadFileArgs): LineRange | undefined {
     const from = args.start_line ?? 1;
     const to = args.end_line ?? Infinity;
     if (to < from) {
-      throw new ToolError(`end_line (${to}) is before start_line (${from})`);
+      throw new UserError(`end_line (${to}) is before start_line (${from})`);
     }
     return { from, to };
   }
@@ -176,7 +177,7 @@ async function scanLines(
   };
 
   for (;;) {
-    if (signal.aborted) throw new ToolError('read_file was cancelled');
+    if (signal.aborted) throw new UserError('read_file was cancelled');
     const { bytesRead } = await handle.read(chunk, 0, CHUNK_BYTES, position);
     if (bytesRead === 0) break;
     position += bytesRead;
@@ -232,12 +233,12 @@ async function readFile(rawArgs: ReadFileArgs, root: string, signal: AbortSignal
   try {
     const size = file.stats.size;
     if (await fileLooksBinary(file.handle, size)) {
-      throw new ToolError(
+      throw new UserError(
         `binary file, not shown: ${shown} (${formatSize(size)}); read_file only returns text`,
       );
     }
     if (range === undefined && size > MAX_WHOLE_FILE_BYTES) {
-      throw new ToolError(
+      throw new UserError(
         `file is too large to read whole: ${shown} is ${formatSize(size)}, the limit is ` +
           `${formatSize(MAX_WHOLE_FILE_BYTES)}. Read part of it: pass head or tail (a number of ` +
           'lines), or start_line and end_line.',
@@ -251,7 +252,7 @@ async function readFile(rawArgs: ReadFileArgs, root: string, signal: AbortSignal
     }
     const scan = await scanLines(file.handle, from, to, MAX_CONTENT_BYTES, signal);
     if (from > Math.max(scan.totalLines, 1)) {
-      throw new ToolError(
+      throw new UserError(
         `start_line ${from} is past the end of ${shown}, which has ${scan.totalLines} lines`,
       );
     }

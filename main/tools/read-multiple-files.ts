@@ -4,7 +4,8 @@
 import { z } from 'zod';
 import { MAX_WHOLE_FILE_BYTES, readFileTool, type ReadFileResult } from './read-file.ts';
 import { formatSize, parseToolArguments } from './tool-arguments.ts';
-import { ToolError, defineTool, readOnlyLocal, type ToolContext } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
+import { defineTool, readOnlyLocal, type ToolContext } from './tool-definition.ts';
 
 /** Most paths in one call. */
 export const MAX_BATCH_FILES = 50;
@@ -76,7 +77,7 @@ async function readMultipleFiles(rawArgs: ReadMultipleArgs, ctx: ToolContext) {
     Array.from({ length: Math.min(CONCURRENCY, args.paths.length) }, async () => {
       while (next < args.paths.length) {
         const index = next++;
-        if (ctx.signal.aborted) throw new ToolError('read_multiple_files was cancelled');
+        if (ctx.signal.aborted) throw new UserError('read_multiple_files was cancelled');
         outcomes[index] = await readOne(args.paths[index]!, ctx);
       }
     }),

@@ -17,7 +17,7 @@ import type { ReconcileState } from '../../shared/reconcile.ts';
 import type { ListenerNotifier } from './tool-definition.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 import { SAMPLE_PATHS, type SpecSummary } from './get-project-context.ts';
-import { ToolError } from '../platform/errors.ts';
+import { UserError } from '../platform/errors.ts';
 import type { ReconcileEngine } from '../reconcile/reconcile-engine.ts';
 import { RECONCILE_INSTRUCTIONS, registerReconcileMcp, specResourceUri } from './reconcile-mcp.ts';
 import { createReconcileTools } from './reconcile-tools.ts';
@@ -107,9 +107,9 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
   const stateWaiters: ((state: ReconcileState) => void)[] = [];
   const firstState = (signal: AbortSignal): Promise<ReconcileState> =>
     new Promise((resolve, reject) => {
-      if (closed) return reject(new ToolError('the reconciliation engine has stopped'));
+      if (closed) return reject(new UserError('the reconciliation engine has stopped'));
       const timer = setTimeout(
-        () => reject(new ToolError('the reconciliation state is not computed yet; try again')),
+        () => reject(new UserError('the reconciliation state is not computed yet; try again')),
         FIRST_STATE_WAIT_MS,
       );
       stateWaiters.push((state) => {

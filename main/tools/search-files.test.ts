@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir, writeFiles } from '../testing/temp-repo.ts';
 import { searchFilesTool, type SearchFilesResult } from './search-files.ts';
-import { ToolError } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
 import { expectNoLeak, makeToolFixture, type ToolFixture } from '../testing/tool-calls.ts';
 import { rm } from 'node:fs/promises';
 
@@ -107,7 +107,7 @@ describe('search_files', () => {
       /not a directory: "README.md"; search_files searches under a directory/,
     );
     await expect(search({ patterns: [] })).rejects.toThrow(/invalid arguments/);
-    await expect(search({ patterns: [''] })).rejects.toThrow(ToolError);
+    await expect(search({ patterns: [''] })).rejects.toThrow(UserError);
     await expect(search({ patterns: ['**'], max_results: 0 })).rejects.toThrow(/invalid/);
   });
 

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { compileGlobArgument } from './glob.ts';
 import { resolveDirectoryInsideRoot } from '../platform/confined-fs.ts';
 import { parseToolArguments } from './tool-arguments.ts';
-import { ToolError, defineTool, readOnlyLocal, type ToolContext } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
+import { defineTool, readOnlyLocal, type ToolContext } from './tool-definition.ts';
 import { listWorktreeFiles } from './worktree-files.ts';
 
 export const DEFAULT_SEARCH_RESULTS = 1000;
@@ -97,7 +98,7 @@ async function searchFiles(rawArgs: SearchFilesArgs, ctx: ToolContext) {
     'search_files searches under a directory; use get_file_info for one file',
   );
   const listing = await listWorktreeFiles(root, base, { signal });
-  if (signal.aborted) throw new ToolError('search_files was cancelled');
+  if (signal.aborted) throw new UserError('search_files was cancelled');
   if (listing.truncated) {
     ctx.log?.('warning', `more than ${listing.files.length} files: only the first were searched`);
   }

@@ -1,9 +1,9 @@
 // Argument parsing shared by the file tools: validates a call's raw arguments against the tool's
-// input schema (again, if the MCP layer already did) and turns a mismatch into a ToolError.
+// input schema (again, if the MCP layer already did) and turns a mismatch into a UserError.
 import { z } from 'zod';
-import { ToolError } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
 
-/** Parses `raw` with `schema`, applying defaults; throws ToolError listing every problem. */
+/** Parses `raw` with `schema`, applying defaults; throws UserError listing every problem. */
 export function parseToolArguments<S extends z.ZodObject>(
   toolName: string,
   schema: S,
@@ -11,7 +11,7 @@ export function parseToolArguments<S extends z.ZodObject>(
 ): z.infer<S> {
   const result = schema.safeParse(raw ?? {});
   if (!result.success) {
-    throw new ToolError(`invalid arguments for ${toolName}:\n${z.prettifyError(result.error)}`);
+    throw new UserError(`invalid arguments for ${toolName}:\n${z.prettifyError(result.error)}`);
   }
   return result.data;
 }

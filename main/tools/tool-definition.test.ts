@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ToolError } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
 
-describe('ToolError', () => {
+describe('UserError', () => {
   it('keeps its message and is recognisable', () => {
-    const error = new ToolError('path escapes the worktree: ../x');
+    const error = new UserError('path escapes the worktree: ../x');
     expect(error).toBeInstanceOf(Error);
-    expect(error.name).toBe('ToolError');
+    expect(error.name).toBe('UserError');
     expect(error.message).toBe('path escapes the worktree: ../x');
   });
 });

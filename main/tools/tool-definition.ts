@@ -28,7 +28,6 @@ export interface ToolContext {
 }
 
 /** A refusal a model can act on: the one user-facing error type (main/platform/errors.ts). */
-export { ToolError } from '../platform/errors.ts';
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;
@@ -53,7 +52,7 @@ export interface ToolDefinition<
    * dropped.
    */
   deadlineMs?: number;
-  /** Returns the structured result; throws ToolError for a refusal. */
+  /** Returns the structured result; throws UserError for a refusal. */
   handler(args: z.infer<In>, ctx: ToolContext): Promise<z.infer<Out>>;
 }
 

@@ -13,7 +13,7 @@ import {
   resolvesToItself,
   type SandboxPath,
 } from '../platform/confined-fs.ts';
-import { ToolError } from './tool-definition.ts';
+import { UserError } from '../platform/errors.ts';
 
 /** Most files one listing returns; beyond that `truncated` is set. */
 export const MAX_LISTED_FILES = 500_000;
@@ -113,7 +113,7 @@ async function walk(
   const rootBytes = Buffer.from(root + path.sep);
   const pending: Buffer[] = [Buffer.from(start.realPath)];
   while (pending.length > 0) {
-    if (signal?.aborted) throw new ToolError('the listing was cancelled');
+    if (signal?.aborted) throw new UserError('the listing was cancelled');
     const directory = pending.pop()!;
     const dirents = await readDirectoryEntries(directory);
     if (dirents === undefined) continue;
@@ -158,7 +158,7 @@ export async function listWorktreeFiles(
     excludeDeleted,
     signal,
   });
-  if (signal?.aborted) throw new ToolError('the listing was cancelled');
+  if (signal?.aborted) throw new UserError('the listing was cancelled');
   if (listing === null) {
     const walked = await walk(root, base, maxFiles, signal);
     const files = (await dropUnverifiable(root, walked.files)).sort(comparePaths);
@@ -198,7 +198,7 @@ export async function listWorktreeFiles(
     }
     nested = next;
   }
-  if (signal?.aborted) throw new ToolError('the listing was cancelled');
+  if (signal?.aborted) throw new UserError('the listing was cancelled');
 
   const candidates = collected.filter((file) => !hasGitSegment(file.path));
   const verified = await dropUnverifiable(root, candidates);
