@@ -12,7 +12,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { runGit, splitNul } from '../main/platform/git/run-git.ts';
 import { git, makeTempDir } from '../main/testing/temp-repo.ts';
-import { grepPool } from '../main/tools/grep-pool.ts';
+import { workerPool } from '../main/platform/worker-pool.ts';
 import { runGrep, type GrepResult } from '../main/tools/grep.ts';
 import { listWorktreeFiles } from '../main/tools/worktree-files.ts';
 
@@ -220,7 +220,7 @@ async function main(): Promise<void> {
   console.log(
     `node ${process.version}, ${(await git(root, '--version')).trim()}, ` +
       `${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), grep workers: ` +
-      `${grepPool().size}, load average ${loadavg()
+      `${workerPool().size}, load average ${loadavg()
         .map((value) => value.toFixed(1))
         .join(' ')}, ${options.runs} runs (median)\n`,
   );
@@ -284,7 +284,7 @@ async function main(): Promise<void> {
         `${gitOut.files}, ${groveOut!.files.length} |`,
     );
   }
-  await grepPool().close();
+  await workerPool().close();
   if (temp !== undefined && !options.keep) await rm(temp, { recursive: true, force: true });
   else if (temp !== undefined) console.log(`\nkept ${root}`);
 }

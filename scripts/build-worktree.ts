@@ -1,7 +1,7 @@
 // Bundles the worktree process — the code every per-worktree MCP server runs — with its
-// dependencies into out/worktree/: worktree-process.js, the worker-thread entries beside it
-// (grep-worker.js, file-worker.js) and the chunks they share, all in one flat directory because
-// the pools find their workers next to the module that starts them. A worktree process then
+// dependencies into out/worktree/: worktree-process.js, the worker-thread entry beside it
+// (pool-worker.js) and the chunks they share, all in one flat directory because the pool finds
+// its worker next to the module that starts it. A worktree process then
 // loads a few files instead of hundreds of modules under type stripping: it is ready sooner and
 // smaller (docs/performance.md). Native modules stay outside, loaded from node_modules.
 // Both launchers (headless fork, Electron utilityProcess) start out/worktree/worktree-process.js;
@@ -39,8 +39,7 @@ export async function buildWorktreeBundle(): Promise<void> {
   const { output } = await build({
     input: {
       'worktree-process': `${ROOT}main/worktree/worktree-process.ts`,
-      'grep-worker': `${ROOT}main/tools/grep-worker.ts`,
-      'file-worker': `${ROOT}main/reconcile/file-worker.ts`,
+      'pool-worker': `${ROOT}main/worktree/pool-worker.ts`,
     },
     platform: 'node',
     plugins: [sdkShimsWithoutEagerAjv()],

@@ -8,7 +8,10 @@ import { worstLoopStall } from '../testing/event-loop.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
 import { HASHED, HIT, KNOWN_STRIDE, MISSING, READ_CHUNK_BYTES, runFileJob } from './file-jobs.ts';
 import type { FileOutcome } from './file-jobs.ts';
-import { CHUNK_SIZE, FilePool } from './file-pool.ts';
+import { CHUNK_SIZE, FileJobRunner } from './file-job-runner.ts';
+import { WorkerPool } from '../platform/worker-pool.ts';
+
+const POOL_WORKER = new URL('../worktree/pool-worker.ts', import.meta.url);
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -114,7 +117,8 @@ describe('file jobs', () => {
       paths.push(`f${index}`);
       await writeFile(path.join(dir, `f${index}`), `content ${index}`);
     }
-    const pool = new FilePool(2);
+    const workers = new WorkerPool(POOL_WORKER, { size: 2 });
+    const pool = new FileJobRunner(workers);
     try {
       const pooled = await pool.hashConfined(dir, paths);
       const inline = runFileJob({
@@ -139,7 +143,7 @@ describe('file jobs', () => {
       const byIndex = new Map(printed.hashed.map((entry) => [entry.index, entry.hash]));
       expect(byIndex.get(4999)).toBe((inline[4999] as { hash: string }).hash);
     } finally {
-      pool.close();
+      await workers.close();
     }
   });
 
@@ -159,7 +163,8 @@ describe('file jobs', () => {
     // One worker, two chunks, and an idle delay far shorter than a chunk: the worker is free for
     // an instant between the chunks and busy with the second one while nothing is queued; it must
     // not be ended then (a cut chunk would never be answered, and this test would time out).
-    const pool = new FilePool(1, { idleMs: 1 });
+    const workers = new WorkerPool(POOL_WORKER, { size: 1, idleMs: 1 });
+    const pool = new FileJobRunner(workers);
     try {
       const first = await pool.hashConfined(dir, paths);
       expect(answers(first).slice(0, 3)).toEqual([
@@ -168,18 +173,18 @@ describe('file jobs', () => {
         ['refer', null],
       ]);
       // Still a worker: a worker that died mid-chunk would have sent the pool to the main thread.
-      expect(pool.workerCount).toBe(1);
+      expect(workers.workerCount).toBe(1);
       const deadline = Date.now() + 10_000;
-      while (pool.workerCount > 0 && Date.now() < deadline) {
+      while (workers.workerCount > 0 && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
-      expect(pool.workerCount).toBe(0);
+      expect(workers.workerCount).toBe(0);
 
       const again = await pool.hashConfined(dir, paths);
       expect(answers(again)).toEqual(answers(first));
-      expect(pool.workerCount).toBe(1);
+      expect(workers.workerCount).toBe(1);
     } finally {
-      pool.close();
+      await workers.close();
     }
   });
 });
@@ -196,7 +201,8 @@ describe('hashing never holds the event loop', () => {
     await writeFile(path.join(dir, 'small.txt'), 'small\n');
     await writeFile(path.join(dir, 'big.bin'), '');
     await truncate(path.join(dir, 'big.bin'), 512 * 1024 * 1024); // sparse: zeros
-    const pool = new FilePool(2);
+    const workers = new WorkerPool(POOL_WORKER, { size: 2 });
+    const pool = new FileJobRunner(workers);
     try {
       const hashed = await worstLoopStall(() =>
         pool.hashConfined(dir, ['small.txt', 'big.bin', 'small.txt']),
@@ -226,7 +232,7 @@ describe('hashing never holds the event loop', () => {
       const entry = valueOf(fingerprinted.result).hashed.find((candidate) => candidate.index === 1);
       expect(entry?.hash).toBe(big.hash);
     } finally {
-      pool.close();
+      await workers.close();
     }
   });
 });

@@ -1,8 +1,8 @@
 // The per-file work of the engine that has to be fast on 200,000 files: stat + BLAKE3 behind the
 // stat fast path (fingerprint), and hashing files a client named for mark_reconciled (confined to
 // the worktree). Written with synchronous fs calls on purpose: it runs inside worker threads
-// (file-worker.ts, managed by file-pool.ts), where blocking costs nothing and a sync stat is ~20x
-// cheaper than a libuv round trip. Only if workers cannot start does file-pool.ts run it on the
+// (the worker pool's `file-job` kind, main/worktree/pool-worker.ts, fed by file-job-runner.ts), where blocking costs nothing and a sync stat is ~20x
+// cheaper than a libuv round trip. Only if workers cannot start does file-job-runner.ts run it on the
 // main thread, in small chunks.
 import { closeSync, fstatSync, readSync } from 'node:fs';
 import { Blake3Hasher, blake3 } from '@napi-rs/blake-hash';

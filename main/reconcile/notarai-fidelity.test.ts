@@ -30,7 +30,7 @@ async function repoWith(
   const repo = await makeTempRepo(files);
   cleanups.push(() => repo.cleanup());
   await git(repo.root, 'checkout', '-q', '-b', branch);
-  const engine = new ReconcileEngine({ root: repo.root, workers: 1 });
+  const engine = new ReconcileEngine({ root: repo.root });
   cleanups.push(() => engine.close());
   return { root: repo.root, engine };
 }
@@ -321,7 +321,7 @@ describe('5. the state file (NotarAI src/core/state.rs: git_hash and branch are 
     const root = await makeTempDir();
     cleanups.push(() => rm(root, { recursive: true, force: true }));
     await git(root, 'init', '-q', '-b', 'trunk');
-    const engine = new ReconcileEngine({ root, workers: 1 });
+    const engine = new ReconcileEngine({ root });
     cleanups.push(() => engine.close());
     const result = await engine.snapshotState();
     expect(result).toMatchObject({ git_hash: '', files: 0, specs: 0 });

@@ -74,7 +74,7 @@ async function setup(
   });
   cleanups.push(() => repo.cleanup());
   await git(repo.root, 'checkout', '-q', '-b', 'feature');
-  const engine = new ReconcileEngine({ root: repo.root, workers: 1 });
+  const engine = new ReconcileEngine({ root: repo.root });
   cleanups.push(() => engine.close());
   return { repo, engine, root: repo.root };
 }

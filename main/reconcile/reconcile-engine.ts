@@ -18,7 +18,8 @@ import { UserError } from '../platform/errors.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 import { hasNulByte, isBinaryByExtension } from './binary-files.ts';
 import { FILE_CONCURRENCY, mapLimit } from './concurrency.ts';
-import { FilePool } from './file-pool.ts';
+import { FileJobRunner } from './file-job-runner.ts';
+import type { WorkerPool } from '../platform/worker-pool.ts';
 import { HASHED, HIT, KNOWN_STRIDE, MISSING } from './file-jobs.ts';
 import {
   changedVsBase,
@@ -122,14 +123,14 @@ export interface ReconcileEngineOptions {
   root: string;
   /** Wall clock in ms (tests). */
   now?: () => number;
-  /** File worker threads (default: one per core, at most 4). */
-  workers?: number;
+  /** Worker threads for stat and hashing (default: the process-wide pool). */
+  pool?: WorkerPool;
 }
 
 export class ReconcileEngine {
   readonly root: string;
   readonly cache: HashCache;
-  readonly #pool: FilePool;
+  readonly #files: FileJobRunner;
   readonly #now: () => number;
   #gitDirs: Promise<{ gitDir: string; commonDir: string; objectFormat: string }> | undefined;
   /** Milliseconds spent in each phase of the last get_spec_diff (benchmark and diagnostics). */
@@ -138,13 +139,13 @@ export class ReconcileEngine {
   constructor(options: ReconcileEngineOptions) {
     this.root = options.root;
     this.cache = new HashCache(options.root);
-    this.#pool = new FilePool(options.workers);
+    this.#files = new FileJobRunner(options.pool);
     this.#now = options.now ?? Date.now;
   }
 
   close(): void {
     this.cache.close();
-    this.#pool.close();
+    this.#files.close();
   }
 
   /** The repository's default base: origin/HEAD, else main, else master, else the current branch. */
@@ -400,7 +401,7 @@ export class ReconcileEngine {
       if (relative === null) viaSandbox.push(requested);
       else direct.push({ requested, relative });
     }
-    const outcomes = await this.#pool.hashConfined(
+    const outcomes = await this.#files.hashConfined(
       this.root,
       direct.map((entry) => entry.relative),
       signal,
@@ -443,7 +444,7 @@ export class ReconcileEngine {
         }
         continue;
       }
-      const [outcome] = await this.#pool.hashConfined(this.root, [resolved.relativePath], signal);
+      const [outcome] = await this.#files.hashConfined(this.root, [resolved.relativePath], signal);
       const key = cacheKey(this.root, requested, resolved.relativePath);
       if (outcome?.code === 'hashed') {
         rows.set(key, {
@@ -651,7 +652,7 @@ export class ReconcileEngine {
       known[base + 3] = row.recordedMs;
       rowHashes[index] = row.hash;
     });
-    const { codes, hashed } = await this.#pool.fingerprint(this.root, toCheck, known, signal);
+    const { codes, hashed } = await this.#files.fingerprint(this.root, toCheck, known, signal);
     const fresh = new Map<number, string>();
     for (const entry of hashed) {
       const file = toCheck[entry.index] as string;

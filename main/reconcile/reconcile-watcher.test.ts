@@ -20,7 +20,7 @@ it('keeps the state current as files, refs, specs and the base change', async ()
   const repo = await makeTempRepo({ '.notarai/app.spec.yaml': SPEC, 'src/a.ts': 'a\n' });
   cleanups.push(() => repo.cleanup());
   await git(repo.root, 'checkout', '-q', '-b', 'feature');
-  const engine = new ReconcileEngine({ root: repo.root, workers: 1 });
+  const engine = new ReconcileEngine({ root: repo.root });
   cleanups.push(() => engine.close());
   const states: ReconcileState[] = [];
   const specChanges: SpecChanges[] = [];

@@ -6,13 +6,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempRepo, type TempRepo } from '../testing/temp-repo.ts';
-import { GrepPool } from './grep-pool.ts';
+import { WorkerPool } from '../platform/worker-pool.ts';
 import { MAX_LINE_CHARS, grepTool, runGrep, type GrepResult, type GrepOptions } from './grep.ts';
 import { UserError } from '../platform/errors.ts';
 import { expectNoLeak, makeToolFixture, type ToolFixture } from '../testing/tool-calls.ts';
 
 let fixture: ToolFixture;
-let pool: GrepPool;
+const POOL_WORKER = new URL('../worktree/pool-worker.ts', import.meta.url);
+let pool: WorkerPool;
 
 const modes: [string, () => GrepOptions][] = [
   ['worker pool', () => ({ pool })],
@@ -37,7 +38,7 @@ const paths = (result: GrepResult): string[] => result.files.map((file) => file.
 
 beforeAll(async () => {
   fixture = await makeToolFixture();
-  pool = new GrepPool(new URL('./grep-worker.ts', import.meta.url), 2);
+  pool = new WorkerPool(POOL_WORKER, { size: 2 });
 });
 
 afterAll(async () => {
@@ -218,7 +219,7 @@ describe('grep on many files', () => {
   });
 
   it('serves another call at once while runaway expressions hold every worker', async () => {
-    const single = new GrepPool(new URL('./grep-worker.ts', import.meta.url), 1);
+    const single = new WorkerPool(POOL_WORKER, { size: 1 });
     try {
       const runaway = () =>
         grep(
@@ -245,7 +246,7 @@ describe('grep on many files', () => {
   });
 
   it('falls back to the main thread when workers cannot start', async () => {
-    const broken = new GrepPool(new URL('./no-such-worker.ts', import.meta.url), 1);
+    const broken = new WorkerPool(new URL('./no-such-worker.ts', import.meta.url), { size: 1 });
     try {
       const logged: string[] = [];
       const result = await runGrep(
@@ -262,7 +263,7 @@ describe('grep on many files', () => {
       // The client hears about it (ToolContext.log), and later calls skip the pool at once.
       expect(logged).toEqual([
         expect.stringMatching(
-          /^warning: grep workers cannot start: .*searching in the main thread/,
+          /^warning: worker threads cannot start: .*searching in the main thread/,
         ),
       ]);
       expect((await grep({ pattern: 'hit' }, { pool: broken }, repo.root)).match_count).toBe(9);

@@ -2,10 +2,11 @@
 // the worktree (tracked and untracked, what git ignores left out), with an optional glob filter, a
 // case option, context lines and a cap. Owns the arguments, the order of results and the caps; the
 // files come from worktree-files.ts, and the searching runs in chunks on the worker pool
-// (grep-pool.ts), or in the main thread when workers are unavailable.
+// (main/platform/worker-pool.ts, job kind `grep-chunk`), or in the main thread when workers are
+// unavailable.
 import { z } from 'zod';
 import { compileGlobArgument } from './glob.ts';
-import { WorkersUnavailableError, grepPool, type GrepPool } from './grep-pool.ts';
+import { WorkersUnavailableError, workerPool, type WorkerPool } from '../platform/worker-pool.ts';
 import { createAsyncReader } from './grep-readers.ts';
 import {
   addStats,
@@ -141,13 +142,13 @@ export type GrepResult = z.infer<typeof outputSchema>;
 
 export interface GrepOptions {
   /** Default: the process-wide pool. Null searches in the main thread. */
-  pool?: GrepPool | null;
+  pool?: WorkerPool | null;
   timeoutMs?: number;
 }
 
 /** Runs the chunks on the pool, in order, stopping once `limit` lines were found in order. */
 async function runOnPool(
-  pool: GrepPool,
+  pool: WorkerPool,
   chunks: GrepChunkRequest[],
   limit: number,
   signal: AbortSignal,
@@ -179,7 +180,7 @@ async function runOnPool(
         while (!stop && !failed && next < chunks.length && inFlight < window) {
           const index = next++;
           inFlight += 1;
-          pool.run(chunks[index]!, owner).then(
+          pool.run<GrepChunkResult>('grep-chunk', chunks[index]!, { owner }).then(
             (result) => {
               inFlight -= 1;
               results[index] = result;
@@ -310,7 +311,7 @@ export async function runGrep(
     });
   }
   const timeoutMs = options.timeoutMs ?? GREP_TIMEOUT_MS;
-  const pool = options.pool === undefined ? grepPool() : options.pool;
+  const pool = options.pool === undefined ? workerPool() : options.pool;
   let results: GrepChunkResult[];
   if (pool === null || pool.unavailable !== undefined || chunks.length === 0) {
     results = await runInThread(chunks, limit, signal, timeoutMs);

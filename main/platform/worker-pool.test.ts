@@ -1,0 +1,94 @@
+// The one worker pool, with the real worker entry (main/worktree/pool-worker.ts) and both job
+// kinds: a runaway grep chunk is stopped at its own deadline or by its caller's signal, its worker
+// is replaced, and hashing submitted meanwhile by another owner is served at once.
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GrepChunkRequest, GrepChunkResult } from '../tools/grep-search.ts';
+import type { FileOutcome } from '../reconcile/file-jobs.ts';
+import { makeTempDir } from '../testing/temp-repo.ts';
+import { UserError } from './errors.ts';
+import { WorkerPool } from './worker-pool.ts';
+
+const POOL_WORKER = new URL('../worktree/pool-worker.ts', import.meta.url);
+let dir: string;
+
+beforeAll(async () => {
+  dir = await makeTempDir();
+  await writeFile(path.join(dir, 'slow.txt'), `${'a'.repeat(40)}!\n`);
+  await writeFile(path.join(dir, 'hit.txt'), 'a hit\n');
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const chunk = (pattern: string, file: string): GrepChunkRequest => ({
+  root: dir,
+  spec: { pattern, fixedString: false, ignoreCase: false, contextLines: 0, maxLineChars: 500 },
+  files: [{ path: file }],
+  limit: 10,
+  maxFileBytes: 1024 * 1024,
+});
+
+const hashJob = (paths: string[]) => ({
+  kind: 'hash-confined',
+  root: dir,
+  paths: paths.join('\0'),
+});
+
+describe('the worker pool', () => {
+  it('runs each job kind on a worker and answers like the handler', async () => {
+    const pool = new WorkerPool(POOL_WORKER, { size: 1 });
+    try {
+      const found = await pool.run<GrepChunkResult>('grep-chunk', chunk('hit', 'hit.txt'));
+      expect(found.files.map((file) => file.path)).toEqual(['hit.txt']);
+      const [hashed] = await pool.run<FileOutcome[]>('file-job', hashJob(['hit.txt']));
+      expect(hashed).toMatchObject({ code: 'hashed' });
+      await expect(pool.run('no-such-kind', {})).rejects.toThrow(/unknown job kind: no-such-kind/);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('stops a job at its deadline, replaces its worker, and serves another owner meanwhile', async () => {
+    const pool = new WorkerPool(POOL_WORKER, { size: 1 });
+    try {
+      const runaway = pool.run('grep-chunk', chunk('(a+)+$', 'slow.txt'), { deadlineMs: 1_500 });
+      runaway.catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the runaway holds the only worker
+      const started = Date.now();
+      const [hashed] = await pool.run<FileOutcome[]>('file-job', hashJob(['hit.txt']));
+      expect(hashed).toMatchObject({ code: 'hashed' });
+      expect(Date.now() - started).toBeLessThan(1_000); // an overflow worker, not after the deadline
+      const error = await runaway.then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(UserError);
+      expect(error).toMatchObject({ code: 'timed-out' });
+      expect((error as Error).message).toMatch(/a grep-chunk job did not finish within 1.5 s/);
+      // The pool recovers: the next job runs, on at most `size` workers once idle again.
+      const again = await pool.run<GrepChunkResult>('grep-chunk', chunk('hit', 'hit.txt'));
+      expect(again.files).toHaveLength(1);
+      expect(pool.workerCount).toBeLessThanOrEqual(1);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("ends a job when its caller's signal aborts, with the caller's reason", async () => {
+    const pool = new WorkerPool(POOL_WORKER, { size: 1 });
+    try {
+      const controller = new AbortController();
+      const runaway = pool.run('grep-chunk', chunk('(a+)+$', 'slow.txt'), {
+        signal: controller.signal,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const abortedAt = Date.now();
+      controller.abort(new UserError('the client cancelled', { code: 'cancelled' }));
+      await expect(runaway).rejects.toThrow('the client cancelled');
+      expect(Date.now() - abortedAt).toBeLessThan(1_000);
+      expect(pool.workerCount).toBe(0); // its worker was terminated
+    } finally {
+      await pool.close();
+    }
+  });
+});

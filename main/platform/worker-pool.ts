@@ -1,0 +1,320 @@
+// The worktree process's one pool of worker threads, for every job that would hold the event loop:
+// grep's searches (user regular expressions) and the engine's stat and BLAKE3 work. Jobs are named
+// by kind; one worker entry (main/worktree/pool-worker.ts, at the top of the worktree stack because
+// it runs the handlers of the layers below) dispatches each kind to its handler.
+//
+// - Size: one worker per core, at most four, started on first use, ended after IDLE_MS without
+//   work (an idle worktree process should not carry extra V8 isolates).
+// - Fairness: each job has an owner (a grep call, a hashing call); the next free worker takes the
+//   oldest job of the owner running the fewest jobs, and an owner with nothing running that finds
+//   every worker held (say by two runaway regular expressions) gets one of OVERFLOW_WORKERS extra
+//   workers, so it is served at once instead of waiting for their deadline.
+// - Deadlines and cancellation: cancel(owner) drops the owner's queued jobs and terminates the
+//   workers running them, so a pathological pattern never keeps a core; a job may also carry its
+//   own deadline, which does the same for that job with a UserError `timed-out`.
+// - If a worker cannot start at all (a bundle without the worker entry), run() rejects with
+//   WorkersUnavailableError and callers do the work on the main thread, in slices.
+import { availableParallelism } from 'node:os';
+import { Worker, type Transferable } from 'node:worker_threads';
+import { UserError } from './errors.ts';
+
+/** Workers are ended after this long without work. */
+export const IDLE_MS = 10_000;
+/** Extra workers, beyond `size`, for owners that would otherwise wait behind held workers. */
+export const OVERFLOW_WORKERS = 2;
+
+/** What the pool posts to a worker, and what the worker answers. */
+export interface PoolRequest {
+  id: number;
+  kind: string;
+  payload: unknown;
+}
+export type PoolReply =
+  { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
+
+/** Raised for every job of a pool whose workers cannot start. */
+export class WorkersUnavailableError extends Error {
+  override name = 'WorkersUnavailableError';
+}
+
+export interface RunOptions {
+  /** Groups jobs for fairness and for cancel(); default: a fresh owner (the job alone). */
+  owner?: object;
+  /** Cancels the job (queued: dropped; running: its worker is terminated). */
+  signal?: AbortSignal;
+  /** The job is stopped with a `timed-out` UserError after this long. */
+  deadlineMs?: number;
+  /** Buffers moved, not copied, to the worker. */
+  transfer?: Transferable[];
+}
+
+interface Job {
+  /** Set when a worker takes it. */
+  id?: number;
+  kind: string;
+  payload: unknown;
+  owner: object;
+  transfer: Transferable[];
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  /** Removes the job's deadline timer and abort listener. */
+  settle(): void;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  job?: Job;
+}
+
+export class WorkerPool {
+  readonly size: number;
+  readonly #workerUrl: URL;
+  readonly #idleMs: number;
+  readonly #slots = new Set<Slot>();
+  readonly #queue: Job[] = [];
+  #nextId = 1;
+  #idleTimer: NodeJS.Timeout | undefined;
+  #unavailable: WorkersUnavailableError | undefined;
+
+  constructor(workerUrl: URL, options: { size?: number; idleMs?: number } = {}) {
+    this.#workerUrl = workerUrl;
+    this.size = options.size ?? Math.max(1, Math.min(availableParallelism(), 4));
+    this.#idleMs = options.idleMs ?? IDLE_MS;
+  }
+
+  /** Set once a worker failed to start: callers should work on the main thread. */
+  get unavailable(): WorkersUnavailableError | undefined {
+    return this.#unavailable;
+  }
+
+  /** Workers currently alive (for tests and the idle-memory checks). */
+  get workerCount(): number {
+    return this.#slots.size;
+  }
+
+  /** Runs one job of `kind` on a worker; resolves to what the kind's handler returned. */
+  run<R>(kind: string, payload: unknown, options: RunOptions = {}): Promise<R> {
+    if (this.#unavailable) return Promise.reject(this.#unavailable);
+    options.signal?.throwIfAborted();
+    return new Promise<R>((resolve, reject) => {
+      const owner = options.owner ?? {};
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = (): void => this.#stop(job, abortReason(options.signal));
+      const job: Job = {
+        kind,
+        payload,
+        owner,
+        transfer: options.transfer ?? [],
+        resolve: (value) => resolve(value as R),
+        reject,
+        settle: () => {
+          clearTimeout(timer);
+          options.signal?.removeEventListener('abort', onAbort);
+        },
+      };
+      if (options.deadlineMs !== undefined) {
+        timer = setTimeout(
+          () =>
+            this.#stop(
+              job,
+              new UserError(
+                `a ${kind} job did not finish within ${options.deadlineMs! / 1000} s and was stopped`,
+                { code: 'timed-out' },
+              ),
+            ),
+          options.deadlineMs,
+        );
+      }
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      this.#queue.push(job);
+      this.#pump();
+    });
+  }
+
+  /** Drops `owner`'s queued jobs and terminates the workers running its jobs. */
+  cancel(owner: object, reason: Error): void {
+    for (const job of this.#queue.filter((queued) => queued.owner === owner)) {
+      this.#stop(job, reason, false);
+    }
+    for (const slot of this.#slots) {
+      if (slot.job?.owner === owner) this.#stop(slot.job, reason, false);
+    }
+    this.#pump();
+  }
+
+  /** Ends every worker (queued and running jobs are rejected). */
+  async close(): Promise<void> {
+    clearTimeout(this.#idleTimer);
+    const closed = new Error('worker pool closed');
+    for (const job of this.#queue.splice(0)) finish(job, closed);
+    const slots = [...this.#slots];
+    this.#slots.clear();
+    for (const slot of slots) if (slot.job) finish(slot.job, closed);
+    await Promise.all(slots.map((slot) => slot.worker.terminate()));
+  }
+
+  /** Ends one job: dropped from the queue, or its worker terminated (and replaced on demand). */
+  #stop(job: Job, reason: Error, pump = true): void {
+    const queued = this.#queue.indexOf(job);
+    if (queued !== -1) {
+      this.#queue.splice(queued, 1);
+      finish(job, reason);
+    }
+    for (const slot of this.#slots) {
+      if (slot.job !== job) continue;
+      slot.job = undefined;
+      this.#slots.delete(slot);
+      void slot.worker.terminate();
+      finish(job, reason);
+    }
+    if (pump) this.#pump();
+  }
+
+  /** Jobs running per owner. */
+  #running(): Map<object, number> {
+    const counts = new Map<object, number>();
+    for (const slot of this.#slots) {
+      if (slot.job) counts.set(slot.job.owner, (counts.get(slot.job.owner) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  /** Index of the queued job to run next: of the owner running fewest, the oldest. */
+  #nextIndex(running: Map<object, number>): number {
+    let best = 0;
+    let fewest = Number.POSITIVE_INFINITY;
+    for (let index = 0; index < this.#queue.length; index++) {
+      const count = running.get(this.#queue[index]!.owner) ?? 0;
+      if (count < fewest) {
+        fewest = count;
+        best = index;
+        if (count === 0) break;
+      }
+    }
+    return best;
+  }
+
+  #pump(): void {
+    while (this.#queue.length > 0) {
+      const running = this.#running();
+      const index = this.#nextIndex(running);
+      const starved = (running.get(this.#queue[index]!.owner) ?? 0) === 0;
+      let slot = [...this.#slots].find((candidate) => candidate.job === undefined);
+      if (slot === undefined) {
+        const limit = this.size + (starved ? OVERFLOW_WORKERS : 0);
+        if (this.#slots.size >= limit) return;
+        slot = this.#spawn();
+        if (slot === undefined) return;
+      }
+      const [job] = this.#queue.splice(index, 1) as [Job];
+      const id = this.#nextId++;
+      job.id = id;
+      slot.job = job;
+      slot.worker.ref(); // busy: keep the process alive until the job is done
+      const request: PoolRequest = { id, kind: job.kind, payload: job.payload };
+      slot.worker.postMessage(request, job.transfer);
+    }
+    this.#scheduleIdle();
+  }
+
+  #spawn(): Slot | undefined {
+    let worker: Worker;
+    try {
+      worker = new Worker(this.#workerUrl);
+    } catch (error) {
+      this.#fail(error);
+      return undefined;
+    }
+    worker.unref();
+    const slot: Slot = { worker, ready: false };
+    this.#slots.add(slot);
+    worker.on('message', (message: PoolReply | { ready: true }) => {
+      if ('ready' in message) {
+        slot.ready = true;
+        return;
+      }
+      const job = slot.job;
+      if (job === undefined || job.id !== message.id) return;
+      slot.job = undefined;
+      worker.unref();
+      if (this.#slots.size > this.size) {
+        // An overflow worker: ended once its job is done.
+        this.#slots.delete(slot);
+        void worker.terminate();
+      }
+      if (message.ok) {
+        job.settle();
+        job.resolve(message.value);
+      } else {
+        finish(job, new Error(message.message));
+      }
+      this.#pump();
+    });
+    worker.on('error', (error) => {
+      this.#slots.delete(slot);
+      const job = slot.job;
+      slot.job = undefined;
+      if (!slot.ready) {
+        this.#fail(error);
+        if (job) finish(job, this.#unavailable!);
+        return;
+      }
+      if (job) finish(job, error instanceof Error ? error : new Error(String(error)));
+      this.#pump();
+    });
+    worker.on('exit', () => {
+      if (!this.#slots.delete(slot)) return;
+      const job = slot.job;
+      slot.job = undefined;
+      if (job) finish(job, new Error('a pool worker exited'));
+      this.#pump();
+    });
+    return slot;
+  }
+
+  #fail(error: unknown): void {
+    this.#unavailable ??= new WorkersUnavailableError(
+      `worker threads cannot start: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    for (const job of this.#queue.splice(0)) finish(job, this.#unavailable);
+  }
+
+  #scheduleIdle(): void {
+    clearTimeout(this.#idleTimer);
+    if ([...this.#slots].some((slot) => slot.job !== undefined)) return;
+    if (this.#slots.size === 0) return;
+    this.#idleTimer = setTimeout(() => {
+      if ([...this.#slots].some((slot) => slot.job !== undefined)) return;
+      const idle = [...this.#slots];
+      this.#slots.clear();
+      for (const slot of idle) void slot.worker.terminate();
+    }, this.#idleMs);
+    this.#idleTimer.unref();
+  }
+}
+
+function finish(job: Job, error: Error): void {
+  job.settle();
+  job.reject(error);
+}
+
+function abortReason(signal: AbortSignal | undefined): Error {
+  const reason: unknown = signal?.reason;
+  return reason instanceof Error ? reason : new UserError('cancelled', { code: 'cancelled' });
+}
+
+let shared: WorkerPool | undefined;
+
+/**
+ * The process-wide pool. Its worker entry is main/worktree/pool-worker.ts (from the sources); in
+ * the worktree bundle (scripts/build-worktree.ts: one flat directory) it is `pool-worker.js` beside
+ * the module that holds this code.
+ */
+export function workerPool(): WorkerPool {
+  const bundled = !import.meta.url.endsWith('.ts');
+  shared ??= new WorkerPool(
+    new URL(bundled ? './pool-worker.js' : '../worktree/pool-worker.ts', import.meta.url),
+  );
+  return shared;
+}

@@ -1,0 +1,159 @@
+// The engine's per-file work (file-jobs.ts: stat and BLAKE3) spread over the worktree process's
+// worker pool (main/platform/worker-pool.ts, job kind `file-job`): a job is cut into chunks of
+// CHUNK_SIZE paths, so stat'ing and hashing 200,000 files never blocks the event loop and uses
+// every core. Chunks cross as one NUL-joined string and typed arrays, which clone cheaply. Small
+// jobs run on the main thread at once (see MAIN_THREAD_MAX_PATHS). If worker threads cannot be
+// started (a bundle without the worker entry) or a worker dies, chunks run on the main thread
+// instead, yielding between chunks.
+import { workerPool, type WorkerPool } from '../platform/worker-pool.ts';
+import { fingerprintFiles, hashFilesConfined, KNOWN_STRIDE, runFileJob } from './file-jobs.ts';
+import type {
+  FileJob,
+  FileJobResult,
+  FileOutcome,
+  FingerprintResult,
+  HashedEntry,
+} from './file-jobs.ts';
+
+/** Paths per chunk sent to a worker. */
+export const CHUNK_SIZE = 4096;
+/**
+ * Jobs of at most this many paths run on the main thread, in one go (a few milliseconds of
+ * synchronous stats): the first worker thread a process starts leaves ~20 MB behind for good, a
+ * price a small worktree, or the watcher's recomputation of a few changed files, should not pay.
+ */
+export const MAIN_THREAD_MAX_PATHS = 1000;
+/**
+ * Bytes a main-thread job may hash in all (~2 ms of BLAKE3): a bigger file, or the file that would
+ * pass this, and everything after it, go to the workers, so no file size holds the event loop.
+ */
+export const MAIN_THREAD_HASH_BYTES = 4 * 1024 * 1024;
+export class FileJobRunner {
+  readonly #pool: WorkerPool;
+  /** Set once the pool failed us: every later chunk runs on the main thread. */
+  #broken = false;
+  #closed = false;
+
+  /** `pool`: the process-wide worker pool unless a test brings its own. */
+  constructor(pool: WorkerPool = workerPool()) {
+    this.#pool = pool;
+  }
+
+  /**
+   * Stats `paths` (relative to root); `known` holds KNOWN_STRIDE numbers per path (NaN size: no
+   * stat row). Codes per path, and the stat rows of the files that had to be hashed.
+   */
+  async fingerprint(
+    root: string,
+    paths: readonly string[],
+    known: Float64Array,
+    signal?: AbortSignal,
+  ): Promise<FingerprintResult> {
+    if (paths.length <= MAIN_THREAD_MAX_PATHS) {
+      signal?.throwIfAborted();
+      const inline = fingerprintFiles(root, paths, known, MAIN_THREAD_HASH_BYTES);
+      const start = inline.stoppedAt;
+      if (start === undefined) return inline;
+      const rest = await this.#fingerprintInWorkers(
+        root,
+        paths.slice(start),
+        known.subarray(start * KNOWN_STRIDE),
+        signal,
+      );
+      inline.codes.set(rest.codes, start);
+      for (const entry of rest.hashed) inline.hashed.push({ ...entry, index: entry.index + start });
+      return { codes: inline.codes, hashed: inline.hashed };
+    }
+    return this.#fingerprintInWorkers(root, paths, known, signal);
+  }
+
+  async #fingerprintInWorkers(
+    root: string,
+    paths: readonly string[],
+    known: Float64Array,
+    signal?: AbortSignal,
+  ): Promise<FingerprintResult> {
+    const codes = new Uint8Array(paths.length);
+    const hashed: HashedEntry[] = [];
+    await Promise.all(
+      chunkStarts(paths.length).map(async (start) => {
+        const end = Math.min(start + CHUNK_SIZE, paths.length);
+        const result = (await this.#runChunk(
+          {
+            kind: 'fingerprint',
+            root,
+            paths: paths.slice(start, end).join('\0'),
+            known: known.slice(start * KNOWN_STRIDE, end * KNOWN_STRIDE),
+          },
+          signal,
+        )) as FingerprintResult;
+        codes.set(result.codes, start);
+        for (const entry of result.hashed) hashed.push({ ...entry, index: entry.index + start });
+      }),
+    );
+    return { codes, hashed };
+  }
+
+  /** Hashes files named by a client (mark_reconciled), confined to root. One outcome per path. */
+  async hashConfined(
+    root: string,
+    paths: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<FileOutcome[]> {
+    if (paths.length <= MAIN_THREAD_MAX_PATHS) {
+      signal?.throwIfAborted();
+      const inline = hashFilesConfined(root, paths, MAIN_THREAD_HASH_BYTES);
+      if (inline.length === paths.length) return inline;
+      return [...inline, ...(await this.#hashInWorkers(root, paths.slice(inline.length), signal))];
+    }
+    return this.#hashInWorkers(root, paths, signal);
+  }
+
+  async #hashInWorkers(
+    root: string,
+    paths: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<FileOutcome[]> {
+    const parts = await Promise.all(
+      chunkStarts(paths.length).map(
+        async (start) =>
+          (await this.#runChunk(
+            {
+              kind: 'hash-confined',
+              root,
+              paths: paths.slice(start, start + CHUNK_SIZE).join('\0'),
+            },
+            signal,
+          )) as FileOutcome[],
+      ),
+    );
+    return parts.flat();
+  }
+
+  /** Later jobs run on the main thread (the pool itself is shared and stays). */
+  close(): void {
+    this.#closed = true;
+  }
+
+  async #runChunk(job: FileJob, signal?: AbortSignal): Promise<FileJobResult> {
+    signal?.throwIfAborted();
+    if (!this.#broken && !this.#closed) {
+      try {
+        return await this.#pool.run<FileJobResult>('file-job', job, signal ? { signal } : {});
+      } catch {
+        signal?.throwIfAborted();
+        // Workers cannot start, or one died: the work is the same on the main thread.
+        this.#broken = true;
+      }
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    signal?.throwIfAborted();
+    return runFileJob(job);
+  }
+}
+
+function chunkStarts(length: number): number[] {
+  const starts: number[] = [];
+  for (let start = 0; start < length; start += CHUNK_SIZE) starts.push(start);
+  return starts;
+}

@@ -1,0 +1,61 @@
+// Entry of every worker thread of the worktree process's pool (main/platform/worker-pool.ts):
+// runs the job kinds below with synchronous calls (blocking only this thread) and posts each
+// result back. It sits at the top of the worktree stack because it runs handlers from the layers
+// below it. Holds no state between jobs.
+import { parentPort, type Transferable } from 'node:worker_threads';
+import type { PoolReply, PoolRequest } from '../platform/worker-pool.ts';
+import { runFileJob, type FileJob } from '../reconcile/file-jobs.ts';
+import { createSyncReader } from '../tools/grep-readers.ts';
+import { searchChunk, type GrepChunkRequest } from '../tools/grep-search.ts';
+
+type Handler = (payload: never) => unknown;
+
+/** The job kinds, by name: what each does with its payload. */
+const handlers: Record<string, Handler> = {
+  /** One chunk of a grep search (main/tools/grep.ts). */
+  'grep-chunk': async (request: GrepChunkRequest) => {
+    const reader = createSyncReader(request.root, request.maxFileBytes);
+    try {
+      return await searchChunk(request, (file) => reader.read(file));
+    } finally {
+      reader.close();
+    }
+  },
+  /** One chunk of the engine's stat/hash work (main/reconcile/file-jobs.ts). */
+  'file-job': (job: FileJob) => runFileJob(job),
+};
+
+/** Typed arrays in a result are moved to the main thread, not copied. */
+function transferables(value: unknown): Transferable[] {
+  if (value === null || typeof value !== 'object') return [];
+  return Object.values(value)
+    .filter((field): field is Uint8Array => field instanceof Uint8Array)
+    .map((field) => field.buffer as ArrayBuffer);
+}
+
+const port = parentPort;
+if (port === null) throw new Error('pool-worker.ts must run in a worker thread');
+
+port.on('message', (request: PoolRequest) => {
+  const handler = handlers[request.kind];
+  Promise.resolve()
+    .then(() => {
+      if (!handler) throw new Error(`unknown job kind: ${request.kind}`);
+      return handler(request.payload as never);
+    })
+    .then(
+      (value) =>
+        port.postMessage(
+          { id: request.id, ok: true, value } satisfies PoolReply,
+          transferables(value),
+        ),
+      (error: unknown) =>
+        port.postMessage({
+          id: request.id,
+          ok: false,
+          message: error instanceof Error ? error.message : String(error),
+        } satisfies PoolReply),
+    );
+});
+// Tells the pool the worker started (its imports loaded).
+port.postMessage({ ready: true });
