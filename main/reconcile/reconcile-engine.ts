@@ -5,8 +5,15 @@
 // glob matching and the intersection with the governed set happen in-process; the diff is
 // computed for that intersection only (intersection-diff.ts); files are hashed only when a cache
 // row exists to compare with, and the stat fast path (hash-cache.ts) skips unchanged files.
+import type {
+  ChangedArtifactsResult,
+  ListAffectedSpecsResult,
+  MarkReconciledResult,
+  SnapshotStateResult,
+  SpecDiffResult,
+} from '../../shared/reconcile-results.ts';
 import path from 'node:path';
-import type { ReconcileState, SpecError, SpecReconcileState } from '../../shared/reconcile.ts';
+import type { ReconcileState, SpecReconcileState } from '../../shared/reconcile.ts';
 import { RECONCILE_PATHS_CAP } from '../../shared/reconcile.ts';
 import {
   isGitName,
@@ -53,60 +60,13 @@ import type { SpecSet, ValidSpec } from './spec-loader.ts';
 import { readSpecText } from './spec-paths.ts';
 
 export { STATE_FILE };
-
-export interface AffectedSpec {
-  spec_path: string;
-  /** The spec's behaviors as written (mappings: name, given, then...). */
-  behaviors: Record<string, unknown>[] | null;
-  constraints: string[] | null;
-  invariants: string[] | null;
-}
-
-export interface ListAffectedSpecsResult {
-  changed_files: string[];
-  affected_specs: AffectedSpec[];
-  spec_errors: SpecError[];
-  warnings?: string[];
-}
+type AffectedSpec = ListAffectedSpecsResult['affected_specs'][number];
 
 export interface SpecDiffRequest {
   spec_path: string;
   base_branch: string;
   exclude_patterns?: string[] | undefined;
   bypass_cache?: boolean | undefined;
-}
-
-export interface SpecDiffResult {
-  diff: string;
-  files: string[];
-  skipped: string[];
-  excluded: string[];
-  spec_changes: { path: string; content: string }[];
-  system_spec: { path: string; content?: string } | null;
-  binary_changes: string[];
-  file_categories: Record<string, string>;
-  spec_invalidated: string[];
-  deleted_files: string[];
-  warnings?: string[];
-}
-
-export interface ChangedArtifactsResult {
-  changed_artifacts: string[];
-  spec_invalidated: string[];
-  warnings?: string[];
-}
-
-export interface MarkReconciledResult {
-  updated: number;
-  rejected: { path: string; reason: string }[];
-  warnings?: string[];
-}
-
-export interface SnapshotResult {
-  files: number;
-  specs: number;
-  git_hash: string;
-  state_path: string;
 }
 
 /** Which files match the cache: the answer of one classification pass. */
@@ -479,7 +439,7 @@ export class ReconcileEngine {
     return { cleared: await this.cache.clear() };
   }
 
-  async snapshotState(): Promise<SnapshotResult> {
+  async snapshotState(): Promise<SnapshotStateResult> {
     await this.cache.create(); // NotarAI snapshots through open_cache_db, which creates it
     const rows = await this.cache.readReconciled();
     const [gitHash, branch] = await Promise.all([headSha(this.root), currentBranch(this.root)]);

@@ -8,7 +8,14 @@
 // get the engine from `engine()` (loaded on demand by reconcile-service.ts), and this module
 // imports its type only.
 import { z } from 'zod';
-import { SpecErrorSchema } from '../../shared/reconcile.ts';
+import {
+  ChangedArtifactsResultSchema,
+  ClearCacheResultSchema,
+  ListAffectedSpecsResultSchema,
+  MarkReconciledResultSchema,
+  SnapshotStateResultSchema,
+  SpecDiffResultSchema,
+} from '../../shared/reconcile-results.ts';
 import { defineTool, readOnlyLocal } from './tool-definition.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 import type { ReconcileEngine } from '../reconcile/reconcile-engine.ts';
@@ -31,15 +38,6 @@ const specPath = z
     'The spec, relative to the worktree root: a *.spec.yaml file under .notarai/ ' +
       '(e.g. ".notarai/auth.spec.yaml").',
   );
-const paths = z.array(z.string());
-const warnings = z
-  .array(z.string())
-  .optional()
-  .describe(
-    'Grove addition: problems that did not stop the call (a deprecated schema_version, a corrupt ' +
-      'cache recreated, ...). Absent when there are none.',
-  );
-
 const listAffectedSpecsTool = (engine: EngineLoader): ToolDefinition =>
   defineTool({
     name: 'list_affected_specs',
@@ -50,25 +48,7 @@ const listAffectedSpecsTool = (engine: EngineLoader): ToolDefinition =>
       'whose artifact globs match any of them, with their behaviors, constraints and ' +
       'invariants. Start a reconciliation here. Broken specs are listed in spec_errors.',
     inputSchema: z.object({ base_branch: baseBranch }),
-    outputSchema: z.object({
-      changed_files: paths.describe('Every path changed vs the base, sorted.'),
-      affected_specs: z.array(
-        z.object({
-          spec_path: z.string(),
-          // NotarAI's behaviors are mappings (name, given, then...).
-          behaviors: z.array(z.record(z.string(), z.unknown())).nullable(),
-          constraints: z.array(z.string()).nullable(),
-          invariants: z.array(z.string()).nullable(),
-        }),
-      ),
-      spec_errors: z
-        .array(SpecErrorSchema)
-        .describe(
-          'Grove addition: specs that failed to parse or validate (file, line, message), left ' +
-            'out of affected_specs (NotarAI fails the whole call when a spec does not parse).',
-        ),
-      warnings,
-    }),
+    outputSchema: ListAffectedSpecsResultSchema,
     annotations: readOnlyLocal,
     deadlineMs: RECONCILE_DEADLINE_MS,
     handler: async (args, ctx) => (await engine()).listAffectedSpecs(args.base_branch, ctx.signal),
@@ -102,44 +82,7 @@ const getSpecDiffTool = (engine: EngineLoader): ToolDefinition =>
         .default(false)
         .describe('Ignore the hash cache (without deleting it): every governed file is listed.'),
     }),
-    outputSchema: z.object({
-      diff: z
-        .string()
-        .describe(
-          'Unified diff vs base_branch of the files in `files` that differ from it, as git ' +
-            'prints it but without its final newline (as NotarAI returns it), minus ' +
-            'exclude_patterns and binary files. Grove addition: the new-file hunks of untracked ' +
-            "files and the deletion of each path in deleted_files, which NotarAI's git diff " +
-            'cannot show.',
-        ),
-      files: paths.describe(
-        'Governed files (spec files aside) present on disk whose content differs from the hash ' +
-          'cache; all of them when the cache is cold or bypassed.',
-      ),
-      skipped: paths,
-      excluded: paths.describe('The exclude_patterns applied.'),
-      spec_changes: z.array(z.object({ path: z.string(), content: z.string() })),
-      system_spec: z
-        .object({ path: z.string(), content: z.string().optional() })
-        .nullable()
-        .describe('null when spec_changes is empty; without content when it is in spec_changes.'),
-      binary_changes: paths.describe(
-        'Files of `files` with a binary extension (png, pdf, zip, ...), and files whose content ' +
-          'is binary among those diffed; none of them is in diff.',
-      ),
-      file_categories: z
-        .record(z.string(), z.string())
-        .describe(
-          'Each path of `files` -> the first artifact category (in UTF-8 byte order) whose ' +
-            'globs match it.',
-        ),
-      spec_invalidated: paths,
-      deleted_files: paths.describe(
-        'Grove addition: governed paths present in the base but gone from the working tree ' +
-          '(deleted, or renamed away); never in `files`; their deletion is in diff.',
-      ),
-      warnings,
-    }),
+    outputSchema: SpecDiffResultSchema,
     annotations: readOnlyLocal,
     deadlineMs: RECONCILE_DEADLINE_MS,
     handler: async (args, ctx) => (await engine()).getSpecDiff(args, ctx.signal),
@@ -163,11 +106,7 @@ const getChangedArtifactsTool = (engine: EngineLoader): ToolDefinition =>
             'spec does not declare gives empty lists, as in NotarAI (with a warning).',
         ),
     }),
-    outputSchema: z.object({
-      changed_artifacts: paths,
-      spec_invalidated: paths,
-      warnings,
-    }),
+    outputSchema: ChangedArtifactsResultSchema,
     annotations: readOnlyLocal,
     deadlineMs: RECONCILE_DEADLINE_MS,
     handler: async (args, ctx) => (await engine()).getChangedArtifacts(args, ctx.signal),
@@ -184,16 +123,7 @@ const markReconciledTool = (engine: EngineLoader): ToolDefinition =>
     inputSchema: z.object({
       files: z.array(z.string()).describe('Paths relative to the worktree root.'),
     }),
-    outputSchema: z.object({
-      updated: z.number().int().describe('Rows written.'),
-      rejected: z
-        .array(z.object({ path: z.string(), reason: z.string() }))
-        .describe(
-          'Grove addition: paths refused (outside the worktree, directories, special files), ' +
-            'with the reason; NotarAI stores whatever path it is given.',
-        ),
-      warnings,
-    }),
+    outputSchema: MarkReconciledResultSchema,
     annotations: { ...readOnlyLocal, readOnlyHint: false },
     deadlineMs: RECONCILE_DEADLINE_MS,
     handler: async (args, ctx) => (await engine()).markReconciled(args.files, ctx.signal),
@@ -207,7 +137,7 @@ const clearCacheTool = (engine: EngineLoader): ToolDefinition =>
       "Deletes the hash cache (.notarai/.cache/notarai.db, and Grove's stat file grove-stats.db " +
       'beside it): every governed file counts as changed again.',
     inputSchema: z.object({}),
-    outputSchema: z.object({ cleared: z.boolean().describe('True if the database existed.') }),
+    outputSchema: ClearCacheResultSchema,
     annotations: { ...readOnlyLocal, readOnlyHint: false, destructiveHint: true },
     handler: async () => (await engine()).clearCache(),
   });
@@ -221,14 +151,7 @@ const snapshotStateTool = (engine: EngineLoader): ToolDefinition =>
       "HEAD, the branch or null when detached, and cli_version: Grove's version) at the end of " +
       'a reconciliation.',
     inputSchema: z.object({}),
-    outputSchema: z.object({
-      files: z.number().int(),
-      specs: z.number().int(),
-      git_hash: z
-        .string()
-        .describe('HEAD\'s sha, or "" when HEAD names no commit yet (null in the file).'),
-      state_path: z.string().describe('Absolute path of the file written.'),
-    }),
+    outputSchema: SnapshotStateResultSchema,
     annotations: { ...readOnlyLocal, readOnlyHint: false, idempotentHint: false },
     handler: async () => (await engine()).snapshotState(),
   });

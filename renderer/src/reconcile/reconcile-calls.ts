@@ -1,38 +1,29 @@
 // The reconciliation tools the Reconciliation tab calls through the host's tool console
 // (callTool): get_spec_diff, mark_reconciled, clear_cache, snapshot_state. Each helper returns the
-// tool's structured result, or throws with the tool's own error text when the call failed.
+// tool's structured result parsed with the tool's own result schema (shared/reconcile-results.ts,
+// the one the server validates against), or throws with the tool's own error text when the call
+// failed, or a clear error when the result is not what that schema says.
+import type { z } from 'zod';
 import type { HostCommandMethods } from '../../../shared/host-api.ts';
-
-export interface SpecDiff {
-  diff: string;
-  files: string[];
-  skipped: string[];
-  specInvalidated: string[];
-  binaryChanges: string[];
-  deletedFiles: string[];
-  warnings: string[];
-}
-
-export interface MarkResult {
-  updated: number;
-  rejected: { path: string; reason: string }[];
-}
-
-export interface SnapshotResult {
-  files: number;
-  specs: number;
-  gitHash: string;
-  statePath: string;
-}
+import {
+  ClearCacheResultSchema,
+  MarkReconciledResultSchema,
+  SnapshotStateResultSchema,
+  SpecDiffResultSchema,
+  type MarkReconciledResult,
+  type SnapshotStateResult,
+  type SpecDiffResult,
+} from '../../../shared/reconcile-results.ts';
 
 type Commands = Pick<HostCommandMethods, 'callTool'>;
 
-async function call(
+async function call<S extends z.ZodType>(
   commands: Commands,
   worktreeId: string,
   name: string,
   args: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
+  schema: S,
+): Promise<z.infer<S>> {
   const result = await commands.callTool({ worktreeId, name, arguments: args });
   if (result.isError) {
     const text = result.content
@@ -41,62 +32,41 @@ async function call(
       .trim();
     throw new Error(text || `${name} failed`);
   }
-  return result.structuredContent ?? {};
+  const parsed = schema.safeParse(result.structuredContent);
+  if (!parsed.success) {
+    throw new Error(
+      `${name} answered with an unexpected result: ${parsed.error.issues[0]?.message}`,
+    );
+  }
+  return parsed.data;
 }
 
-const strings = (value: unknown): string[] =>
-  Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
-
-export async function getSpecDiff(
+export function getSpecDiff(
   commands: Commands,
   worktreeId: string,
   specPath: string,
   base: string,
-): Promise<SpecDiff> {
-  const out = await call(commands, worktreeId, 'get_spec_diff', {
-    spec_path: specPath,
-    base_branch: base,
-  });
-  return {
-    diff: typeof out['diff'] === 'string' ? out['diff'] : '',
-    files: strings(out['files']),
-    skipped: strings(out['skipped']),
-    specInvalidated: strings(out['spec_invalidated']),
-    binaryChanges: strings(out['binary_changes']),
-    deletedFiles: strings(out['deleted_files']),
-    warnings: strings(out['warnings']),
-  };
+): Promise<SpecDiffResult> {
+  const args = { spec_path: specPath, base_branch: base };
+  return call(commands, worktreeId, 'get_spec_diff', args, SpecDiffResultSchema);
 }
 
-export async function markReconciled(
+export function markReconciled(
   commands: Commands,
   worktreeId: string,
   files: readonly string[],
-): Promise<MarkResult> {
-  const out = await call(commands, worktreeId, 'mark_reconciled', { files: [...files] });
-  const rejected = Array.isArray(out['rejected'])
-    ? (out['rejected'] as { path?: unknown; reason?: unknown }[]).map((item) => ({
-        path: String(item.path ?? ''),
-        reason: String(item.reason ?? ''),
-      }))
-    : [];
-  return { updated: Number(out['updated'] ?? 0), rejected };
+): Promise<MarkReconciledResult> {
+  const args = { files: [...files] };
+  return call(commands, worktreeId, 'mark_reconciled', args, MarkReconciledResultSchema);
 }
 
 export async function clearCache(commands: Commands, worktreeId: string): Promise<boolean> {
-  const out = await call(commands, worktreeId, 'clear_cache', {});
-  return out['cleared'] === true;
+  return (await call(commands, worktreeId, 'clear_cache', {}, ClearCacheResultSchema)).cleared;
 }
 
-export async function snapshotState(
+export function snapshotState(
   commands: Commands,
   worktreeId: string,
-): Promise<SnapshotResult> {
-  const out = await call(commands, worktreeId, 'snapshot_state', {});
-  return {
-    files: Number(out['files'] ?? 0),
-    specs: Number(out['specs'] ?? 0),
-    gitHash: String(out['git_hash'] ?? ''),
-    statePath: String(out['state_path'] ?? ''),
-  };
+): Promise<SnapshotStateResult> {
+  return call(commands, worktreeId, 'snapshot_state', {}, SnapshotStateResultSchema);
 }

@@ -357,9 +357,9 @@ function CacheActions({ worktree, live }: { worktree: WorktreeState; live: boole
         setOutcome({
           kind: 'ok',
           text:
-            `Snapshot written to ${result.statePath} ` +
+            `Snapshot written to ${result.state_path} ` +
             `(${plural(result.files, 'file')}, ${plural(result.specs, 'spec')}, ` +
-            `commit ${result.gitHash.slice(0, 10)}).`,
+            `commit ${result.git_hash.slice(0, 10)}).`,
         });
       }
     } catch (error) {

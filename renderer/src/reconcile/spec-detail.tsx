@@ -9,11 +9,14 @@ import { plural } from '../ui/format.ts';
 import { useHostStore } from '../ui/store-context.tsx';
 import { errorText } from '../ui/use-connection-info.ts';
 import { DiffView } from './diff-view.tsx';
-import { getSpecDiff, markReconciled, type SpecDiff } from './reconcile-calls.ts';
+import type { SpecDiffResult } from '../../../shared/reconcile-results.ts';
+import { getSpecDiff, markReconciled } from './reconcile-calls.ts';
 import { filesToMark } from './reconcile-format.ts';
 
 type DiffLoad =
-  { state: 'loading' } | { state: 'ready'; diff: SpecDiff } | { state: 'error'; message: string };
+  | { state: 'loading' }
+  | { state: 'ready'; diff: SpecDiffResult }
+  | { state: 'error'; message: string };
 
 type MarkOutcome = { kind: 'ok' | 'error'; text: string; rejected?: string[] };
 
@@ -236,19 +239,19 @@ function DiffSection({
   const { diff } = load;
   return (
     <>
-      {diff.warnings.map((warning) => (
+      {(diff.warnings ?? []).map((warning) => (
         <p key={warning} className="notice">
           {warning}
         </p>
       ))}
-      {diff.specInvalidated.length > 0 && (
+      {diff.spec_invalidated.length > 0 && (
         <p className="notice">
           The spec changed since these were reconciled; review them again:{' '}
-          {diff.specInvalidated.join(', ')}
+          {diff.spec_invalidated.join(', ')}
         </p>
       )}
-      {diff.binaryChanges.length > 0 && (
-        <p className="muted">Binary changes: {diff.binaryChanges.join(', ')}</p>
+      {diff.binary_changes.length > 0 && (
+        <p className="muted">Binary changes: {diff.binary_changes.join(', ')}</p>
       )}
       {diff.diff.trim() === '' ? (
         <p className="empty-inline">
