@@ -55,7 +55,7 @@ describe('the worktree bundle', () => {
         'main/reconcile/reconcile-engine.ts',
         'main/tools/read-file.ts',
         'main/mcp/mcp-listener.ts',
-        'main/platform/confined-fs.ts',
+        'main/platform/confined-fs/reads.ts',
         'main/worktree/pool-worker.ts',
         'main/platform/worker-pool.ts',
       ]),

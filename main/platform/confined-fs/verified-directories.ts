@@ -1,0 +1,152 @@
+// Verified directories, for the worker threads' many small opens.
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  realpathSync,
+  statSync,
+  type Stats,
+} from 'node:fs';
+import path from 'node:path';
+import { OPEN_FLAGS, PROC_FD, descriptorPathBytes } from './descriptors.ts';
+import { hasGitSegment, isInsideRoot } from './resolve.ts';
+
+export const DIRECTORY_FLAGS =
+  constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | (constants.O_NOFOLLOW ?? 0);
+/** Read-only, never through a final symlink, never waiting on a FIFO. */
+export const FILE_OPEN_FLAGS = OPEN_FLAGS;
+
+interface VerifiedDirectory {
+  /** Where its entries resolve through the open descriptor (ends with a separator). */
+  prefix: Buffer;
+  fd: number;
+  /** Its real path, ending with a separator. */
+  real: Buffer;
+}
+
+/**
+ * Opens the directories of many files once each, proved inside the root, so that every file is
+ * then opened relative to its directory's descriptor (/proc/self/fd/N/name on Linux): a directory
+ * swapped for a symlink after the check cannot redirect an open. Synchronous, for worker threads
+ * (grep, hashing). At most `maxOpen` directory descriptors are held at a time.
+ */
+export class VerifiedDirectories {
+  readonly #root: string;
+  readonly #rootBytes: Buffer;
+  readonly #strict: boolean;
+  readonly #maxOpen: number;
+  /** Directory key -> prefix for its entries, or null when it is not provably inside. */
+  readonly #known = new Map<string, VerifiedDirectory | null>();
+
+  /**
+   * `strict`: a directory must be its own real path (no symlink anywhere under the root, as grep
+   * wants); otherwise symlinks that stay inside the root are followed (mark_reconciled's rule).
+   */
+  constructor(root: string, options: { strict: boolean; maxOpen?: number }) {
+    this.#root = root;
+    this.#rootBytes = Buffer.from(root);
+    this.#strict = options.strict;
+    this.#maxOpen = options.maxOpen ?? 64;
+  }
+
+  /**
+   * The prefix (bytes, ending with a separator) under which the entries of `relativeDirectory`
+   * (bytes of a POSIX path relative to the root, empty for the root) resolve, or null when the
+   * directory is missing, in `.git`, or not provably inside the root.
+   */
+  prefix(relativeDirectory: Buffer): Buffer | null {
+    return this.#directory(relativeDirectory)?.prefix ?? null;
+  }
+
+  #directory(relativeDirectory: Buffer): VerifiedDirectory | null {
+    const key = relativeDirectory.toString('latin1');
+    const known = this.#known.get(key);
+    if (known !== undefined) return known;
+    const verified = this.#open(relativeDirectory);
+    if (verified !== null && this.#known.size >= this.#maxOpen) this.#evictOne();
+    this.#known.set(key, verified);
+    return verified;
+  }
+
+  /** Opens `name` (bytes) in a verified directory: read-only, no final symlink, no FIFO wait. */
+  openFile(relativeDirectory: Buffer, name: Buffer): number | null {
+    const prefix = this.prefix(relativeDirectory);
+    if (prefix === null) return null;
+    return openSync(Buffer.concat([prefix, name]), FILE_OPEN_FLAGS);
+  }
+
+  /**
+   * lstat of `name` in a verified directory (never follows it); undefined if it is missing, null
+   * when the directory is not provably inside. Metadata only, so it goes by the directory's real
+   * path (cheaper than through /proc): content is only ever read through openFile.
+   */
+  lstat(relativeDirectory: Buffer, name: Buffer): Stats | undefined | null {
+    const directory = this.#directory(relativeDirectory);
+    if (directory === null) return null;
+    return lstatSync(Buffer.concat([directory.real, name]), { throwIfNoEntry: false });
+  }
+
+  close(): void {
+    for (const entry of this.#known.values()) if (entry) closeSync(entry.fd);
+    this.#known.clear();
+  }
+
+  #evictOne(): void {
+    for (const [key, entry] of this.#known) {
+      if (entry === null) continue;
+      closeSync(entry.fd);
+      this.#known.delete(key);
+      return;
+    }
+  }
+
+  #open(relative: Buffer): VerifiedDirectory | null {
+    const native =
+      path.sep === '/'
+        ? relative
+        : Buffer.from(relative.toString('utf8').split('/').join(path.sep));
+    const expected =
+      relative.length === 0
+        ? this.#rootBytes
+        : Buffer.concat([this.#rootBytes, Buffer.from(path.sep), native]);
+    let real: Buffer;
+    try {
+      real = realpathSync.native(expected, { encoding: 'buffer' });
+    } catch {
+      return null;
+    }
+    if (this.#strict && !real.equals(expected)) return null;
+    const realText = real.toString('utf8');
+    if (!isInsideRoot(this.#root, realText)) return null;
+    if (hasGitSegment(path.relative(this.#root, realText))) return null;
+    let fd: number;
+    try {
+      fd = openSync(real, DIRECTORY_FLAGS);
+    } catch {
+      return null;
+    }
+    // The descriptor must be the directory checked (see verifyOpened).
+    const kernel = PROC_FD ? descriptorPathBytes(fd) : undefined;
+    let same: boolean;
+    if (PROC_FD) {
+      same = kernel !== undefined && kernel.equals(real);
+    } else {
+      try {
+        const opened = fstatSync(fd);
+        const current = statSync(real);
+        same = opened.ino === current.ino && opened.dev === current.dev;
+      } catch {
+        same = false;
+      }
+    }
+    if (!same) {
+      closeSync(fd);
+      return null;
+    }
+    const realWithSeparator = Buffer.concat([real, Buffer.from(path.sep)]);
+    const prefix = PROC_FD ? Buffer.from(`/proc/self/fd/${fd}/`) : realWithSeparator;
+    return { prefix, fd, real: realWithSeparator };
+  }
+}
