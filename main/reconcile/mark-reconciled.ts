@@ -1,0 +1,133 @@
+// mark_reconciled: hashes the files a client reviewed and records them in the hash cache. Plain
+// relative paths are hashed by the workers, which check them with the sandbox's own predicates;
+// anything else goes through resolveInsideRoot, which also words the refusal. Missing files are
+// skipped (as NotarAI does); directories, special files and paths outside are rejected, in the
+// order given.
+import path from 'node:path';
+import type { MarkReconciledResult } from '../../shared/reconcile-results.ts';
+import { isGitName, MAX_PATH_LENGTH, resolveInsideRoot } from '../platform/confined-fs.ts';
+import { UserError } from '../platform/errors.ts';
+import type { EngineParts } from './classify.ts';
+import type { StatRow } from './hash-cache.ts';
+
+export async function markFilesReconciled(
+  parts: EngineParts,
+  files: readonly string[],
+  signal?: AbortSignal,
+): Promise<MarkReconciledResult> {
+  const rejections: { index: number; path: string; reason: string }[] = [];
+  const order = new Map<string, number>();
+  files.forEach((file, index) => {
+    if (!order.has(file)) order.set(file, index);
+  });
+  const reject = (file: string, reason: string): void => {
+    rejections.push({ index: order.get(file) ?? 0, path: file, reason });
+  };
+  // Plain relative paths go straight to the file workers, which check them with the sandbox's
+  // own predicates; anything else (absolute, `..`, odd characters) and anything the workers
+  // cannot prove to be inside goes through resolveInsideRoot, which also words the refusal.
+  const direct: { requested: string; relative: string }[] = [];
+  const viaSandbox: string[] = [];
+  for (const requested of files) {
+    const relative = simpleRelative(requested);
+    if (relative === null) viaSandbox.push(requested);
+    else direct.push({ requested, relative });
+  }
+  const outcomes = await parts.files.hashConfined(
+    parts.root,
+    direct.map((entry) => entry.relative),
+    signal,
+  );
+  const rows = new Map<string, StatRow>();
+  direct.forEach((entry, index) => {
+    const outcome = outcomes[index];
+    switch (outcome?.code) {
+      case 'hashed':
+        rows.set(entry.relative, {
+          path: entry.relative,
+          size: outcome.size,
+          mtimeMs: outcome.mtimeMs,
+          ino: outcome.ino,
+          hash: outcome.hash,
+          recordedMs: outcome.recordedMs,
+        });
+        return;
+      case 'directory':
+        reject(entry.requested, DIRECTORY_REFUSAL);
+        return;
+      case 'special':
+        reject(entry.requested, 'not a regular file');
+        return;
+      case 'missing':
+        return;
+      default:
+        viaSandbox.push(entry.requested);
+    }
+  });
+  for (const requested of viaSandbox) {
+    let resolved;
+    try {
+      resolved = await resolveInsideRoot(parts.root, requested);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      // A path inside the worktree that does not exist is skipped, as NotarAI does.
+      if (!(error instanceof UserError && reason.startsWith('no such file or directory'))) {
+        reject(requested, reason);
+      }
+      continue;
+    }
+    const [outcome] = await parts.files.hashConfined(parts.root, [resolved.relativePath], signal);
+    const key = cacheKey(parts.root, requested, resolved.relativePath);
+    if (outcome?.code === 'hashed') {
+      rows.set(key, {
+        path: key,
+        size: outcome.size,
+        mtimeMs: outcome.mtimeMs,
+        ino: outcome.ino,
+        hash: outcome.hash,
+        recordedMs: outcome.recordedMs,
+      });
+    } else if (outcome?.code === 'directory') {
+      reject(requested, DIRECTORY_REFUSAL);
+    } else if (outcome?.code !== 'missing') {
+      reject(requested, 'not a regular file');
+    }
+  }
+  const hashed = [...rows.values()];
+  const updated = await parts.cache.writeReconciled(
+    hashed.map((row) => ({ path: row.path, hash: row.hash })),
+    hashed,
+    Math.floor(parts.now() / 1000),
+  );
+  const rejected = rejections
+    .sort((a, b) => a.index - b.index)
+    .map(({ path: file, reason }) => ({ path: file, reason }));
+  return { updated, rejected };
+}
+
+const DIRECTORY_REFUSAL = 'is a directory: mark the files in it instead (get_spec_diff lists them)';
+
+/**
+ * `requested` as a plain POSIX path relative to the root (`./a` -> `a`), or null when it needs
+ * the sandbox's full check: absolute, `..`, empty segments, backslashes, NUL, `.git`, too long.
+ */
+function simpleRelative(requested: string): string | null {
+  if (requested.length === 0 || requested.length > MAX_PATH_LENGTH) return null;
+  if (/[\\\0]/.test(requested) || requested.startsWith('/')) return null;
+  const segments = requested.split('/');
+  while (segments[0] === '.' && segments.length > 1) segments.shift();
+  for (const segment of segments) {
+    if (segment === '' || segment === '.' || segment === '..' || isGitName(segment)) return null;
+  }
+  return segments.join('/');
+}
+
+/** The cache key of a path a client asked to mark: `./a` -> `a`, relative and POSIX. */
+function cacheKey(root: string, requested: string, realRelative: string): string {
+  if (path.isAbsolute(requested)) {
+    const relative = path.relative(root, requested);
+    return relative.split(path.sep).join('/') || realRelative;
+  }
+  const normalized = path.posix.normalize(requested.replaceAll('\\', '/'));
+  return normalized.replace(/^(\.\/)+/, '').replace(/\/+$/, '') || realRelative;
+}

@@ -1,0 +1,178 @@
+// The ReconcileState the window shows for one worktree: every valid spec with its governed files,
+// what changed since it was reconciled (from the hash cache, or the committed snapshot where the
+// cache has no row) and what changed vs the base, plus totals, spec errors and warnings.
+import path from 'node:path';
+import type { ReconcileState, SpecReconcileState } from '../../shared/reconcile.ts';
+import { RECONCILE_PATHS_CAP } from '../../shared/reconcile.ts';
+import { compareUtf8 } from '../platform/path-order.ts';
+import { classifyAgainstCache, type Classification, type EngineParts } from './classify.ts';
+import {
+  changedVsBase,
+  listWorktreeFileSets,
+  resolveBase,
+  withUntracked,
+  type ChangedEntry,
+  type ChangedVsBase,
+} from './git-queries.ts';
+import type { ReconciledRow } from './hash-cache.ts';
+import { formatSpecError, governs, isSpecPath, loadSpecs } from './spec-loader.ts';
+import type { SpecSet, ValidSpec } from './spec-loader.ts';
+import { readCommittedSnapshot, withSnapshot } from './state-file.ts';
+
+/** Computes the ReconcileState against `base` (errors about the base go in `baseError`). */
+export async function computeReconcileState(
+  parts: EngineParts,
+  base: string,
+  signal?: AbortSignal,
+): Promise<ReconcileState> {
+  const started = performance.now();
+  let baseError: string | null = null;
+  let trackedPromise: Promise<ChangedEntry[] | null>;
+  try {
+    const sha = await resolveBase(parts.root, base);
+    trackedPromise = changedVsBase(parts.root, sha, signal);
+  } catch (error) {
+    baseError = error instanceof Error ? error.message : String(error);
+    trackedPromise = Promise.resolve(null);
+  }
+  trackedPromise.catch(() => undefined);
+  const [files, specs] = await Promise.all([
+    listWorktreeFileSets(parts.root, signal ? { signal } : {}),
+    loadSpecs(parts.root),
+  ]);
+  const listed = new Set<string>();
+  for (const spec of specs.valid) {
+    for (const file of files.present) if (governs(spec, file)) listed.add(file);
+  }
+  // The window's view: what the hash cache says was reconciled, and, for what it has no row
+  // for, the committed snapshot (a fresh clone has only that).
+  const committed = await readCommittedSnapshot(parts.root);
+  const cacheRows = await parts.cache.readReconciled();
+  const reconciled = withSnapshot(cacheRows, committed.snapshot);
+  const classification = await classifyAgainstCache(
+    parts,
+
+    [...listed, ...specs.valid.map((spec) => spec.path)],
+    reconciled,
+    signal,
+  );
+  let changed: ChangedVsBase | null = null;
+  try {
+    const tracked = await trackedPromise;
+    if (tracked) changed = withUntracked(tracked, files.untracked);
+  } catch (error) {
+    baseError = error instanceof Error ? error.message : String(error);
+  }
+  const gone = changed?.gone ?? new Set<string>();
+  const governedBySpec = new Map<string, string[]>();
+  const governedUnion = new Set<string>();
+  for (const spec of specs.valid) {
+    const governed = [...listed].filter(
+      (file) => governs(spec, file) && !gone.has(file) && !classification.missing.has(file),
+    );
+    governed.sort(compareUtf8);
+    governedBySpec.set(spec.path, governed);
+    for (const file of governed) governedUnion.add(file);
+  }
+  await parts.cache.recordStats(classification.stats);
+  const states = specs.valid.map((spec) =>
+    specState(
+      spec,
+      specs,
+      governedBySpec.get(spec.path) ?? [],
+      classification,
+      reconciled,
+      cacheRows,
+      changed,
+    ),
+  );
+  const governedTotal = [...governedUnion];
+  return {
+    base,
+    baseError,
+    computedAt: parts.now(),
+    durationMs: Math.max(0, performance.now() - started),
+    systemSpec: specs.systemSpec,
+    snapshot: committed.snapshot
+      ? {
+          at: committed.snapshot.at,
+          gitHash: committed.snapshot.gitHash,
+          branch: committed.snapshot.branch,
+        }
+      : null,
+    specs: states,
+    totals: {
+      specs: specs.valid.length,
+      invalidSpecs: specs.all.length - specs.valid.length,
+      affectedSpecs: states.filter((state) => state.affected).length,
+      specsNeedingReconciliation: states.filter((state) => state.changedSinceReconciled > 0).length,
+      governedFiles: governedTotal.length,
+      changedSinceReconciled: governedTotal.filter((file) => classification.changed.has(file))
+        .length,
+      changedVsBase: changed?.paths.length ?? 0,
+    },
+    specErrors: specs.errors,
+    warnings: [
+      ...parts.cache.takeWarnings(),
+      ...specs.warnings.map(formatSpecError),
+      ...(committed.warning ? [committed.warning] : []),
+    ],
+  };
+}
+
+/** A `$ref` (relative to the spec file) as a POSIX path relative to the worktree root. */
+function resolveSpecRef(specPath: string, ref: string): string {
+  return path.posix.normalize(path.posix.join(path.posix.dirname(specPath), ref));
+}
+
+function firstLine(intent: string): string {
+  const line =
+    intent
+      .split('\n')
+      .find((text) => text.trim() !== '')
+      ?.trim() ?? '';
+  return line.length > 100 ? `${line.slice(0, 99)}…` : line;
+}
+
+function specState(
+  spec: ValidSpec,
+  specs: SpecSet,
+  governed: readonly string[],
+  classification: Classification,
+  reconciled: ReadonlyMap<string, ReconciledRow>,
+  cacheRows: ReadonlyMap<string, ReconciledRow>,
+  changed: ChangedVsBase | null,
+): SpecReconcileState {
+  const changedFiles = governed
+    .filter((file) => classification.changed.has(file))
+    .sort(compareUtf8);
+  const affected = changed ? changed.paths.filter((file) => governs(spec, file)) : [];
+  // A spec was reconciled when its own file was marked (the reconcile prompt marks the spec with
+  // the files reviewed): another spec marking a shared file does not make this one reconciled.
+  const own = reconciled.get(spec.path);
+  const last = own ? own.updatedAt * 1000 : null;
+  const reconciledBy = own ? (cacheRows.has(spec.path) ? 'cache' : 'snapshot') : null;
+  const specInvalidated =
+    classification.changed.has(spec.path) ||
+    governed.some((file) => isSpecPath(file) && classification.changed.has(file));
+  return {
+    path: spec.path,
+    title: firstLine(spec.spec.intent),
+    intent: spec.spec.intent,
+    behaviors: (spec.spec.behaviors ?? []).map(({ name, given, then }) => ({ name, given, then })),
+    constraints: spec.spec.constraints ?? [],
+    invariants: spec.spec.invariants ?? [],
+    subsystems: (spec.spec.subsystems ?? []).map((ref) => resolveSpecRef(spec.path, ref.$ref)),
+    tier: spec.spec.tier ?? 'full',
+    isSystemSpec: specs.systemSpec === spec.path,
+    governedFiles: governed.length,
+    changedSinceReconciled: changedFiles.length,
+    changedSinceReconciledPaths: changedFiles.slice(0, RECONCILE_PATHS_CAP),
+    specInvalidated,
+    affected: affected.length > 0,
+    affectedFiles: affected.length,
+    affectedPaths: affected.slice(0, RECONCILE_PATHS_CAP),
+    lastReconciledAt: last,
+    reconciledBy,
+  };
+}

@@ -1,0 +1,212 @@
+// get_spec_diff: which of a spec's governed files changed since they were reconciled, and the
+// diff vs the base of those that differ from it — computed for that intersection only
+// (intersection-diff.ts), spec files whole in spec_changes with the system spec for context.
+import type { SpecDiffResult } from '../../shared/reconcile-results.ts';
+import path from 'node:path';
+import { hasNulByte, isBinaryByExtension } from './binary-files.ts';
+import { FILE_CONCURRENCY, mapLimit } from './concurrency.ts';
+
+import { changedVsBase, listWorktreeFileSets, resolveBase, withUntracked } from './git-queries.ts';
+import { compileExcludePatterns } from './exclude-patterns.ts';
+import type { ReconciledRow } from './hash-cache.ts';
+import { diffPathsAgainstBase } from './intersection-diff.ts';
+import { compareUtf8, sortedUtf8 } from '../platform/path-order.ts';
+import { categoryOf, formatSpecError, governs, isSpecPath, loadSpecs } from './spec-loader.ts';
+import { readSpecText } from './spec-paths.ts';
+
+import { classifyAgainstCache, type EngineParts } from './classify.ts';
+import { checkSpecPath, loadValidSpec } from './spec-request.ts';
+
+export interface SpecDiffRequest {
+  spec_path: string;
+  base_branch: string;
+  exclude_patterns?: string[] | undefined;
+  bypass_cache?: boolean | undefined;
+}
+
+/** What get_spec_diff needs beyond the engine's parts. */
+export interface SpecDiffContext extends EngineParts {
+  /** The repository's git directory, common directory and object format (cached by the engine). */
+  gitDirectories(): Promise<{ gitDir: string; commonDir: string; objectFormat: string }>;
+  /** Milliseconds per phase, for the benchmark (ReconcileEngine.lastTimings). */
+  onTimings(timings: Record<string, number>): void;
+}
+
+/**
+ * get_spec_diff: the spec's governed files that differ from the cache, and the diff vs the base
+ * of those that differ from it. Warnings come apart, for the engine to add the cache's.
+ */
+export async function computeSpecDiff(
+  context: SpecDiffContext,
+  request: SpecDiffRequest,
+  signal?: AbortSignal,
+): Promise<{ result: SpecDiffResult; warnings: string[] }> {
+  const lap = lapTimer(context.onTimings);
+  const specPath = await checkSpecPath(context.root, request.spec_path);
+  const spec = await loadValidSpec(context.root, specPath);
+  const sha = await resolveBase(context.root, request.base_branch);
+  lap('spec+base');
+  const bypass = request.bypass_cache === true;
+  const excludePatterns = request.exclude_patterns ?? [];
+  // git works out the changed set while the files are listed and checked against the cache.
+  const trackedPromise = changedVsBase(context.root, sha, signal);
+  trackedPromise.catch(() => undefined);
+  const [files, specs] = await Promise.all([
+    listWorktreeFileSets(context.root, signal ? { signal } : {}),
+    loadSpecs(context.root),
+  ]);
+  lap('ls-files+specs');
+  const governedListed = files.present.filter((file) => governs(spec, file));
+  lap('globs');
+  // NotarAI opens (so creates) its cache here unless the cache is bypassed or the spec governs
+  // no file at all.
+  if (!bypass && governedListed.length > 0) await context.cache.create();
+  const reconciled: ReadonlyMap<string, ReconciledRow> = bypass
+    ? new Map()
+    : await context.cache.readReconciled();
+  const classification = await classifyAgainstCache(
+    context,
+    [...governedListed, specPath],
+    reconciled,
+    signal,
+  );
+  lap('cache+classify');
+  const changed = withUntracked(await trackedPromise, files.untracked);
+  lap('changed-vs-base (wait)');
+  // One pass over the governed files (200,000 of them in the benchmark).
+  const filesOut: string[] = [];
+  let skipped: string[] = [];
+  const changedSpecs: string[] = [];
+  for (const file of governedListed) {
+    if (changed.gone.has(file) || classification.missing.has(file)) continue;
+    const differs = classification.changed.has(file);
+    if (isSpecPath(file)) {
+      if (differs) changedSpecs.push(file);
+    } else if (differs) {
+      filesOut.push(file);
+    } else if (classification.unchanged.has(file)) {
+      skipped.push(file);
+    }
+  }
+  const primaryChanged = !bypass && classification.changed.has(specPath);
+  let specInvalidated: string[] = [];
+  if (primaryChanged || changedSpecs.length > 0) {
+    specInvalidated = skipped;
+    skipped = [];
+  }
+
+  // The diff: files whose content differs from the cache AND from the base (untracked ones as
+  // new files), plus governed paths deleted since the base (Grove: NotarAI's `git diff <base> --
+  // <files>` shows neither); minus exclude_patterns, minus binaries. As in NotarAI, every file
+  // of `files` with a binary extension is in binary_changes, whether or not it differs from the
+  // base or is excluded; other binaries are found among the files diffed (a NUL byte, or git's
+  // "Binary files ... differ").
+  const changedSet = new Set(changed.paths);
+  const deleted = [...changed.gone]
+    .filter((file) => !isSpecPath(file) && governs(spec, file))
+    .sort(compareUtf8);
+  const excludes = compileExcludePatterns(excludePatterns);
+  const binaryChanges: string[] = filesOut.filter((file) => isBinaryByExtension(file));
+  const candidates = filesOut.filter(
+    (file) => changedSet.has(file) && !isBinaryByExtension(file) && !excludes.test(file),
+  );
+  const textPaths: string[] = [];
+  const sniffed = await mapLimit(
+    candidates,
+    FILE_CONCURRENCY,
+    async (file) => hasNulByte(context.root, file),
+    signal,
+  );
+  candidates.forEach((file, index) => (sniffed[index] ? binaryChanges : textPaths).push(file));
+  for (const file of deleted) {
+    if (excludes.test(file)) continue;
+    (isBinaryByExtension(file) ? binaryChanges : textPaths).push(file);
+  }
+  lap('intersect+sniff');
+  const dirs = await context.gitDirectories();
+  const rawDiff = await diffPathsAgainstBase(context.root, sha, {
+    paths: textPaths,
+    deleted: new Set(deleted),
+    objectsDir: path.join(dirs.commonDir, 'objects'),
+    ...(signal ? { signal } : {}),
+  });
+  // Without git's final newline, as NotarAI returns it (it joins git's lines with "\n").
+  const diff = withoutFinalNewline(stripBinaryNotices(rawDiff, binaryChanges));
+  lap('diff');
+
+  // Spec text through the confined layer: a spec that leads outside the worktree, or is a FIFO,
+  // a device or oversized, gives empty content and a warning naming it, never its bytes.
+  const unreadable: string[] = [];
+  const specText = async (file: string): Promise<string> =>
+    readSpecText(context.root, file).catch((error: unknown) => {
+      unreadable.push(`cannot read spec ${file}: ${(error as Error).message}`);
+      return '';
+    });
+  const spec_changes = await Promise.all(
+    changedSpecs.map(async (file) => ({ path: file, content: await specText(file) })),
+  );
+  let system_spec: SpecDiffResult['system_spec'] = null;
+  if (spec_changes.length > 0 && specs.systemSpec) {
+    const systemPath = specs.systemSpec;
+    system_spec = changedSpecs.includes(systemPath)
+      ? { path: systemPath }
+      : { path: systemPath, content: await specText(systemPath) };
+  }
+  const file_categories: Record<string, string> = {};
+  for (const file of filesOut) {
+    const category = categoryOf(spec, file);
+    if (category !== null) file_categories[file] = category;
+  }
+  await context.cache.recordStats(classification.stats);
+  lap('specs+record');
+  return {
+    result: {
+      diff,
+      files: filesOut,
+      skipped,
+      excluded: excludePatterns,
+      spec_changes,
+      system_spec,
+      binary_changes: sortedUtf8(new Set(binaryChanges)),
+      file_categories,
+      spec_invalidated: specInvalidated,
+      deleted_files: deleted,
+    },
+    warnings: [...spec.warnings.map(formatSpecError), ...unreadable],
+  };
+}
+
+/** Calls `done` with the time since the previous lap (or the start) under each name. */
+function lapTimer(done: (timings: Record<string, number>) => void): (name: string) => void {
+  const timings: Record<string, number> = {};
+  let last = performance.now();
+  return (name) => {
+    const now = performance.now();
+    timings[name] = (timings[name] ?? 0) + (now - last);
+    last = now;
+    done(timings);
+  };
+}
+
+/** `text` without one final "\n" (git ends a diff with one; NotarAI's text does not). */
+function withoutFinalNewline(text: string): string {
+  return text.endsWith('\n') ? text.slice(0, -1) : text;
+}
+
+/** Drops git's "Binary files a/x and b/x differ" lines, adding those paths to `binaries`. */
+function stripBinaryNotices(diff: string, binaries: string[]): string {
+  if (!diff.includes('Binary files ')) return diff;
+  const kept: string[] = [];
+  for (const line of diff.split('\n')) {
+    const match = /^Binary files (?:a\/(.*)|\/dev\/null) and (?:b\/(.*)|\/dev\/null) differ$/.exec(
+      line,
+    );
+    if (match) {
+      const file = match[2] ?? match[1];
+      if (file !== undefined) binaries.push(file);
+      continue;
+    }
+    kept.push(line);
+  }
+  return kept.join('\n');
+}
