@@ -3,56 +3,46 @@
 // `/mcp` legacy Streamable HTTP with sessions (picked with isLegacyRequest), `/mcp` modern
 // stateless (createMcpHandler, legacy: 'reject'); plus `GET /healthz`. It owns the legacy session
 // map, idle reaping, the session cap, security checks on every route and client events.
-import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   CLIENT_INFO_META_KEY,
   createMcpHandler,
-  isInitializeRequest,
   isLegacyRequest,
 } from '@modelcontextprotocol/server';
-import type {
-  JSONRPCMessage,
-  LoggingLevel,
-  McpServer,
-  Transport,
-} from '@modelcontextprotocol/server';
-import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import type { LoggingLevel, McpServer } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { ListenerNotifier, ToolDefinition } from '../tools/tool-definition.ts';
 import { toClientIdentity } from './client-events.ts';
 import type { McpClientEvent, McpClientIdentity } from './client-events.ts';
 import { LegacySessionRegistry } from './legacy-sessions.ts';
-import type { LegacySession } from './legacy-sessions.ts';
 import {
   hostOrOriginRefusal,
   presentedTokens,
   tokenRefusal,
 } from '../platform/http/request-guard.ts';
-import {
-  RequestBodyError,
-  isJsonMediaType,
-  readJsonBody,
-  sendJson,
-} from '../platform/http/json-body.ts';
+import { isJsonMediaType, readJsonBody, sendJson } from '../platform/http/json-body.ts';
 import { createServerFactory } from './server-factory.ts';
-import type {
-  ServerFactory,
-  ServerFactoryOptions,
-  ToolCallRecord,
-  ToolCallStart,
-} from './server-factory.ts';
-import { InvalidMessageError, SseServerTransport } from './sse-transport.ts';
+import type { ServerFactoryOptions, ToolCallRecord, ToolCallStart } from './server-factory.ts';
+import {
+  MAX_BATCH_MESSAGES,
+  MCP_METHODS,
+  handleRouteError,
+  headersOnlyRequest,
+  jsonRpcError,
+  methodNotAllowed,
+  splitUrl,
+  unsupportedMediaType,
+  LISTEN_HOST,
+} from './http-answers.ts';
+import { LegacyLegs, type LiveSession } from './legacy-legs.ts';
 
-export const LISTEN_HOST = '127.0.0.1';
 /** JSON bodies above this are refused with 413. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_KEEP_ALIVE_MS = 15_000;
 export const DEFAULT_SESSION_IDLE_MS = 5 * 60_000;
 export const DEFAULT_MAX_SESSIONS = 100;
-/** `retry:` sent in the first SSE frame: clients reconnect quickly after a server restart. */
-export const SSE_RETRY_MS = 500;
 
 export interface McpListenerOptions {
   /** Real path of the worktree root (tools never read outside it). */
@@ -333,203 +323,6 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
   };
 }
 
-/** A registered legacy session with the transport that serves it. */
-type LiveSession = LegacySession &
-  (
-    | { readonly transport: 'sse'; readonly sse: SseServerTransport }
-    | { readonly transport: 'streamable-http'; readonly http: NodeStreamableHTTPServerTransport }
-  );
-
-interface LegacyLegsOptions {
-  logTargets: Map<string, McpServer>;
-  buildServer: ServerFactory;
-  sessions: LegacySessionRegistry<LiveSession>;
-  keepAliveMs: number;
-  emit: (event: McpClientEvent) => void;
-  reportError: (error: unknown) => void;
-}
-
-/** The two sessionful legacy legs: SSE and Streamable HTTP. */
-class LegacyLegs {
-  readonly #options: LegacyLegsOptions;
-
-  constructor(options: LegacyLegsOptions) {
-    this.#options = options;
-  }
-
-  /** `GET /sse`: opens a stream and a session. */
-  async openSse(res: ServerResponse): Promise<void> {
-    const { buildServer, sessions, keepAliveMs } = this.#options;
-    const sse = new SseServerTransport({
-      res,
-      endpoint: '/messages',
-      keepAliveMs,
-      retryMs: SSE_RETRY_MS,
-    });
-    const server = buildServer({ era: 'legacy', transport: 'sse' });
-    const session: LiveSession = {
-      id: sse.sessionId,
-      transport: 'sse',
-      sse,
-      lastActivity: sessions.now(),
-      isHeld: () => sse.isOpen,
-      close: () => server.close(),
-    };
-    this.#wire(session, server, sse);
-    await sessions.add(session);
-    await server.connect(sse);
-  }
-
-  /** `POST /messages?sessionId=`: one message or a batch for a live SSE session. */
-  postSseMessage(
-    req: IncomingMessage,
-    res: ServerResponse,
-    sessionId: string | undefined,
-    body: unknown,
-  ): void {
-    const { sessions } = this.#options;
-    const session = sessionId === undefined ? undefined : sessions.get(sessionId);
-    if (session?.transport !== 'sse' || !session.sse.isOpen) {
-      sendJson(res, 404, { error: 'unknown or closed SSE session: open GET /sse again' });
-      return;
-    }
-    if (body === undefined) {
-      unsupportedMediaType(res);
-      return;
-    }
-    sessions.touch(session.id);
-    try {
-      session.sse.handlePostMessage(body, { request: headersOnlyRequest(req) });
-    } catch (error) {
-      if (error instanceof InvalidMessageError) {
-        jsonRpcError(res, 400, -32600, `Invalid Request: ${error.message}`);
-        return;
-      }
-      throw error;
-    }
-    res.writeHead(202, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Accepted');
-  }
-
-  /** `/mcp` requests classified legacy: existing session, new session (initialize) or refusal. */
-  async handleStreamable(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    const { sessions } = this.#options;
-    const header = req.headers['mcp-session-id'];
-    if (typeof header === 'string') {
-      const session = sessions.touch(header);
-      if (session?.transport !== 'streamable-http') {
-        jsonRpcError(res, 404, -32001, 'Session not found: initialize a new session');
-        return;
-      }
-      if (req.method === 'GET') this.#holdWhileStreaming(session, res);
-      await session.http.handleRequest(req, res, body);
-      return;
-    }
-    if (req.method === 'POST' && containsInitialize(body)) {
-      await this.#openStreamable(req, res, body);
-      return;
-    }
-    jsonRpcError(res, 400, -32000, 'Bad Request: No valid session ID provided');
-  }
-
-  /**
-   * A session's GET stream: the client is connected (and its session never reaped as idle) while
-   * the stream stays open.
-   */
-  #holdWhileStreaming(session: LiveSession & { streams?: number }, res: ServerResponse): void {
-    const { emit, sessions } = this.#options;
-    session.streams = (session.streams ?? 0) + 1;
-    emit({ type: 'session-stream', sessionId: session.id, open: true, at: Date.now() });
-    res.once('close', () => {
-      session.streams = (session.streams ?? 1) - 1;
-      session.lastActivity = sessions.now();
-      if (session.streams === 0) {
-        emit({ type: 'session-stream', sessionId: session.id, open: false, at: Date.now() });
-      }
-    });
-  }
-
-  async #openStreamable(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    const { buildServer, sessions, keepAliveMs, reportError } = this.#options;
-    const server = buildServer({ era: 'legacy', transport: 'streamable-http' });
-    // The id is ours, so the session record can be wired before the handshake runs.
-    const id = randomUUID();
-    let registered = false;
-    const http = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => id,
-      keepAliveMs,
-      onsessioninitialized: async () => {
-        registered = true;
-        await sessions.add(session);
-      },
-    });
-    const session: LiveSession & { streams?: number } = {
-      id,
-      transport: 'streamable-http',
-      http,
-      lastActivity: sessions.now(),
-      isHeld: () => (session.streams ?? 0) > 0,
-      close: () => server.close(),
-    };
-    this.#wire(session, server, http);
-    await server.connect(http);
-    await http.handleRequest(req, res, body);
-    // A failed handshake registers nothing, so nothing else would ever close this pair.
-    if (!registered) await server.close().catch(reportError);
-  }
-
-  /**
-   * Hooks activity tracking, clientInfo capture and open/close events onto a session. Runs
-   * before `server.connect`, which chains these callbacks in front of its own.
-   */
-  #wire(session: LiveSession, server: McpServer, transport: Transport): void {
-    const { sessions, emit } = this.#options;
-    let opened = false;
-    let closed = false;
-    transport.onmessage = (message: JSONRPCMessage) => {
-      session.lastActivity = sessions.now();
-      if (isInitializeRequest(message)) {
-        session.clientInfo = toClientIdentity(message.params.clientInfo);
-      }
-    };
-    server.server.oninitialized = () => {
-      if (opened) return;
-      opened = true;
-      this.#options.logTargets.set(session.id, server);
-      emit({
-        type: 'session-opened',
-        sessionId: session.id,
-        transport: session.transport,
-        era: 'legacy',
-        ...(session.clientInfo ? { clientInfo: session.clientInfo } : {}),
-        at: Date.now(),
-      });
-    };
-    transport.onclose = () => {
-      if (closed) return;
-      closed = true;
-      sessions.remove(session.id);
-      this.#options.logTargets.delete(session.id);
-      if (!opened) return;
-      emit({
-        type: 'session-closed',
-        sessionId: session.id,
-        transport: session.transport,
-        era: 'legacy',
-        ...(session.clientInfo ? { clientInfo: session.clientInfo } : {}),
-        reason: session.closeReason ?? 'client',
-        at: Date.now(),
-      });
-    };
-  }
-}
-
-/** True for an initialize request, alone or inside a batch. */
-function containsInitialize(body: unknown): boolean {
-  return Array.isArray(body)
-    ? body.some((item) => isInitializeRequest(item))
-    : isInitializeRequest(body);
-}
-
 /** Reports the identity a modern request carries in its `_meta` envelope. */
 function reportModernClient(body: unknown, emit: (event: McpClientEvent) => void): void {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
@@ -547,73 +340,6 @@ function reportModernClient(body: unknown, emit: (event: McpClientEvent) => void
     method,
     at: Date.now(),
   });
-}
-
-/** The path and query of a request target (`/mcp?token=...`). */
-function splitUrl(url: string | undefined): { path: string; query: URLSearchParams } {
-  const target = url ?? '/';
-  const mark = target.indexOf('?');
-  return mark === -1
-    ? { path: target, query: new URLSearchParams() }
-    : { path: target.slice(0, mark), query: new URLSearchParams(target.slice(mark + 1)) };
-}
-
-/**
- * The request line and headers as a web Request, without the body: enough for the SDK to classify
- * a request whose body is passed already parsed, and for tools' request context.
- */
-function headersOnlyRequest(req: IncomingMessage): globalThis.Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-    else headers.set(name, value);
-  }
-  return new Request(`http://${LISTEN_HOST}${req.url ?? '/'}`, {
-    method: req.method ?? 'GET',
-    headers,
-  });
-}
-
-/** Most messages in one JSON-RPC batch (clients send a handful). */
-export const MAX_BATCH_MESSAGES = 100;
-
-/** The methods Streamable HTTP uses on /mcp. */
-const MCP_METHODS = ['GET', 'POST', 'DELETE'];
-
-function methodNotAllowed(res: ServerResponse, allow: string): void {
-  sendJson(res, 405, { error: `method not allowed: use ${allow}` }, { Allow: allow });
-}
-
-/** 415 for a POST whose body is not JSON (JSON-RPC error -32000, as the SDK answers it). */
-function unsupportedMediaType(res: ServerResponse): void {
-  jsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
-}
-
-function jsonRpcError(
-  res: ServerResponse,
-  status: number,
-  code: number,
-  message: string,
-  headers: Record<string, string> = {},
-): void {
-  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null }, headers);
-}
-
-/** Unreadable bodies become JSON-RPC errors; anything else is a 500 and reported. */
-function handleRouteError(
-  error: unknown,
-  res: ServerResponse,
-  reportError: (error: unknown) => void,
-): void {
-  if (error instanceof RequestBodyError) {
-    // An over-long body was not read to its end: the connection cannot carry another request.
-    const headers: Record<string, string> = error.status === 413 ? { Connection: 'close' } : {};
-    jsonRpcError(res, error.status, error.code, error.message, headers);
-    return;
-  }
-  reportError(error);
-  jsonRpcError(res, 500, -32603, 'Internal error');
 }
 
 /** Binds exactly 127.0.0.1:port; rejects with the listen error (code EADDRINUSE when taken). */

@@ -5,7 +5,6 @@ import type { SpecDiffResult } from '../../shared/reconcile-results.ts';
 import path from 'node:path';
 import { hasNulByte, isBinaryByExtension } from './binary-files.ts';
 import { FILE_CONCURRENCY, mapLimit } from './concurrency.ts';
-
 import { changedVsBase, listWorktreeFileSets, resolveBase, withUntracked } from './git-queries.ts';
 import { compileExcludePatterns } from './exclude-patterns.ts';
 import type { ReconciledRow } from './hash-cache.ts';

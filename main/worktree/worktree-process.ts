@@ -3,8 +3,8 @@
 // after `listening`). Started by the host with child_process.fork (headless, tests) or Electron's
 // utilityProcess (app); talks to the host only through the messages in worktree-protocol.ts. A
 // crash here never touches the host or other worktrees.
+import { LISTEN_HOST } from '../mcp/http-answers.ts';
 import {
-  LISTEN_HOST,
   createMcpListener,
   type McpListener,
   type McpListenerOptions,
