@@ -12,8 +12,6 @@ import type { HostEvent } from '../../shared/host-api.ts';
 import {
   serverUrls,
   type ActivityEntry,
-  type ClientInfo,
-  type RunningCall,
   type ConnectionInfo,
   type HostSnapshot,
   type RepoState,
@@ -21,14 +19,23 @@ import {
 } from '../../shared/model.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import { ChatService, type ChatServiceOptions } from '../chat/chat-service.ts';
-import { AppDatabase, FIRST_WORKTREE_PORT, newToken, type WorktreeRow } from './app-database.ts';
+import { AppDatabase, FIRST_WORKTREE_PORT, newToken } from './app-database.ts';
 import {
   discoverRepo,
   type DiscoveredRepo,
   type DiscoveredWorktree,
 } from './worktree-discovery.ts';
 import { forkLauncher, type WorktreeLauncher } from './worktree-launcher.ts';
-import { WorktreeSupervisor, type SupervisorOptions } from './worktree-supervisor.ts';
+import {
+  openWorktree,
+  reconcileBaseKey,
+  unservableMessage,
+  worktreeId,
+  worktreeState,
+  type OpenRepo,
+  type OpenWorktree,
+  type OpenWorktreeDeps,
+} from './open-worktree.ts';
 
 export interface HostOptions {
   /** Directory of the app database and settings. */
@@ -43,10 +50,7 @@ export interface HostOptions {
   /** The chat panel's secret store, environment and limits (main/chat/chat-service.ts). */
   chat?: ChatServiceOptions;
   /** Health-check and restart timings of every supervisor (defaults in worktree-supervisor.ts). */
-  supervision?: Pick<
-    SupervisorOptions,
-    'pingIntervalMs' | 'hangAfterMs' | 'toolLayerHangAfterMs' | 'restartDelaysMs'
-  >;
+  supervision?: OpenWorktreeDeps['supervision'];
   /**
    * Where the host and its worktree processes log (why a server was killed or restarted, listener
    * errors, reconciliation warnings). Default: `<dataDir>/grove.log` (rotated), warnings and
@@ -59,32 +63,6 @@ export interface HostOptions {
 function defaultLogger(dataDir: string): { log: Logger; close(): void } {
   const file = new RotatingLogFile(dataDir);
   return { log: createLogger([file.sink, stderrSink('warn')]), close: () => file.close() };
-}
-
-interface OpenWorktree {
-  row: WorktreeRow;
-  repoId: string;
-  discovered: DiscoveredWorktree;
-  portNotice: string | null;
-  /**
-   * Set while the worktree cannot be served: git reports the directory as gone, or its path was
-   * refused (inside /proc, /sys or /dev, or not a work tree of the repository). Shown as `error`.
-   */
-  missingMessage: string | null;
-  clients: ClientInfo[];
-  runningCalls: RunningCall[];
-  activity: ActivityEntry[];
-  /** The latest reconciliation state the worktree process computed. */
-  reconcile: ReconcileState | null;
-  /** The chosen reconciliation base (persisted); null: the repo's default branch. */
-  reconcileBase: string | null;
-  supervisor: WorktreeSupervisor;
-}
-
-interface OpenRepo {
-  id: string;
-  path: string;
-  worktrees: OpenWorktree[];
 }
 
 export class Host {
@@ -245,7 +223,7 @@ export class Host {
     Object.assign(worktree.row, settings);
     worktree.supervisor.setAccess(worktree.row.token, settings.requireToken);
     this.emitWorktree(worktree);
-    return this.worktreeState(worktree);
+    return worktreeState(worktree);
   }
 
   /** Moves a worktree's server to `port`, restarting it if it runs. */
@@ -263,7 +241,7 @@ export class Host {
     worktree.supervisor.setPort(port);
     if (worktree.supervisor.status.state === 'running') await this.restartServer(worktreeId);
     else this.emitWorktree(worktree);
-    return this.worktreeState(worktree);
+    return worktreeState(worktree);
   }
 
   /** Sets the base branch reconciliation compares against; null goes back to the default. */
@@ -280,7 +258,7 @@ export class Host {
       void this.restartServer(worktreeId).catch(() => undefined);
     }
     this.emitWorktree(worktree);
-    return this.worktreeState(worktree);
+    return worktreeState(worktree);
   }
 
   /** Ends a running tool call of a worktree's server (its client gets a "cancelled" error). */
@@ -391,73 +369,20 @@ export class Host {
   }
 
   private openWorktree(repo: OpenRepo, discovered: DiscoveredWorktree): OpenWorktree {
-    const row = this.db.ensureWorktree(
-      Number(repo.id),
-      discovered.path,
-      this.options.firstPort ?? FIRST_WORKTREE_PORT,
-    );
-    const reconcileBase = this.db.getSetting(reconcileBaseKey(row.id)) || null;
-    const open: OpenWorktree = {
-      row,
-      repoId: repo.id,
-      reconcile: null,
-      reconcileBase,
-      discovered,
-      portNotice: null,
-      missingMessage: unservableMessage(discovered),
-      clients: [],
-      runningCalls: [],
-      activity: [],
-      supervisor: new WorktreeSupervisor({
-        root: discovered.path,
-        port: row.port,
-        token: row.token,
-        requireToken: row.requireToken,
-        ...(reconcileBase ? { reconcileBase } : {}),
+    return openWorktree(
+      {
+        db: this.db,
         launcher: this.launcher,
-        ...this.options.supervision,
-        log: this.log.child(`worktree ${discovered.path}`),
-        onStatus: (status) => {
-          if (status.state !== 'running' && status.state !== 'starting') {
-            // The process is gone: its sessions went with it.
-            open.clients = open.clients.map((client) =>
-              client.connection === 'open'
-                ? { ...client, connection: 'closed', streamOpen: false }
-                : client,
-            );
-            open.runningCalls = []; // and its calls
-          }
-          this.emitWorktree(open);
-        },
-        onPortMoved: (port, requestedPort) => {
-          this.db.setWorktreePort(row.id, port);
-          row.port = port;
-          open.portNotice = `port ${requestedPort} was in use; moved to ${port}`;
-        },
-        onClients: (clients) => {
-          open.clients = clients;
-          this.emitWorktree(open);
-        },
-        onRunningCalls: (calls) => {
-          open.runningCalls = calls;
-          this.emitWorktree(open);
-        },
-        onReconcileState: (state) => {
-          const totalsChanged =
-            JSON.stringify(state.totals) !== JSON.stringify(open.reconcile?.totals);
-          open.reconcile = state;
-          this.emit({ type: 'reconcile-state', worktreeId: worktreeId(open), state });
-          if (totalsChanged) this.emitWorktree(open);
-        },
-        onActivity: (entries) => {
-          const limit = this.options.activityLimit ?? 500;
-          open.activity.push(...entries);
-          if (open.activity.length > limit) open.activity.splice(0, open.activity.length - limit);
-          this.emit({ type: 'activity', worktreeId: worktreeId(open), entries });
-        },
-      }),
-    };
-    return open;
+        log: this.log,
+        firstPort: this.options.firstPort ?? FIRST_WORKTREE_PORT,
+        activityLimit: this.options.activityLimit ?? 500,
+        ...(this.options.supervision ? { supervision: this.options.supervision } : {}),
+        changed: (open) => this.emitWorktree(open),
+        emit: (event) => this.emit(event),
+      },
+      repo,
+      discovered,
+    );
   }
 
   private allWorktrees(): OpenWorktree[] {
@@ -475,35 +400,12 @@ export class Host {
       id: repo.id,
       path: repo.path,
       name: path.basename(repo.path),
-      worktrees: repo.worktrees.map((worktree) => this.worktreeState(worktree)),
-    };
-  }
-
-  private worktreeState(worktree: OpenWorktree): WorktreeState {
-    const port = worktree.supervisor.port;
-    const status = worktree.missingMessage
-      ? { state: 'error' as const, message: worktree.missingMessage }
-      : worktree.supervisor.status;
-    return {
-      id: worktreeId(worktree),
-      repoId: worktree.repoId,
-      path: worktree.discovered.path,
-      branch: worktree.discovered.branch,
-      isMain: worktree.discovered.isMain,
-      port,
-      portNotice: worktree.portNotice,
-      status,
-      urls: serverUrls(port),
-      settings: { autostart: worktree.row.autostart, requireToken: worktree.row.requireToken },
-      clients: worktree.clients,
-      runningCalls: worktree.runningCalls,
-      reconcileBase: worktree.reconcileBase,
-      reconcileTotals: worktree.reconcile?.totals ?? null,
+      worktrees: repo.worktrees.map((worktree) => worktreeState(worktree)),
     };
   }
 
   private emitWorktree(worktree: OpenWorktree): void {
-    this.emit({ type: 'worktree-changed', worktree: this.worktreeState(worktree) });
+    this.emit({ type: 'worktree-changed', worktree: worktreeState(worktree) });
   }
 
   private emitSnapshot(): void {
@@ -513,19 +415,4 @@ export class Host {
   private emit(event: HostEvent): void {
     this.events.emit('event', event);
   }
-}
-
-/** Why a discovered worktree cannot be served (refused path, or directory gone), or null. */
-function unservableMessage(discovered: DiscoveredWorktree): string | null {
-  if (discovered.refusal) return discovered.refusal;
-  return discovered.missing ? `worktree directory not found: ${discovered.path}` : null;
-}
-
-function worktreeId(worktree: OpenWorktree): string {
-  return String(worktree.row.id);
-}
-
-/** The settings key of a worktree's chosen reconciliation base. */
-function reconcileBaseKey(rowId: number): string {
-  return `reconcile-base:${rowId}`;
 }

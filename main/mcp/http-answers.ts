@@ -1,5 +1,5 @@
 // Small HTTP pieces of the MCP listener: request targets, the answers it gives when it refuses
-// a request (405 with Allow, 415, JSON-RPC errors), route error handling and binding the port.
+// a request (405 with Allow, 415, JSON-RPC errors), route error handling, and the loopback host every server binds.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestBodyError, sendJson } from '../platform/http/json-body.ts';
 

@@ -1,0 +1,169 @@
+// One open worktree as the host keeps it: its database row, what git says of it, its supervisor
+// (wired to keep the record current: status, clients, running calls, activity, reconciliation
+// state) and the WorktreeState the window shows of it.
+import type { Logger } from '../platform/log.ts';
+import type { HostEvent } from '../../shared/host-api.ts';
+import {
+  serverUrls,
+  type ActivityEntry,
+  type ClientInfo,
+  type RunningCall,
+  type WorktreeState,
+} from '../../shared/model.ts';
+import type { ReconcileState } from '../../shared/reconcile.ts';
+import type { AppDatabase, WorktreeRow } from './app-database.ts';
+import type { DiscoveredWorktree } from './worktree-discovery.ts';
+import type { WorktreeLauncher } from './worktree-launcher.ts';
+import { WorktreeSupervisor, type SupervisorOptions } from './worktree-supervisor.ts';
+
+/** What openWorktree needs from the host. */
+export interface OpenWorktreeDeps {
+  db: AppDatabase;
+  launcher: WorktreeLauncher;
+  log: Logger;
+  firstPort: number;
+  /** Tool calls kept per worktree. */
+  activityLimit: number;
+  supervision?: Pick<
+    SupervisorOptions,
+    'pingIntervalMs' | 'hangAfterMs' | 'toolLayerHangAfterMs' | 'restartDelaysMs'
+  >;
+  /** The record changed: the window should see it again. */
+  changed(open: OpenWorktree): void;
+  emit(event: HostEvent): void;
+}
+
+export interface OpenWorktree {
+  row: WorktreeRow;
+  repoId: string;
+  discovered: DiscoveredWorktree;
+  portNotice: string | null;
+  /**
+   * Set while the worktree cannot be served: git reports the directory as gone, or its path was
+   * refused (inside /proc, /sys or /dev, or not a work tree of the repository). Shown as `error`.
+   */
+  missingMessage: string | null;
+  clients: ClientInfo[];
+  runningCalls: RunningCall[];
+  activity: ActivityEntry[];
+  /** The latest reconciliation state the worktree process computed. */
+  reconcile: ReconcileState | null;
+  /** The chosen reconciliation base (persisted); null: the repo's default branch. */
+  reconcileBase: string | null;
+  supervisor: WorktreeSupervisor;
+}
+
+export interface OpenRepo {
+  id: string;
+  path: string;
+  worktrees: OpenWorktree[];
+}
+
+export function openWorktree(
+  deps: OpenWorktreeDeps,
+  repo: OpenRepo,
+  discovered: DiscoveredWorktree,
+): OpenWorktree {
+  const row = deps.db.ensureWorktree(Number(repo.id), discovered.path, deps.firstPort);
+  const reconcileBase = deps.db.getSetting(reconcileBaseKey(row.id)) || null;
+  const open: OpenWorktree = {
+    row,
+    repoId: repo.id,
+    reconcile: null,
+    reconcileBase,
+    discovered,
+    portNotice: null,
+    missingMessage: unservableMessage(discovered),
+    clients: [],
+    runningCalls: [],
+    activity: [],
+    supervisor: new WorktreeSupervisor({
+      root: discovered.path,
+      port: row.port,
+      token: row.token,
+      requireToken: row.requireToken,
+      ...(reconcileBase ? { reconcileBase } : {}),
+      launcher: deps.launcher,
+      ...deps.supervision,
+      log: deps.log.child(`worktree ${discovered.path}`),
+      onStatus: (status) => {
+        if (status.state !== 'running' && status.state !== 'starting') {
+          // The process is gone: its sessions went with it.
+          open.clients = open.clients.map((client) =>
+            client.connection === 'open'
+              ? { ...client, connection: 'closed', streamOpen: false }
+              : client,
+          );
+          open.runningCalls = []; // and its calls
+        }
+        deps.changed(open);
+      },
+      onPortMoved: (port, requestedPort) => {
+        deps.db.setWorktreePort(row.id, port);
+        row.port = port;
+        open.portNotice = `port ${requestedPort} was in use; moved to ${port}`;
+      },
+      onClients: (clients) => {
+        open.clients = clients;
+        deps.changed(open);
+      },
+      onRunningCalls: (calls) => {
+        open.runningCalls = calls;
+        deps.changed(open);
+      },
+      onReconcileState: (state) => {
+        const totalsChanged =
+          JSON.stringify(state.totals) !== JSON.stringify(open.reconcile?.totals);
+        open.reconcile = state;
+        deps.emit({ type: 'reconcile-state', worktreeId: worktreeId(open), state });
+        if (totalsChanged) deps.changed(open);
+      },
+      onActivity: (entries) => {
+        const limit = deps.activityLimit;
+        open.activity.push(...entries);
+        if (open.activity.length > limit) open.activity.splice(0, open.activity.length - limit);
+        deps.emit({ type: 'activity', worktreeId: worktreeId(open), entries });
+      },
+    }),
+  };
+  return open;
+}
+
+/** What the window shows of one worktree. */
+export function worktreeState(worktree: OpenWorktree): WorktreeState {
+  const port = worktree.supervisor.port;
+  const status = worktree.missingMessage
+    ? { state: 'error' as const, message: worktree.missingMessage }
+    : worktree.supervisor.status;
+  return {
+    id: worktreeId(worktree),
+    repoId: worktree.repoId,
+    path: worktree.discovered.path,
+    branch: worktree.discovered.branch,
+    isMain: worktree.discovered.isMain,
+    port,
+    portNotice: worktree.portNotice,
+    status,
+    urls: serverUrls(port),
+    settings: { autostart: worktree.row.autostart, requireToken: worktree.row.requireToken },
+    clients: worktree.clients,
+    runningCalls: worktree.runningCalls,
+    reconcileBase: worktree.reconcileBase,
+    reconcileTotals: worktree.reconcile?.totals ?? null,
+  };
+}
+
+/** Why a discovered worktree cannot be served (refused path, or directory gone), or null. */
+export function unservableMessage(discovered: DiscoveredWorktree): string | null {
+  if (discovered.refusal) return discovered.refusal;
+  return discovered.missing ? `worktree directory not found: ${discovered.path}` : null;
+}
+
+export function worktreeId(worktree: OpenWorktree): string {
+  return String(worktree.row.id);
+}
+
+/** The settings key of a worktree's chosen reconciliation base. */
+export function reconcileBaseKey(rowId: number): string {
+  return `reconcile-base:${rowId}`;
+}
