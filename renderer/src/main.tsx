@@ -6,7 +6,23 @@ import { pickHostApi } from './host-api/pick-host-api.ts';
 import { HostStore } from './store/host-store.ts';
 import { App } from './ui/app.tsx';
 import { HostStoreContext } from './ui/store-context.tsx';
-import './styles.css';
+// The stylesheets, one per view beside it (and theme, controls, tables and states shared by all),
+// imported here in one fixed order so the cascade is the same whatever the component tree does.
+import './ui/theme.css';
+import './ui/app.css';
+import './ui/sidebar.css';
+import './ui/controls.css';
+import './ui/worktree-view.css';
+import './ui/tables.css';
+import './ui/tools-tab.css';
+import './ui/connect-tab.css';
+import './ui/states.css';
+import './chat/chat-tab.css';
+import './chat/chat-markdown.css';
+import './chat/chat-messages.css';
+import './chat/chat-composer.css';
+import './chat/chat-settings.css';
+import './reconcile/reconcile-tab.css';
 
 const store = new HostStore(pickHostApi());
 store.connect();
