@@ -13,7 +13,7 @@ import type {
 import {
   classifyProviderError,
   ProviderError,
-  parseToolArguments,
+  parseModelToolArguments,
   type ChatProvider,
   type ModelMessage,
   type ModelRequest,
@@ -123,7 +123,7 @@ async function readStream(
           const call = {
             id: block.id,
             name: block.name,
-            arguments: parseToolArguments(block.json),
+            arguments: parseModelToolArguments(block.json),
           };
           toolCalls.push(call);
           onEvent({ type: 'tool-call', call });

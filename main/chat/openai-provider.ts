@@ -13,7 +13,7 @@ import type { ProviderConfig } from './anthropic-provider.ts';
 import {
   classifyProviderError,
   ProviderError,
-  parseToolArguments,
+  parseModelToolArguments,
   type ChatProvider,
   type ModelMessage,
   type ModelRequest,
@@ -117,7 +117,7 @@ async function readStream(
     .map(([index, call]) => ({
       id: call.id || `call_${index}`,
       name: call.name,
-      arguments: parseToolArguments(call.json),
+      arguments: parseModelToolArguments(call.json),
     }));
   for (const call of toolCalls) onEvent({ type: 'tool-call', call });
   const stopReason: ModelResponse['stopReason'] =

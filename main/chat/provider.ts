@@ -224,7 +224,7 @@ function capitalize(text: string): string {
 }
 
 /** Parses a tool call's JSON arguments; anything but an object becomes `{}` plus the raw text. */
-export function parseToolArguments(json: string): Record<string, unknown> {
+export function parseModelToolArguments(json: string): Record<string, unknown> {
   if (!json.trim()) return {};
   try {
     const parsed: unknown = JSON.parse(json);

@@ -9,7 +9,7 @@ import { expect } from 'vitest';
 import { git, makeTempRepo, writeFiles, type TempRepo } from './temp-repo.ts';
 import type { ToolDefinition } from '../tools/tool-definition.ts';
 
-export const SECRET = 'GROVE-OUTSIDE-SECRET-7c41';
+const OUTSIDE_SECRET = 'GROVE-OUTSIDE-SECRET-7c41';
 
 /** Bytes of a file name that is not valid UTF-8 ("f\xe9.txt", Latin-1). */
 export const LATIN1_NAME = Buffer.from([0x66, 0xe9, 0x2e, 0x74, 0x78, 0x74]);
@@ -34,8 +34,8 @@ export async function makeToolFixture(): Promise<ToolFixture> {
   });
   const { root, dir } = repo;
   await writeFiles(dir, {
-    'outside/secret.txt': `${SECRET} needle\n`,
-    'outside/inner.txt': `${SECRET} needle\n`,
+    'outside/secret.txt': `${OUTSIDE_SECRET} needle\n`,
+    'outside/inner.txt': `${OUTSIDE_SECRET} needle\n`,
   });
   await writeFiles(root, {
     'notes/todo.txt': 'untracked needle\n',
