@@ -69,5 +69,5 @@ export async function makeToolFixture(): Promise<ToolFixture> {
 
 /** Fails if anything from outside the root shows up in a result. */
 export function expectNoLeak(value: unknown): void {
-  expect(JSON.stringify(value)).not.toContain(SECRET);
+  expect(JSON.stringify(value)).not.toContain(OUTSIDE_SECRET);
 }
