@@ -75,6 +75,7 @@ export class FileJobRunner {
   ): Promise<FingerprintResult> {
     const codes = new Uint8Array(paths.length);
     const hashed: HashedEntry[] = [];
+    const owner = {}; // the chunks of one job share the pool as one owner
     await Promise.all(
       chunkStarts(paths.length).map(async (start) => {
         const end = Math.min(start + CHUNK_SIZE, paths.length);
@@ -85,6 +86,7 @@ export class FileJobRunner {
             paths: paths.slice(start, end).join('\0'),
             known: known.slice(start * KNOWN_STRIDE, end * KNOWN_STRIDE),
           },
+          owner,
           signal,
         )) as FingerprintResult;
         codes.set(result.codes, start);
@@ -114,6 +116,7 @@ export class FileJobRunner {
     paths: readonly string[],
     signal?: AbortSignal,
   ): Promise<FileOutcome[]> {
+    const owner = {}; // the chunks of one job share the pool as one owner
     const parts = await Promise.all(
       chunkStarts(paths.length).map(
         async (start) =>
@@ -123,6 +126,7 @@ export class FileJobRunner {
               root,
               paths: paths.slice(start, start + CHUNK_SIZE).join('\0'),
             },
+            owner,
             signal,
           )) as FileOutcome[],
       ),
@@ -135,11 +139,18 @@ export class FileJobRunner {
     this.#closed = true;
   }
 
-  async #runChunk(job: FileJob, signal?: AbortSignal): Promise<FileJobResult> {
+  /**
+   * One chunk on the pool. `owner` is the whole job: its chunks queue behind each other instead of
+   * each counting as a new caller (which the pool would serve at once on an extra worker).
+   */
+  async #runChunk(job: FileJob, owner: object, signal?: AbortSignal): Promise<FileJobResult> {
     signal?.throwIfAborted();
     if (!this.#broken && !this.#closed) {
       try {
-        return await this.#pool.run<FileJobResult>('file-job', job, signal ? { signal } : {});
+        return await this.#pool.run<FileJobResult>('file-job', job, {
+          owner,
+          ...(signal ? { signal } : {}),
+        });
       } catch {
         signal?.throwIfAborted();
         // Workers cannot start, or one died: the work is the same on the main thread.

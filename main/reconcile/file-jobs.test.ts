@@ -147,6 +147,30 @@ describe('file jobs', () => {
     }
   });
 
+  it("runs one job's chunks on the pool's own workers, never on extra ones", async () => {
+    const dir = await makeTempDir();
+    dirs.push(dir);
+    await writeFile(path.join(dir, 'a'), 'a');
+    // Three chunks of one job: they queue behind each other (one owner), so the pool never starts
+    // the extra workers it keeps for callers that would otherwise wait behind others.
+    const paths = [
+      'a',
+      ...Array.from({ length: 3 * CHUNK_SIZE - 1 }, (_, index) => `none${index}`),
+    ];
+    const workers = new WorkerPool(POOL_WORKER, { size: 1 });
+    const pool = new FileJobRunner(workers);
+    let most = 0;
+    const sampler = setInterval(() => (most = Math.max(most, workers.workerCount)), 1);
+    try {
+      const outcomes = await pool.hashConfined(dir, paths);
+      expect(outcomes).toHaveLength(paths.length);
+      expect(most).toBe(1);
+    } finally {
+      clearInterval(sampler);
+      await workers.close();
+    }
+  });
+
   it('ends idle workers, never during a job, and starts them again for the next job', async () => {
     const dir = await makeTempDir();
     dirs.push(dir);
