@@ -14,6 +14,10 @@ import { stableStringify } from '../main/mcp/stable-json.ts';
 import { mapLimit } from '../main/reconcile/concurrency.ts';
 import { ReconcileEngine } from '../main/reconcile/reconcile-engine.ts';
 import { git, makeTempDir } from '../main/testing/temp-repo.ts';
+import { Host } from '../main/host/host.ts';
+import { connectClient } from '../main/testing/mcp-clients.ts';
+import { randomFirstPort } from '../main/testing/net.ts';
+import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 
 const execFileAsync = promisify(execFile);
 
@@ -166,6 +170,37 @@ interface SizeResult {
   coldJsonMs: number;
   coldJsonBytes: number;
   checks: { files: number; diffFiles: number };
+  /** The same calls through a real MCP client (modern Streamable HTTP) of a real worktree process. */
+  mcp: { list: number; cold: number; warm: number; mark: number };
+}
+
+/** Serves `root` as `grove serve` would (a real worktree process) and connects an SDK client. */
+async function mcpClientOf(
+  root: string,
+  dataDir: string,
+): Promise<{ client: Client; close(): Promise<void> }> {
+  const host = await Host.open({ dataDir, firstPort: randomFirstPort(), worktreePollMs: 0 });
+  const repo = await host.addRepo(root);
+  const id = repo.worktrees[0]!.id;
+  await host.startServer(id);
+  const { token, urls } = host.getConnectionInfo(id);
+  const { client } = await connectClient(Number(new URL(urls.mcp).port), 'modern-http', token);
+  return {
+    client,
+    close: async () => {
+      await client.close().catch(() => undefined);
+      await host.close();
+    },
+  };
+}
+
+async function callOk(client: Client, name: string, args: Record<string, unknown>) {
+  const result = (await client.callTool(
+    { name, arguments: args },
+    { timeout: 600_000 },
+  )) as CallToolResult;
+  if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
+  return result;
 }
 
 async function benchSize(size: number, options: Options): Promise<SizeResult> {
@@ -215,6 +250,30 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
       throw new Error(`warm get_spec_diff listed ${warmResult.files.length} files, expected 0`);
     }
     const diffFiles = (coldResult.diff.match(/^diff --git /gm) ?? []).length;
+
+    // The same calls as an agent makes them: a real SDK client, a real worktree process.
+    engine.close();
+    const served = await mcpClientOf(root, path.join(dir, 'data'));
+    let mcp: SizeResult['mcp'];
+    try {
+      const args = { spec_path: spec, base_branch: 'main' };
+      const mcpList = await median(runs, () =>
+        callOk(served.client, 'list_affected_specs', { base_branch: 'main' }),
+      );
+      const mcpCold = await median(runs, async () => {
+        await callOk(served.client, 'clear_cache', {});
+        await callOk(served.client, 'get_spec_diff', args);
+      });
+      const mcpMark = await median(runs, async () => {
+        await callOk(served.client, 'clear_cache', {});
+        await callOk(served.client, 'mark_reconciled', { files: [...governed, spec] });
+      });
+      await callOk(served.client, 'get_spec_diff', args);
+      const mcpWarm = await median(runs, () => callOk(served.client, 'get_spec_diff', args));
+      mcp = { list: mcpList, cold: mcpCold, warm: mcpWarm, mark: mcpMark };
+    } finally {
+      await served.close();
+    }
     return {
       size,
       generateMs: generated.ms,
@@ -230,6 +289,7 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
       coldJsonMs: json.ms,
       coldJsonBytes: json.value.length,
       checks: { files: coldResult.files.length, diffFiles },
+      mcp,
     };
   } finally {
     engine.close();
@@ -245,6 +305,19 @@ function report(results: SizeResult[]): void {
   for (const r of results) {
     console.log(
       `| ${r.size.toLocaleString('en-US')} | ${fmt(r.floorMs)} (${fmt(r.gitDiffMs)} + ${fmt(r.b3sumMs)}) | ${fmt(r.list)} | ${fmt(r.cold)} | ${fmt(r.warm)} | ${fmt(r.bypass)} | ${fmt(r.changedArtifacts)} | ${fmt(r.mark)} |`,
+    );
+  }
+  console.log(
+    '\nThrough a real MCP client (SDK client, modern Streamable HTTP, a real worktree process):',
+  );
+  console.log(
+    '\n| governed files | floor | list_affected_specs (x git diff) | get_spec_diff cold (x floor) | warm (x floor) | mark_reconciled (x b3sum) |',
+  );
+  console.log('|---:|---:|---:|---:|---:|---:|');
+  for (const r of results) {
+    const x = (ms: number, floor: number) => `${fmt(ms)} (${(ms / floor).toFixed(2)}x)`;
+    console.log(
+      `| ${r.size.toLocaleString('en-US')} | ${fmt(r.floorMs)} | ${x(r.mcp.list, r.gitDiffMs)} | ${x(r.mcp.cold, r.floorMs)} | ${x(r.mcp.warm, r.floorMs)} | ${x(r.mcp.mark, r.b3sumMs)} |`,
     );
   }
   console.log('\nTargets:');

@@ -28,6 +28,9 @@ function serialize(input: unknown, ancestors: Set<object>): string | undefined {
   ancestors.add(object);
   try {
     if (Array.isArray(object)) {
+      // Lists of paths (20,000 `skipped` entries) have no keys to sort: the native writer is ~5x
+      // faster than one call per item.
+      if (object.every((item: unknown) => typeof item === 'string')) return JSON.stringify(object);
       return `[${object.map((item: unknown) => serialize(item, ancestors) ?? 'null').join(',')}]`;
     }
     const record = object as Record<string, unknown>;

@@ -4,6 +4,7 @@
 import type { FileJobRunner } from './file-job-runner.ts';
 import { HASHED, HIT, KNOWN_STRIDE, MISSING } from './file-jobs.ts';
 import type { HashCache, ReconciledRow, StatRow } from './hash-cache.ts';
+import type { LiveIndex } from './live-index.ts';
 
 /** What the engine's operations work with (ReconcileEngine builds it once). */
 export interface EngineParts {
@@ -13,6 +14,8 @@ export interface EngineParts {
   files: FileJobRunner;
   /** Wall clock in ms. */
   now: () => number;
+  /** What the watcher vouches for between calls (absent: every call scans). */
+  index?: LiveIndex;
 }
 
 /** Which files match the cache: the answer of one classification pass. */
@@ -22,6 +25,8 @@ export interface Classification {
   /** Had a cache row, but is no longer a readable file (deleted meanwhile). */
   missing: Set<string>;
   stats: StatRow[];
+  /** The current content hash of every path compared (for the live index). */
+  hashes: Map<string, string>;
 }
 
 /**
@@ -33,33 +38,44 @@ export async function classifyAgainstCache(
   paths: readonly string[],
   reconciled: ReadonlyMap<string, ReconciledRow>,
   signal?: AbortSignal,
+  /** Hashes the live index vouches are current: compared without a stat or a read. */
+  known?: ReadonlyMap<string, string>,
 ): Promise<Classification> {
   const result: Classification = {
     changed: new Set(),
     unchanged: new Set(),
     missing: new Set(),
     stats: [],
+    hashes: new Map(),
   };
   const toCheck: string[] = [];
   for (const file of new Set(paths)) {
-    if (reconciled.has(file)) toCheck.push(file);
-    else result.changed.add(file);
+    const row = reconciled.get(file);
+    const current = known?.get(file);
+    if (!row) {
+      result.changed.add(file);
+    } else if (current !== undefined) {
+      result.hashes.set(file, current);
+      (current === row.hash ? result.unchanged : result.changed).add(file);
+    } else {
+      toCheck.push(file);
+    }
   }
   if (toCheck.length === 0) return result;
   const statRows = await parts.cache.readStats();
-  const known = new Float64Array(toCheck.length * KNOWN_STRIDE).fill(Number.NaN);
+  const signatures = new Float64Array(toCheck.length * KNOWN_STRIDE).fill(Number.NaN);
   const rowHashes: (string | undefined)[] = new Array<string | undefined>(toCheck.length);
   toCheck.forEach((file, index) => {
     const row = statRows.get(file);
     if (!row) return;
     const base = index * KNOWN_STRIDE;
-    known[base] = row.size;
-    known[base + 1] = row.mtimeMs;
-    known[base + 2] = row.ino;
-    known[base + 3] = row.recordedMs;
+    signatures[base] = row.size;
+    signatures[base + 1] = row.mtimeMs;
+    signatures[base + 2] = row.ino;
+    signatures[base + 3] = row.recordedMs;
     rowHashes[index] = row.hash;
   });
-  const { codes, hashed } = await parts.files.fingerprint(parts.root, toCheck, known, signal);
+  const { codes, hashed } = await parts.files.fingerprint(parts.root, toCheck, signatures, signal);
   const fresh = new Map<number, string>();
   for (const entry of hashed) {
     const file = toCheck[entry.index] as string;
@@ -80,6 +96,7 @@ export async function classifyAgainstCache(
       return;
     }
     const hash = code === HIT ? rowHashes[index] : code === HASHED ? fresh.get(index) : undefined;
+    if (hash !== undefined) result.hashes.set(file, hash);
     const matches = hash !== undefined && hash === reconciled.get(file)?.hash;
     (matches ? result.unchanged : result.changed).add(file);
   });

@@ -15,6 +15,8 @@ export async function markFilesReconciled(
   files: readonly string[],
   signal?: AbortSignal,
 ): Promise<MarkReconciledResult> {
+  // The hashes read here describe the files as of now: the live index may keep them.
+  const sequence = parts.index?.current();
   const rejections: { index: number; path: string; reason: string }[] = [];
   const order = new Map<string, number>();
   files.forEach((file, index) => {
@@ -94,6 +96,9 @@ export async function markFilesReconciled(
     }
   }
   const hashed = [...rows.values()];
+  parts.index?.record(sequence, (snapshot) => {
+    for (const row of hashed) snapshot.hashes.set(row.path, row.hash);
+  });
   const updated = await parts.cache.writeReconciled(
     hashed.map((row) => ({ path: row.path, hash: row.hash })),
     hashed,

@@ -16,6 +16,7 @@ import type { ReconcileState } from '../../shared/reconcile.ts';
 import { writeFileAtomicInsideRoot } from '../platform/confined-fs.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 import { FileJobRunner } from './file-job-runner.ts';
+import type { LiveIndex } from './live-index.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
 import { markFilesReconciled } from './mark-reconciled.ts';
 import { computeReconcileState } from './reconcile-state.ts';
@@ -69,6 +70,11 @@ export class ReconcileEngine {
     this.#files = new FileJobRunner(options.pool);
     this.#now = options.now ?? Date.now;
     this.#parts = { root: this.root, cache: this.cache, files: this.#files, now: this.#now };
+  }
+
+  /** What the watcher vouches for between calls (reconcile-watcher.ts attaches it). */
+  attachLiveIndex(index: LiveIndex): void {
+    this.#parts.index = index;
   }
 
   close(): void {

@@ -11,6 +11,7 @@ import type { ReconcileState } from '../../shared/reconcile.ts';
 import { compileGlobs } from '../platform/glob-matcher.ts';
 import type { GlobSet } from '../platform/glob-matcher.ts';
 import { CACHE_DB } from './hash-cache.ts';
+import { LiveIndex } from './live-index.ts';
 import type { ReconcileEngine } from './reconcile-engine.ts';
 import { isSpecPath, loadSpecs, NOTARAI_DIR } from './spec-loader.ts';
 
@@ -53,11 +54,15 @@ export class ReconcileWatcher {
   #last: ReconcileState | undefined;
   /** git's directories: any event there (HEAD, index, refs) can move the changed set. */
   #gitDirs: string[] = [];
+  /** What the events vouch for between tool calls; the engine answers warm calls from it. */
+  readonly #index: LiveIndex;
 
   constructor(options: ReconcileWatcherOptions) {
     this.#options = options;
     this.#root = options.engine.root;
     this.#base = options.base;
+    this.#index = new LiveIndex(this.#root);
+    options.engine.attachLiveIndex(this.#index);
   }
 
   get base(): string {
@@ -75,8 +80,14 @@ export class ReconcileWatcher {
       const { gitDir, commonDir } = await this.#options.engine.gitDirectories();
       this.#gitDirs = [gitDir, commonDir];
       const onEvents = (error: Error | null, events: Event[]): void => {
-        if (error) this.#report(error);
-        else this.#handle(events);
+        if (error) {
+          // Events may have been lost (an overflow): the index can no longer vouch.
+          this.#index.distrust();
+          this.#report(error);
+        } else {
+          this.#index.noteEvents(events.map((event) => event.path));
+          this.#handle(events);
+        }
       };
       this.#subscriptions.push(
         await watcher.subscribe(this.#root, onEvents, { ignore: IGNORED_DIRS }),
@@ -87,7 +98,9 @@ export class ReconcileWatcher {
           await watcher.subscribe(gitDir, onEvents, { ignore: IGNORED_GIT }),
         );
       }
+      this.#index.trust();
     } catch (error) {
+      this.#index.distrust();
       this.#report(
         new Error(
           `cannot watch ${this.#root} (${error instanceof Error ? error.message : String(error)}); ` +
@@ -119,6 +132,7 @@ export class ReconcileWatcher {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#index.distrust();
     clearTimeout(this.#timer);
     clearInterval(this.#poller);
     const subscriptions = this.#subscriptions;

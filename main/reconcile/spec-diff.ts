@@ -41,19 +41,34 @@ export async function computeSpecDiff(
   signal?: AbortSignal,
 ): Promise<{ result: SpecDiffResult; warnings: string[] }> {
   const lap = lapTimer(context.onTimings);
+  // What the watcher vouches for since the last scan (live-index.ts). Syncing with it costs a
+  // cookie file and its event (~50 ms of the watcher's batching), so only when a snapshot could
+  // answer, and while the spec is checked and loaded.
+  const index = context.index;
+  const syncing = index?.hasSnapshot ? index.sync() : Promise.resolve(index?.current());
+  syncing.catch(() => undefined);
   const specPath = await checkSpecPath(context.root, request.spec_path);
   const spec = await loadValidSpec(context.root, specPath);
-  const sha = await resolveBase(context.root, request.base_branch);
-  lap('spec+base');
+  const sequence = await syncing;
+  const known = index?.snapshot(sequence);
+  const sha =
+    known?.bases.get(request.base_branch) ?? (await resolveBase(context.root, request.base_branch));
+  lap(known ? 'spec+base (live index)' : 'spec+base');
   const bypass = request.bypass_cache === true;
   const excludePatterns = request.exclude_patterns ?? [];
   // git works out the changed set while the files are listed and checked against the cache.
-  const trackedPromise = changedVsBase(context.root, sha, signal);
+  const knownChanges = known?.changed.get(sha);
+  const trackedPromise = knownChanges
+    ? Promise.resolve(knownChanges)
+    : changedVsBase(context.root, sha, signal);
   trackedPromise.catch(() => undefined);
-  const [files, specs] = await Promise.all([
-    listWorktreeFileSets(context.root, signal ? { signal } : {}),
-    loadSpecs(context.root),
-  ]);
+  const [files, specs] =
+    known?.listing && known.specs
+      ? [known.listing, known.specs]
+      : await Promise.all([
+          listWorktreeFileSets(context.root, signal ? { signal } : {}),
+          loadSpecs(context.root),
+        ]);
   lap('ls-files+specs');
   const governedListed = files.present.filter((file) => governs(spec, file));
   lap('globs');
@@ -68,9 +83,18 @@ export async function computeSpecDiff(
     [...governedListed, specPath],
     reconciled,
     signal,
+    known?.hashes,
   );
   lap('cache+classify');
-  const changed = withUntracked(await trackedPromise, files.untracked);
+  const tracked = await trackedPromise;
+  index?.record(sequence, (snapshot) => {
+    snapshot.bases.set(request.base_branch, sha);
+    snapshot.changed.set(sha, tracked);
+    snapshot.listing = files;
+    snapshot.specs = specs;
+    for (const [file, hash] of classification.hashes) snapshot.hashes.set(file, hash);
+  });
+  const changed = withUntracked(tracked, files.untracked);
   lap('changed-vs-base (wait)');
   // One pass over the governed files (200,000 of them in the benchmark).
   const filesOut: string[] = [];

@@ -1,0 +1,110 @@
+// The live index against a real repository and a real watcher: a warm get_spec_diff answers from
+// memory while nothing moved, and never gives a stale answer once something did — each change is
+// made and the call follows at once, with no pause for the watcher, and the answer must equal that
+// of a fresh engine that scans everything. Edits that keep size and mtime, renames, deletes,
+// creations, touches, commits and a moved base are all tried.
+import { rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { git, makeTempRepo, writeFiles, type TempRepo } from '../testing/temp-repo.ts';
+import { ReconcileEngine } from './reconcile-engine.ts';
+import { ReconcileWatcher } from './reconcile-watcher.ts';
+
+const SPEC =
+  "schema_version: '0.8'\nintent: App.\ntier: registered\nartifacts:\n  code:\n    - path: src/**\n";
+const SPEC_PATH = '.notarai/app.spec.yaml';
+const ARGS = { spec_path: SPEC_PATH, base_branch: 'main' };
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function watched(repo: TempRepo) {
+  const engine = new ReconcileEngine({ root: repo.root });
+  cleanups.push(() => engine.close());
+  const watcher = new ReconcileWatcher({ engine, base: 'main', onState: () => undefined });
+  cleanups.push(() => watcher.close());
+  await watcher.start();
+  return engine;
+}
+
+/** What a fresh engine, with no index, answers now. */
+async function scanned(root: string) {
+  const engine = new ReconcileEngine({ root });
+  try {
+    return await engine.getSpecDiff(ARGS);
+  } finally {
+    engine.close();
+  }
+}
+
+const answeredFromIndex = (engine: ReconcileEngine): boolean =>
+  'spec+base (live index)' in engine.lastTimings;
+
+describe('the live index', () => {
+  it('answers a warm call from memory, and every change right after it from a scan', async () => {
+    const repo = await makeTempRepo({
+      '.notarai/app.spec.yaml': SPEC,
+      'src/a.ts': 'alpha\n',
+      'src/b.ts': 'bravo\n',
+      'src/c.ts': 'charlie\n',
+      'src/d.ts': 'delta\n',
+    });
+    cleanups.push(() => repo.cleanup());
+    await git(repo.root, 'checkout', '-q', '-b', 'feature');
+    const engine = await watched(repo);
+    await engine.markReconciled(['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/d.ts', SPEC_PATH]);
+    const first = await engine.getSpecDiff(ARGS);
+    expect(first.files).toEqual([]);
+    const warm = await engine.getSpecDiff(ARGS);
+    expect(answeredFromIndex(engine)).toBe(true);
+    expect(warm).toEqual(first);
+
+    const file = (name: string) => path.join(repo.root, name);
+    const changes: [string, () => Promise<unknown>][] = [
+      [
+        'an edit that keeps size and mtime',
+        async () => {
+          const before = await stat(file('src/a.ts'));
+          await writeFile(file('src/a.ts'), 'ALPHA\n');
+          await utimes(file('src/a.ts'), before.atime, before.mtime);
+        },
+      ],
+      ['a touch (same content)', () => utimes(file('src/b.ts'), new Date(), new Date())],
+      ['a rename', () => rename(file('src/b.ts'), file('src/b2.ts'))],
+      ['a delete', () => rm(file('src/c.ts'))],
+      ['a new file', () => writeFiles(repo.root, { 'src/e.ts': 'echo\n' })],
+      ['a second edit in the same second', () => writeFile(file('src/d.ts'), 'DELTA\n')],
+      [
+        'a commit (index and refs move)',
+        async () => {
+          await git(repo.root, 'add', '-A');
+          await git(repo.root, 'commit', '-q', '-m', 'changes');
+        },
+      ],
+      ['the base moves', () => git(repo.root, 'branch', '-f', 'main', 'feature')],
+    ];
+    for (const [what, change] of changes) {
+      await engine.getSpecDiff(ARGS); // an answer the index could keep
+      await change();
+      const answer = await engine.getSpecDiff(ARGS); // at once: no wait for the watcher
+      expect(answer, what).toEqual(await scanned(repo.root));
+    }
+    // Settled again: the next warm call is served from memory and still right.
+    await engine.getSpecDiff(ARGS);
+    const again = await engine.getSpecDiff(ARGS);
+    expect(answeredFromIndex(engine)).toBe(true);
+    expect(again).toEqual(await scanned(repo.root));
+  });
+
+  it('scans when there is no cache directory to sync through (and never creates one)', async () => {
+    const repo = await makeTempRepo({ '.notarai/app.spec.yaml': SPEC, 'src/a.ts': 'alpha\n' });
+    cleanups.push(() => repo.cleanup());
+    const engine = await watched(repo);
+    await engine.getSpecDiff({ ...ARGS, bypass_cache: true });
+    await engine.getSpecDiff({ ...ARGS, bypass_cache: true });
+    expect(answeredFromIndex(engine)).toBe(false);
+    await expect(stat(path.join(repo.root, '.notarai/.cache'))).rejects.toThrow();
+  });
+});
