@@ -40,17 +40,38 @@ export async function computeSpecDiff(
   request: SpecDiffRequest,
   signal?: AbortSignal,
 ): Promise<{ result: SpecDiffResult; warnings: string[] }> {
-  const lap = lapTimer(context.onTimings);
-  // What the watcher vouches for since the last scan (live-index.ts). Syncing with it costs a
-  // cookie file and its event (~50 ms of the watcher's batching), so only when a snapshot could
-  // answer, and while the spec is checked and loaded.
+  // What the watcher vouches for since the last scan (live-index.ts). Confirming it costs a
+  // cookie file and its event (~50 ms of the watcher's batching), so the answer is worked out
+  // from the snapshot meanwhile, and kept only if nothing moved; otherwise, a full scan.
   const index = context.index;
-  const syncing = index?.hasSnapshot ? index.sync() : Promise.resolve(index?.current());
-  syncing.catch(() => undefined);
+  if (index?.hasSnapshot) {
+    const sequence = index.current();
+    const syncing = index.sync();
+    syncing.catch(() => undefined);
+    const speculative = await specDiffFrom(context, request, signal, sequence, true).catch(
+      () => undefined,
+    );
+    if (speculative && (await syncing) === sequence) return speculative;
+  }
+  return specDiffFrom(context, request, signal, index?.current(), false);
+}
+
+/**
+ * get_spec_diff from the snapshot recorded at `sequence` when `fromIndex` (the caller checks it
+ * is still valid), or from a full scan recorded under `sequence`.
+ */
+async function specDiffFrom(
+  context: SpecDiffContext,
+  request: SpecDiffRequest,
+  signal: AbortSignal | undefined,
+  sequence: number | undefined,
+  fromIndex: boolean,
+): Promise<{ result: SpecDiffResult; warnings: string[] }> {
+  const lap = lapTimer(context.onTimings);
+  const index = context.index;
   const specPath = await checkSpecPath(context.root, request.spec_path);
   const spec = await loadValidSpec(context.root, specPath);
-  const sequence = await syncing;
-  const known = index?.snapshot(sequence);
+  const known = fromIndex ? index?.snapshot(sequence) : undefined;
   const sha =
     known?.bases.get(request.base_branch) ?? (await resolveBase(context.root, request.base_branch));
   lap(known ? 'spec+base (live index)' : 'spec+base');
