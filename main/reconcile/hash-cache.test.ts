@@ -46,12 +46,24 @@ describe('hash cache', () => {
     expect(await cache.clear()).toBe(false);
   });
 
+  it('a read right after mark_reconciled sees the stat rows it wrote after answering', async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root);
+    try {
+      await cache.writeReconciled([{ path: 'a.txt', hash: 'b'.repeat(64) }], [row('a.txt')], 42);
+      expect((await cache.readStats()).get('a.txt')).toMatchObject({ path: 'a.txt' });
+    } finally {
+      cache.close();
+    }
+  });
+
   it("creates exactly NotarAI's database (its statement, byte for byte) and keeps Grove's stat table in a file of its own", async () => {
     const root = await tempRoot();
     const cache = new HashCache(root);
     expect(
       await cache.writeReconciled([{ path: 'a.txt', hash: 'b'.repeat(64) }], [row('a.txt')], 42),
     ).toBe(1);
+    await cache.flush(); // the stat rows are written after the call answered
     cache.close();
     const db = new Database(path.join(root, CACHE_DB), { readonly: true });
     expect(db.prepare('SELECT type, name, sql FROM sqlite_master ORDER BY name').all()).toEqual([

@@ -74,6 +74,9 @@ export class HashCache {
   readonly #notarai: CacheDatabase;
   readonly #stats: CacheDatabase;
   #warnings: string[] = [];
+  /** The stat rows of the last mark_reconciled, being written. */
+  #statsWriting: Promise<void> = Promise.resolve();
+  #closed = false;
   #reconciledMemo: Memo<ReconciledRow> | undefined;
   #statsMemo: Memo<StatRow> | undefined;
 
@@ -145,6 +148,7 @@ export class HashCache {
 
   /** Grove's stat rows (empty when either database is missing). Shared: do not change it. */
   async readStats(): Promise<ReadonlyMap<string, StatRow>> {
+    await this.#statsWriting; // mark_reconciled's rows, written after it answered
     if (!this.#notarai.exists()) return new Map();
     let rows: Map<string, StatRow> | undefined;
     await this.#stats.use(false, (db) => {
@@ -191,7 +195,17 @@ export class HashCache {
         }
       }
     });
-    await this.#writeStats(stats);
+    // Grove's stat rows only speed up later reads: they are written once the call has its answer
+    // (the next read waits for them), so mark_reconciled costs NotarAI's write, not two.
+    this.#statsWriting = this.#statsWriting
+      .then(() => this.#writeStats(stats))
+      .catch((error: unknown) => {
+        this.#warnings.push(
+          `Grove's stat cache could not record the files just marked (${
+            error instanceof Error ? error.message : String(error)
+          }); they are read again once`,
+        );
+      });
     return written;
   }
 
@@ -218,6 +232,8 @@ export class HashCache {
       if (this.#statsMemo?.db === db)
         for (const row of stats) this.#statsMemo.rows.set(row.path, row);
     });
+    // Closed while this write waited (it was deferred): it ran, now let the file go again.
+    if (this.#closed) this.#stats.close();
   }
 
   /**
@@ -225,13 +241,20 @@ export class HashCache {
    * both with their journal files. True if NotarAI's database existed.
    */
   async clear(): Promise<boolean> {
+    await this.#statsWriting; // a pending write must not bring the stat file back
     this.#reconciledMemo = undefined;
     this.#statsMemo = undefined;
     this.#stats.remove();
     return this.#notarai.remove();
   }
 
+  /** Waits for writes deferred past a call's answer (Grove's stat rows). */
+  async flush(): Promise<void> {
+    await this.#statsWriting;
+  }
+
   close(): void {
+    this.#closed = true;
     this.#notarai.close();
     this.#stats.close();
     this.#reconciledMemo = undefined;

@@ -163,6 +163,7 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
       await watcher?.close();
       // Never loaded: nothing to close (and nothing is loaded just to be closed).
       const loaded = await loading?.catch(() => undefined);
+      await loaded?.engine.cache.flush(); // stat rows written after mark_reconciled answered
       loaded?.engine.close();
     },
   };
