@@ -26,20 +26,32 @@ export async function computeReconcileState(
   signal?: AbortSignal,
 ): Promise<ReconcileState> {
   const started = performance.now();
+  // The window's state is recomputed after each change the watcher reports, in the background of
+  // the tool calls: what the live index still vouches for is not scanned again. No sync: a change
+  // still on its way is reported soon and recomputes the state again.
+  const sequence = parts.index?.current();
+  const known = parts.index?.snapshot(sequence);
   let baseError: string | null = null;
   let trackedPromise: Promise<ChangedEntry[] | null>;
+  let sha: string | undefined;
   try {
-    const sha = await resolveBase(parts.root, base);
-    trackedPromise = changedVsBase(parts.root, sha, signal);
+    sha = known?.bases.get(base) ?? (await resolveBase(parts.root, base));
+    const knownChanges = known?.changed.get(sha);
+    trackedPromise = knownChanges
+      ? Promise.resolve(knownChanges)
+      : changedVsBase(parts.root, sha, signal);
   } catch (error) {
     baseError = error instanceof Error ? error.message : String(error);
     trackedPromise = Promise.resolve(null);
   }
   trackedPromise.catch(() => undefined);
-  const [files, specs] = await Promise.all([
-    listWorktreeFileSets(parts.root, signal ? { signal } : {}),
-    loadSpecs(parts.root),
-  ]);
+  const [files, specs] =
+    known?.listing && known.specs
+      ? [known.listing, known.specs]
+      : await Promise.all([
+          listWorktreeFileSets(parts.root, signal ? { signal } : {}),
+          loadSpecs(parts.root),
+        ]);
   const listed = new Set<string>();
   for (const spec of specs.valid) {
     for (const file of files.present) if (governs(spec, file)) listed.add(file);
@@ -51,15 +63,24 @@ export async function computeReconcileState(
   const reconciled = withSnapshot(cacheRows, committed.snapshot);
   const classification = await classifyAgainstCache(
     parts,
-
     [...listed, ...specs.valid.map((spec) => spec.path)],
     reconciled,
     signal,
+    known?.hashes,
   );
   let changed: ChangedVsBase | null = null;
   try {
     const tracked = await trackedPromise;
     if (tracked) changed = withUntracked(tracked, files.untracked);
+    parts.index?.record(sequence, (snapshot) => {
+      if (sha !== undefined && tracked) {
+        snapshot.bases.set(base, sha);
+        snapshot.changed.set(sha, tracked);
+      }
+      snapshot.listing = files;
+      snapshot.specs = specs;
+      for (const [file, hash] of classification.hashes) snapshot.hashes.set(file, hash);
+    });
   } catch (error) {
     baseError = error instanceof Error ? error.message : String(error);
   }
