@@ -94,7 +94,10 @@ export class LiveIndex {
     let timer: NodeJS.Timeout | undefined;
     const seen = new Promise<boolean>((resolve) => {
       this.#cookies.set(name, () => resolve(true));
-      timer = setTimeout(() => resolve(false), SYNC_TIMEOUT_MS);
+      // The timer can fire in the same turn as the cookie's event when the main thread was busy
+      // (a big snapshot worked out meanwhile): the event is handled in that turn's poll phase,
+      // so the timeout only gives up after it, in the check phase.
+      timer = setTimeout(() => setImmediate(() => resolve(false)), SYNC_TIMEOUT_MS);
     });
     try {
       // Only where the cache already is: Grove creates .notarai/.cache exactly when NotarAI would.
