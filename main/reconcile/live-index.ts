@@ -37,6 +37,8 @@ export interface ScanSnapshot {
   changed: Map<string, ChangedEntry[]>;
   /** Path -> its content hash (BLAKE3, hex), as the scan read it or the stat fast path vouched. */
   hashes: Map<string, string>;
+  /** Spec path -> the listed files its globs govern (matching 20,000 paths per spec costs). */
+  governed: Map<string, string[]>;
 }
 
 export class LiveIndex {
@@ -142,7 +144,13 @@ export class LiveIndex {
   record(sequence: number | undefined, update: (snapshot: ScanSnapshot) => void): void {
     if (sequence === undefined || sequence !== this.#sequence || !this.#trusted) return;
     if (this.#snapshot?.sequence !== sequence) {
-      this.#snapshot = { sequence, bases: new Map(), changed: new Map(), hashes: new Map() };
+      this.#snapshot = {
+        sequence,
+        bases: new Map(),
+        changed: new Map(),
+        hashes: new Map(),
+        governed: new Map(),
+      };
     }
     update(this.#snapshot);
   }

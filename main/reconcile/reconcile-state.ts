@@ -52,9 +52,14 @@ export async function computeReconcileState(
           listWorktreeFileSets(parts.root, signal ? { signal } : {}),
           loadSpecs(parts.root),
         ]);
+  // Each spec's governed files, matched once per listing (the live index keeps them).
+  const governedListed = new Map<string, string[]>();
   const listed = new Set<string>();
   for (const spec of specs.valid) {
-    for (const file of files.present) if (governs(spec, file)) listed.add(file);
+    const governed =
+      known?.governed.get(spec.path) ?? files.present.filter((file) => governs(spec, file));
+    governedListed.set(spec.path, governed);
+    for (const file of governed) listed.add(file);
   }
   // The window's view: what the hash cache says was reconciled, and, for what it has no row
   // for, the committed snapshot (a fresh clone has only that).
@@ -80,6 +85,7 @@ export async function computeReconcileState(
       snapshot.listing = files;
       snapshot.specs = specs;
       for (const [file, hash] of classification.hashes) snapshot.hashes.set(file, hash);
+      for (const [spec, governed] of governedListed) snapshot.governed.set(spec, governed);
     });
   } catch (error) {
     baseError = error instanceof Error ? error.message : String(error);
@@ -88,8 +94,8 @@ export async function computeReconcileState(
   const governedBySpec = new Map<string, string[]>();
   const governedUnion = new Set<string>();
   for (const spec of specs.valid) {
-    const governed = [...listed].filter(
-      (file) => governs(spec, file) && !gone.has(file) && !classification.missing.has(file),
+    const governed = (governedListed.get(spec.path) ?? []).filter(
+      (file) => !gone.has(file) && !classification.missing.has(file),
     );
     governed.sort(compareUtf8);
     governedBySpec.set(spec.path, governed);

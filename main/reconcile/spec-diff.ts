@@ -91,7 +91,8 @@ async function specDiffFrom(
           loadSpecs(context.root),
         ]);
   lap('ls-files+specs');
-  const governedListed = files.present.filter((file) => governs(spec, file));
+  const governedListed =
+    known?.governed.get(specPath) ?? files.present.filter((file) => governs(spec, file));
   lap('globs');
   // NotarAI opens (so creates) its cache here unless the cache is bypassed or the spec governs
   // no file at all.
@@ -113,6 +114,7 @@ async function specDiffFrom(
     snapshot.changed.set(sha, tracked);
     snapshot.listing = files;
     snapshot.specs = specs;
+    snapshot.governed.set(specPath, governedListed);
     for (const [file, hash] of classification.hashes) snapshot.hashes.set(file, hash);
   });
   const changed = withUntracked(tracked, files.untracked);
