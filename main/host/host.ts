@@ -20,22 +20,18 @@ import {
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import { ChatService, type ChatServiceOptions } from '../chat/chat-service.ts';
 import { AppDatabase, FIRST_WORKTREE_PORT, newToken } from './app-database.ts';
-import {
-  discoverRepo,
-  type DiscoveredRepo,
-  type DiscoveredWorktree,
-} from './worktree-discovery.ts';
+import { discoverRepo, type DiscoveredWorktree } from './worktree-discovery.ts';
 import { forkLauncher, type WorktreeLauncher } from './worktree-launcher.ts';
 import {
   openWorktree,
   reconcileBaseKey,
-  unservableMessage,
   worktreeId,
   worktreeState,
   type OpenRepo,
   type OpenWorktree,
   type OpenWorktreeDeps,
 } from './open-worktree.ts';
+import { refreshRepo, type RefreshContext } from './worktree-refresh.ts';
 
 export interface HostOptions {
   /** Directory of the app database and settings. */
@@ -76,6 +72,13 @@ export class Host {
   private readonly repos: OpenRepo[] = [];
   private pollTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
+  private readonly refreshContext: RefreshContext = {
+    closed: () => this.closed,
+    stillOpen: (repo) => this.repos.includes(repo),
+    openWorktree: (repo, discovered) => this.openWorktree(repo, discovered),
+    forgetWorktree: (worktree) => this.db.deleteWorktree(worktree.row.id),
+    worktreeChanged: (worktree) => this.emitWorktree(worktree),
+  };
   private closed = false;
   /** The chat panel's service: conversations, providers, the agent loop. */
   readonly chat: ChatService;
@@ -295,7 +298,9 @@ export class Host {
   refreshAll(): Promise<void> {
     this.refreshing ??= (async () => {
       try {
-        for (const repo of [...this.repos]) await this.refreshRepo(repo);
+        for (const repo of [...this.repos]) {
+          if (await refreshRepo(this.refreshContext, repo)) this.emitSnapshot();
+        }
       } finally {
         this.refreshing = undefined;
       }
@@ -314,58 +319,6 @@ export class Host {
     this.events.removeAllListeners();
     this.db.close();
     this.closeLog();
-  }
-
-  private async refreshRepo(repo: OpenRepo): Promise<void> {
-    if (this.closed) return;
-    let discovered: DiscoveredRepo;
-    try {
-      discovered = await discoverRepo(repo.path);
-    } catch (error) {
-      // The main worktree itself is gone or no longer a repository: every server goes to error.
-      const message = error instanceof UserError ? error.message : String(error);
-      for (const worktree of repo.worktrees) await this.markMissing(worktree, message);
-      return;
-    }
-    if (this.closed || !this.repos.includes(repo)) return;
-    let changed = false;
-    const seen = new Set(discovered.worktrees.map((worktree) => worktree.path));
-    for (const gone of repo.worktrees.filter((worktree) => !seen.has(worktree.discovered.path))) {
-      await gone.supervisor.stop();
-      this.db.deleteWorktree(gone.row.id);
-      repo.worktrees.splice(repo.worktrees.indexOf(gone), 1);
-      changed = true;
-    }
-    for (const found of discovered.worktrees) {
-      const open = repo.worktrees.find((worktree) => worktree.discovered.path === found.path);
-      if (!open) {
-        const added = this.openWorktree(repo, found);
-        repo.worktrees.push(added);
-        changed = true;
-        if (added.row.autostart && !added.missingMessage) void added.supervisor.start();
-        continue;
-      }
-      const problem = unservableMessage(found);
-      if (problem) {
-        await this.markMissing(open, problem);
-      } else if (open.missingMessage) {
-        open.missingMessage = null; // the directory is back
-        open.discovered = found;
-        this.emitWorktree(open);
-        if (open.row.autostart) void open.supervisor.start();
-      } else if (open.discovered.branch !== found.branch) {
-        open.discovered = found;
-        this.emitWorktree(open);
-      }
-    }
-    if (changed) this.emitSnapshot();
-  }
-
-  private async markMissing(worktree: OpenWorktree, message: string): Promise<void> {
-    if (worktree.missingMessage === message) return;
-    worktree.missingMessage = message;
-    await worktree.supervisor.stop();
-    this.emitWorktree(worktree);
   }
 
   private openWorktree(repo: OpenRepo, discovered: DiscoveredWorktree): OpenWorktree {
