@@ -76,6 +76,11 @@ describe('the live index', () => {
       ['a delete', () => rm(file('src/c.ts'))],
       ['a new file', () => writeFiles(repo.root, { 'src/e.ts': 'echo\n' })],
       ['a second edit in the same second', () => writeFile(file('src/d.ts'), 'DELTA\n')],
+      ['an untracked file', () => writeFiles(repo.root, { 'src/u.ts': 'untracked\n' })],
+      [
+        '.git/info/exclude hiding it',
+        () => writeFile(path.join(repo.root, '.git/info/exclude'), 'src/u.ts\n'),
+      ],
       [
         'a commit (index and refs move)',
         async () => {
@@ -96,6 +101,23 @@ describe('the live index', () => {
     const again = await engine.getSpecDiff(ARGS);
     expect(answeredFromIndex(engine)).toBe(true);
     expect(again).toEqual(await scanned(repo.root));
+  });
+
+  it('never vouches for files the watcher skips (node_modules/)', async () => {
+    const repo = await makeTempRepo({
+      '.notarai/app.spec.yaml': SPEC.replace('src/**', 'node_modules/**'),
+      'node_modules/lib/index.js': 'one\n',
+    });
+    cleanups.push(() => repo.cleanup());
+    const engine = await watched(repo);
+    await engine.markReconciled(['node_modules/lib/index.js', SPEC_PATH]);
+    await engine.getSpecDiff(ARGS);
+    await engine.getSpecDiff(ARGS);
+    await writeFile(path.join(repo.root, 'node_modules/lib/index.js'), 'two\n');
+    await new Promise((resolve) => setTimeout(resolve, 200)); // no event will come, wait or not
+    const answer = await engine.getSpecDiff(ARGS);
+    expect(answer.files).toEqual(['node_modules/lib/index.js']);
+    expect(answer).toEqual(await scanned(repo.root));
   });
 
   it('scans when there is no cache directory to sync through (and never creates one)', async () => {

@@ -143,6 +143,7 @@ export class LiveIndex {
    */
   record(sequence: number | undefined, update: (snapshot: ScanSnapshot) => void): void {
     if (sequence === undefined || sequence !== this.#sequence || !this.#trusted) return;
+    const before = this.#snapshot?.listing;
     if (this.#snapshot?.sequence !== sequence) {
       this.#snapshot = {
         sequence,
@@ -153,5 +154,17 @@ export class LiveIndex {
       };
     }
     update(this.#snapshot);
+    const listing = this.#snapshot.listing;
+    if (listing && listing !== before && !isWatched(listing)) this.#snapshot = undefined;
   }
+}
+
+/**
+ * False when git lists files the watcher does not watch (under node_modules/, which it skips for
+ * its churn): no event would tell that they changed, so no snapshot may vouch for them.
+ */
+function isWatched(listing: WorktreeFiles): boolean {
+  const unwatched = (file: string) =>
+    file.startsWith('node_modules/') || file.includes('/node_modules/');
+  return !listing.present.some(unwatched) && ![...listing.untracked].some(unwatched);
 }

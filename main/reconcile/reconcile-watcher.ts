@@ -17,8 +17,11 @@ import { isSpecPath, loadSpecs, NOTARAI_DIR } from './spec-loader.ts';
 
 /** Directory names never watched inside the worktree. */
 const IGNORED_DIRS = ['.git', 'node_modules'];
-/** In git's common directory, what is not HEAD, index or refs. */
-const IGNORED_GIT = ['objects', 'logs', 'lfs', 'hooks', 'modules', 'info', 'rr-cache'];
+/**
+ * In git's common directory, what is not HEAD, index, refs or info/ (info/exclude changes which
+ * untracked files git lists, which the live index must hear about).
+ */
+const IGNORED_GIT = ['objects', 'logs', 'lfs', 'hooks', 'modules', 'rr-cache'];
 export const DEFAULT_DEBOUNCE_MS = 300;
 export const POLL_INTERVAL_MS = 15_000;
 
