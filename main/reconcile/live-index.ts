@@ -18,8 +18,8 @@ import {
   removeFileInsideRoot,
   writeFileAtomicInsideRoot,
 } from '../platform/confined-fs.ts';
-import type { ChangedEntry, WorktreeFiles } from './git-queries.ts';
-import type { SpecSet } from './spec-loader.ts';
+import { listWorktreeFileSets, type ChangedEntry, type WorktreeFiles } from './git-queries.ts';
+import { loadSpecs, type SpecSet } from './spec-loader.ts';
 
 /** Where cookies are written: the cache directory, which holds no worktree content. */
 export const COOKIE_DIR = '.notarai/.cache';
@@ -167,4 +167,14 @@ function isWatched(listing: WorktreeFiles): boolean {
   const unwatched = (file: string) =>
     file.startsWith('node_modules/') || file.includes('/node_modules/');
   return !listing.present.some(unwatched) && ![...listing.untracked].some(unwatched);
+}
+
+/** The worktree's listing and specs: the snapshot's when it has both, else read now. */
+export async function listingAndSpecs(
+  root: string,
+  known: ScanSnapshot | undefined,
+  signal?: AbortSignal,
+): Promise<[WorktreeFiles, SpecSet]> {
+  if (known?.listing && known.specs) return [known.listing, known.specs];
+  return Promise.all([listWorktreeFileSets(root, signal ? { signal } : {}), loadSpecs(root)]);
 }

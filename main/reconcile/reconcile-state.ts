@@ -5,17 +5,17 @@ import path from 'node:path';
 import type { ReconcileState, SpecReconcileState } from '../../shared/reconcile.ts';
 import { RECONCILE_PATHS_CAP } from '../../shared/reconcile.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
+import { listingAndSpecs } from './live-index.ts';
 import { classifyAgainstCache, type Classification, type EngineParts } from './classify.ts';
 import {
   changedVsBase,
-  listWorktreeFileSets,
   resolveBase,
   withUntracked,
   type ChangedEntry,
   type ChangedVsBase,
 } from './git-queries.ts';
 import type { ReconciledRow } from './hash-cache.ts';
-import { formatSpecError, governs, isSpecPath, loadSpecs } from './spec-loader.ts';
+import { formatSpecError, governs, isSpecPath } from './spec-loader.ts';
 import type { SpecSet, ValidSpec } from './spec-loader.ts';
 import { readCommittedSnapshot, withSnapshot } from './state-file.ts';
 
@@ -45,13 +45,7 @@ export async function computeReconcileState(
     trackedPromise = Promise.resolve(null);
   }
   trackedPromise.catch(() => undefined);
-  const [files, specs] =
-    known?.listing && known.specs
-      ? [known.listing, known.specs]
-      : await Promise.all([
-          listWorktreeFileSets(parts.root, signal ? { signal } : {}),
-          loadSpecs(parts.root),
-        ]);
+  const [files, specs] = await listingAndSpecs(parts.root, known, signal);
   // Each spec's governed files, matched once per listing (the live index keeps them).
   const governedListed = new Map<string, string[]>();
   const listed = new Set<string>();

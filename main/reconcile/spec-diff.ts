@@ -5,14 +5,15 @@ import type { SpecDiffResult } from '../../shared/reconcile-results.ts';
 import path from 'node:path';
 import { hasNulByte, isBinaryByExtension } from './binary-files.ts';
 import { FILE_CONCURRENCY, mapLimit } from './concurrency.ts';
-import { changedVsBase, listWorktreeFileSets, resolveBase, withUntracked } from './git-queries.ts';
+import { changedVsBase, resolveBase, withUntracked } from './git-queries.ts';
 import { compileExcludePatterns } from './exclude-patterns.ts';
 import type { ReconciledRow } from './hash-cache.ts';
 import { diffPathsAgainstBase } from './intersection-diff.ts';
 import { compareUtf8, sortedUtf8 } from '../platform/path-order.ts';
-import { categoryOf, formatSpecError, governs, isSpecPath, loadSpecs } from './spec-loader.ts';
+import { categoryOf, formatSpecError, governs, isSpecPath } from './spec-loader.ts';
 import { readSpecText } from './spec-paths.ts';
 
+import { listingAndSpecs } from './live-index.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
 import { checkSpecPath, loadValidSpec } from './spec-request.ts';
 
@@ -83,13 +84,7 @@ async function specDiffFrom(
     ? Promise.resolve(knownChanges)
     : changedVsBase(context.root, sha, signal);
   trackedPromise.catch(() => undefined);
-  const [files, specs] =
-    known?.listing && known.specs
-      ? [known.listing, known.specs]
-      : await Promise.all([
-          listWorktreeFileSets(context.root, signal ? { signal } : {}),
-          loadSpecs(context.root),
-        ]);
+  const [files, specs] = await listingAndSpecs(context.root, known, signal);
   lap('ls-files+specs');
   const governedListed =
     known?.governed.get(specPath) ?? files.present.filter((file) => governs(spec, file));
