@@ -16,7 +16,7 @@ Runs one sandboxed MCP server per git worktree of each repository, and the Grove
 Without a path, serves the repositories opened before (kept in the data directory).
 
 Options:
-  --data-dir DIR   app database and settings (default: ${defaultDataDirectory()})
+  --data-dir DIR   app database, settings and log (default: ${defaultDataDirectory()})
   --ui-port N      port of the UI (default: 47100; 0 picks a free one)
   --no-ui          do not serve the UI
   --json           print machine-readable JSON lines instead of text
