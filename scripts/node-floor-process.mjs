@@ -2,8 +2,12 @@
 // IPC channel that, on the host's `start` message, listens on 127.0.0.1 and answers `listening`
 // — what every worktree process does before any MCP code. Its start time and idle memory bound
 // what a worktree process can reach on this Node. Plain JavaScript: a .ts file would load Node's
-// type stripper, which a worktree process (a bundle) does not.
-import { createServer } from 'node:http';
+// type stripper, which a worktree process (a bundle) does not. node:http is required, not
+// imported, as the worktree process does (main/mcp/mcp-listener.ts): an ESM import of it loads
+// undici, 12 MB the floor would otherwise count.
+import { createRequire } from 'node:module';
+
+const { createServer } = createRequire(import.meta.url)('node:http');
 
 process.on('message', (message) => {
   if (message.type === 'shutdown') process.exit(0);

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
 import type { JSONRPCMessage, McpServer, Transport } from '@modelcontextprotocol/server';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import type { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { toClientIdentity } from './client-events.ts';
 import type { McpClientEvent } from './client-events.ts';
 import type { LegacySessionRegistry } from './legacy-sessions.ts';
@@ -14,6 +14,7 @@ import { sendJson } from '../platform/http/json-body.ts';
 import type { ServerFactory } from './server-factory.ts';
 import { InvalidMessageError, SseServerTransport } from './sse-transport.ts';
 import { headersOnlyRequest, jsonRpcError, unsupportedMediaType } from './http-answers.ts';
+import { loadNodeAdapter } from './node-adapter.ts';
 
 /** `retry:` sent in the first SSE frame: clients reconnect quickly after a server restart. */
 export const SSE_RETRY_MS = 500;
@@ -135,6 +136,7 @@ export class LegacyLegs {
 
   async #openStreamable(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const { buildServer, sessions, keepAliveMs, reportError } = this.#options;
+    const { NodeStreamableHTTPServerTransport } = await loadNodeAdapter();
     const server = buildServer({ era: 'legacy', transport: 'streamable-http' });
     // The id is ours, so the session record can be wired before the handshake runs.
     const id = randomUUID();

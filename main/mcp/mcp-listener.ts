@@ -3,8 +3,9 @@
 // `/mcp` legacy Streamable HTTP with sessions (picked with isLegacyRequest), `/mcp` modern
 // stateless (createMcpHandler, legacy: 'reject'); plus `GET /healthz`. It owns the legacy session
 // map, idle reaping, the session cap, security checks on every route and client events.
-import { createServer } from 'node:http';
+import type * as NodeHttp from 'node:http';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import {
   CLIENT_INFO_META_KEY,
@@ -12,7 +13,7 @@ import {
   isLegacyRequest,
 } from '@modelcontextprotocol/server';
 import type { LoggingLevel, McpServer } from '@modelcontextprotocol/server';
-import { toNodeHandler } from '@modelcontextprotocol/node';
+import type { toNodeHandler } from '@modelcontextprotocol/node';
 import type { ListenerNotifier, ToolDefinition } from '../tools/tool-definition.ts';
 import { toClientIdentity } from './client-events.ts';
 import type { McpClientEvent, McpClientIdentity } from './client-events.ts';
@@ -37,6 +38,14 @@ import {
   LISTEN_HOST,
 } from './http-answers.ts';
 import { LegacyLegs, type LiveSession } from './legacy-legs.ts';
+import { loadNodeAdapter } from './node-adapter.ts';
+
+/**
+ * node:http through require, not an ESM import: Node's ESM facade of a builtin reads every export,
+ * and node:http's lazy `WebSocket`/`CloseEvent` getters load undici — 12.7 MB of RSS in every
+ * worktree process, which never uses them (docs/performance.md, idle memory).
+ */
+const { createServer } = createRequire(import.meta.url)('node:http') as typeof NodeHttp;
 
 /** JSON bodies above this are refused with 413. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -173,10 +182,12 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
       onerror: reportError,
     },
   );
-  const modernNode = toNodeHandler(modern, {
-    onerror: reportError,
-    maxRequestBodySize: MAX_BODY_BYTES,
-  });
+  /** The modern leg's Node handler, made on the first modern request (see node-adapter.ts). */
+  let modernNode: Promise<ReturnType<typeof toNodeHandler>> | undefined;
+  const modernNodeHandler = (): Promise<ReturnType<typeof toNodeHandler>> =>
+    (modernNode ??= loadNodeAdapter().then((adapter) =>
+      adapter.toNodeHandler(modern, { onerror: reportError, maxRequestBodySize: MAX_BODY_BYTES }),
+    ));
 
   /** Initialized legacy sessions' servers, by session id: where server log messages go. */
   const logTargets = new Map<string, McpServer>();
@@ -245,7 +256,7 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
           return legacyLegs.handleStreamable(req, res, body);
         }
         reportModernClient(body, emit);
-        return modernNode(req, res, body);
+        return (await modernNodeHandler())(req, res, body);
       default:
         return sendJson(res, 404, { error: 'not found: use /sse, /messages, /mcp or /healthz' });
     }

@@ -34,6 +34,8 @@ const ENTRIES = ['worktree-process.js', 'pool-worker.js'];
 async function bundledModules(): Promise<string[]> {
   const modules = new Set<string>();
   for (const name of await currentBuild()) {
+    // The bundler's own helpers (__require, __commonJSMin) come from no source file: no map.
+    if (name.startsWith('rolldown-runtime-')) continue;
     const map = JSON.parse(await readFile(path.join(BUNDLE_DIR, `${name}.map`), 'utf8')) as {
       sources: string[];
     };
