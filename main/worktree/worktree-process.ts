@@ -11,9 +11,8 @@ import {
 } from '../mcp/mcp-listener.ts';
 import { createFileLayerProbe, realWorktreeRoot } from '../platform/confined-fs.ts';
 import { ClientRegistry } from './client-registry.ts';
-import { createFileTools } from '../tools/index.ts';
-import { createReconcileService, type ReconcileService } from '../tools/reconcile-service.ts';
-import { GROVE_VERSION } from '../platform/version.ts';
+import type { ReconcileService } from '../tools/reconcile-service.ts';
+import { createWorktreeServer } from './worktree-server.ts';
 import { createIdleMemoryReclaimer } from './idle-memory.ts';
 import { createLogger } from '../platform/log.ts';
 import {
@@ -128,7 +127,7 @@ export function runWorktreeProcess(channel: HostChannel): void {
         }
         access ??= { token: message.token, requireToken: message.requireToken };
         fileLayerProbe = createFileLayerProbe(root);
-        const service = createReconcileService({
+        const server = createWorktreeServer({
           root,
           base: reconcileBase,
           // Once shutting down, a state computed meanwhile is no longer news for the host.
@@ -139,26 +138,25 @@ export function runWorktreeProcess(channel: HostChannel): void {
             log.warn(warning);
             listener?.log('warning', warning);
           },
+          // get_project_context reports the server's own URLs once it is bound.
+          serverUrls: () =>
+            listener === undefined
+              ? undefined
+              : {
+                  sse: `http://${LISTEN_HOST}:${listener.port}/sse`,
+                  streamable_http: `http://${LISTEN_HOST}:${listener.port}/mcp`,
+                },
         });
+        const service = server.reconcile;
         reconcile = service;
         const started = await listenFromPort(
           {
             root,
             ...access,
-            // get_project_context reports the server's own URLs once it is bound.
-            tools: createFileTools({
-              specSummary: (signal) => service.specSummary(signal),
-              serverUrls: () =>
-                listener === undefined
-                  ? undefined
-                  : {
-                      sse: `http://${LISTEN_HOST}:${listener.port}/sse`,
-                      streamable_http: `http://${LISTEN_HOST}:${listener.port}/mcp`,
-                    },
-            }).concat(service.tools),
-            instructions: service.instructions,
-            extendServer: (server) => service.extendServer(server),
-            serverInfo: { name: 'grove', version: GROVE_VERSION },
+            tools: server.tools,
+            instructions: server.instructions,
+            extendServer: server.extendServer,
+            serverInfo: server.serverInfo,
             onClientEvent: (event) => clients.handle(event),
             onRequest: idleMemory.activity,
             onError: (error) => log.child('mcp').error(error.message),

@@ -1,0 +1,54 @@
+// What one worktree's MCP server offers, assembled once for every way Grove serves it: the file
+// tools, the reconciliation service (engine, tools, instructions, prompts, spec resources and the
+// watcher) and the server's name. The worktree process hands these to its HTTP listener
+// (worktree-process.ts); `grove bridge` without a running host serves them over stdio
+// (main/bridge/). One assembly, so both offer exactly the same tools.
+import type { McpServer } from '@modelcontextprotocol/server';
+import type { ReconcileState } from '../../shared/reconcile.ts';
+import { createFileTools } from '../tools/index.ts';
+import type { ServerEndpoints } from '../tools/get-project-context.ts';
+import { createReconcileService, type ReconcileService } from '../tools/reconcile-service.ts';
+import type { ToolDefinition } from '../tools/tool-definition.ts';
+import { GROVE_VERSION } from '../platform/version.ts';
+
+export interface WorktreeServerOptions {
+  /** Real path of the worktree root. */
+  root: string;
+  /** Base branch of the reconciliation state's `affected` figures (default: the repo's default). */
+  base?: string | undefined;
+  /** The reconciliation state, after start and whenever it changes. */
+  onState: (state: ReconcileState) => void;
+  /** Problems worth telling someone (watching impossible, a computation failed). */
+  onWarning: (message: string) => void;
+  /** The server's own URLs, for get_project_context (undefined while unbound, or over stdio). */
+  serverUrls: () => ServerEndpoints | undefined;
+}
+
+export interface WorktreeServer {
+  readonly reconcile: ReconcileService;
+  readonly tools: ToolDefinition[];
+  readonly instructions: string;
+  readonly serverInfo: { name: string; version: string };
+  /** Registers the prompts and spec resources on a server (McpListenerOptions.extendServer). */
+  extendServer(server: McpServer): void;
+}
+
+/** Cheap and synchronous: the engine loads when reconcile.start() or the first call needs it. */
+export function createWorktreeServer(options: WorktreeServerOptions): WorktreeServer {
+  const reconcile = createReconcileService({
+    root: options.root,
+    base: options.base,
+    onState: options.onState,
+    onWarning: options.onWarning,
+  });
+  return {
+    reconcile,
+    tools: createFileTools({
+      specSummary: (signal) => reconcile.specSummary(signal),
+      serverUrls: options.serverUrls,
+    }).concat(reconcile.tools),
+    instructions: reconcile.instructions,
+    serverInfo: { name: 'grove', version: GROVE_VERSION },
+    extendServer: (server) => reconcile.extendServer(server),
+  };
+}
