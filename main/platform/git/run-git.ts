@@ -5,9 +5,11 @@
 // kept as bytes (paths may not be UTF-8), a byte cap, a timeout and cancellation. Arguments a
 // client chose go after `--end-of-options` (see resolveBase in main/reconcile/git-queries.ts);
 // paths go through stdin, never the command line. Output with many records is asked for with `-z`
-// and split with splitNul. docs/decisions.md ("One git runner") says why not simple-git.
+// and split with splitNul. runGit waits through main/platform/run-process.ts (the one runner of
+// programs); spawnGit is for callers that stream (check-ignore). docs/decisions.md ("One git runner") says why not simple-git.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
+import { runProcess } from '../run-process.ts';
 
 /** Longest a query may take unless the caller says otherwise. */
 export const GIT_TIMEOUT_MS = 30_000;
@@ -67,6 +69,11 @@ export interface GitOutput {
   stderr: string;
 }
 
+/** Every git command line: no fsmonitor hook, paths unquoted. */
+function gitArguments(args: readonly string[]): string[] {
+  return ['-c', 'core.fsmonitor=false', '-c', 'core.quotepath=false', ...args];
+}
+
 /**
  * Starts `git -c core.fsmonitor=false -c core.quotepath=false <args>` with Grove's environment.
  * Throws only when the process cannot be created at all.
@@ -75,7 +82,7 @@ export function spawnGit(
   args: readonly string[],
   options: Omit<RunGitOptions, 'input' | 'maxOutputBytes'>,
 ): ChildProcessWithoutNullStreams {
-  return spawn('git', ['-c', 'core.fsmonitor=false', '-c', 'core.quotepath=false', ...args], {
+  return spawn('git', gitArguments(args), {
     cwd: options.cwd,
     env: gitEnvironment(options.ceiling, options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -89,50 +96,21 @@ export function spawnGit(
  * Runs git. Resolves with the exit code and output whatever the code; resolves with code null
  * when git could not run, was cancelled, timed out or exceeded the output cap. Never rejects.
  */
-export function runGit(args: readonly string[], options: RunGitOptions): Promise<GitOutput> {
-  const maxBytes = options.maxOutputBytes ?? GIT_MAX_OUTPUT_BYTES;
-  return new Promise((resolve) => {
-    let child: ChildProcessWithoutNullStreams;
-    try {
-      child = spawnGit(args, options);
-    } catch (error) {
-      resolve({ code: null, stdout: Buffer.alloc(0), stderr: String(error) });
-      return;
-    }
-    const stdout: Buffer[] = [];
-    let stdoutBytes = 0;
-    let overflow = false;
-    const stderr: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => {
-      if (overflow) return;
-      stdoutBytes += chunk.length;
-      if (stdoutBytes > maxBytes) {
-        overflow = true;
-        child.kill();
-        return;
-      }
-      stdout.push(chunk);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < 64) stderr.push(chunk);
-    });
-    child.stdin.on('error', () => {
-      // git exited before reading its input; the exit code says why.
-    });
-    let settled = false;
-    const finish = (code: number | null): void => {
-      if (settled) return;
-      settled = true;
-      resolve({
-        code: overflow ? null : code,
-        stdout: Buffer.concat(stdout),
-        stderr: Buffer.concat(stderr).toString('utf8'),
-      });
-    };
-    child.on('error', () => finish(null));
-    child.on('close', (code) => finish(code));
-    child.stdin.end(options.input);
+export async function runGit(args: readonly string[], options: RunGitOptions): Promise<GitOutput> {
+  const output = await runProcess('git', gitArguments(args), {
+    cwd: options.cwd,
+    env: gitEnvironment(options.ceiling, options.env),
+    signal: options.signal,
+    timeoutMs: options.timeoutMs ?? GIT_TIMEOUT_MS,
+    input: options.input,
+    maxStdoutBytes: options.maxOutputBytes ?? GIT_MAX_OUTPUT_BYTES,
+    onOverflow: 'kill',
   });
+  return {
+    code: output.code,
+    stdout: output.stdout,
+    stderr: output.startError ? String(output.startError) : output.stderr.toString('utf8'),
+  };
 }
 
 /** A git command that did not succeed: its arguments, exit code (null: killed) and stderr. */

@@ -1,0 +1,85 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { runProcess, type RunProcessOptions } from './run-process.ts';
+
+const base: RunProcessOptions = {
+  cwd: process.cwd(),
+  env: { PATH: process.env.PATH ?? '' },
+  timeoutMs: 10_000,
+  maxStdoutBytes: 1024,
+  onOverflow: 'truncate',
+};
+
+/** True while a process with this pid runs (a zombie nobody reaped yet does not). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\d+ \(.*\) [ZX]/.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+describe('runProcess', () => {
+  it('runs an argument vector without a shell, with exactly the environment given', async () => {
+    const output = await runProcess('sh', ['-c', 'echo "$1|$SECRET|$KEPT"', 'sh', '$(id) ; *'], {
+      ...base,
+      env: { PATH: process.env.PATH ?? '', KEPT: 'kept' },
+    });
+    expect(output.code).toBe(0);
+    expect(output.stdout.toString()).toBe('$(id) ; *||kept\n');
+  });
+
+  it('keeps running past the cap with onOverflow truncate, and says it dropped output', async () => {
+    const chunks: Buffer[] = [];
+    const output = await runProcess('sh', ['-c', 'head -c 5000 /dev/zero; echo done >&2'], {
+      ...base,
+      onStdout: (chunk) => chunks.push(chunk),
+    });
+    expect(output.code).toBe(0);
+    expect(output.stdout.length).toBe(1024);
+    expect(output.stdoutTruncated).toBe(true);
+    expect(output.stderr.toString()).toBe('done\n');
+    expect(Buffer.concat(chunks).length).toBe(5000);
+  });
+
+  it('stops the program at the cap with onOverflow kill', async () => {
+    const output = await runProcess('sh', ['-c', 'while :; do echo y; done'], {
+      ...base,
+      onOverflow: 'kill',
+    });
+    expect(output.stopped).toBe('output-cap');
+    expect(output.code).toBeNull();
+  });
+
+  it.runIf(process.platform === 'linux')(
+    'kills the whole process group at the deadline, grandchildren included',
+    async () => {
+      const started = Date.now();
+      const output = await runProcess('sh', ['-c', 'sleep 30 & echo $!; wait'], {
+        ...base,
+        timeoutMs: 300,
+        processGroup: true,
+      });
+      expect(output.stopped).toBe('timeout');
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const grandchild = Number(output.stdout.toString().trim());
+      expect(grandchild).toBeGreaterThan(0);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(alive(grandchild)).toBe(false);
+    },
+  );
+
+  it('stops on cancellation', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const output = await runProcess('sleep', ['30'], { ...base, signal: controller.signal });
+    expect(output.stopped).toBe('cancelled');
+  });
+
+  it('reports a program that is not installed as a start error, never a rejection', async () => {
+    const output = await runProcess('grove-no-such-program', [], base);
+    expect(output.code).toBeNull();
+    expect(output.startError?.code).toBe('ENOENT');
+  });
+});

@@ -1,0 +1,207 @@
+// The one way Grove runs a program and waits for it (git through run-git.ts, `just` recipes and
+// `docker compose ps` for the tools): an argument vector, never a shell; an environment the
+// caller builds; output kept as bytes up to a cap (then either the process is stopped, or the rest
+// is dropped and the result says so); a deadline and cancellation that stop the program — with
+// `processGroup`, the program and everything it started (its own process group, signalled whole);
+// output streamed to the caller as it comes. Never rejects: a program that cannot start resolves
+// with `code: null` and the reason.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+
+export interface RunProcessOptions {
+  /** Directory the program runs in. */
+  cwd: string;
+  /** The program's whole environment (nothing of ours passes unless the caller put it here). */
+  env: NodeJS.ProcessEnv;
+  signal?: AbortSignal | undefined;
+  /** Stopped after this long (the result says `timedOut`). */
+  timeoutMs: number;
+  /** Written to stdin, then closed (default: stdin closed at once). */
+  input?: string | Buffer | undefined;
+  /** Most stdout bytes kept. */
+  maxStdoutBytes: number;
+  /** Most stderr bytes kept (default 64 KiB). */
+  maxStderrBytes?: number;
+  /**
+   * What happens when stdout passes its cap: `kill` stops the program (a partial answer is
+   * useless: git listings), `truncate` lets it run on and drops the rest (a build's log).
+   */
+  onOverflow: 'kill' | 'truncate';
+  /**
+   * Start the program in its own process group and signal the whole group when it is stopped,
+   * so the shells and children a recipe starts end with it (POSIX; elsewhere the program alone).
+   */
+  processGroup?: boolean;
+  /** Every chunk of output as it arrives, kept or not. */
+  onStdout?: (chunk: Buffer) => void;
+  onStderr?: (chunk: Buffer) => void;
+}
+
+export interface ProcessOutput {
+  /** Exit code; null if the program could not start or was stopped (timeout, cancel, cap). */
+  code: number | null;
+  /** The signal that ended it, if one did. */
+  signal: NodeJS.Signals | null;
+  stdout: Buffer;
+  stderr: Buffer;
+  /** Output past the cap was dropped. */
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  /** Why it was stopped, if it was. */
+  stopped: 'timeout' | 'cancelled' | 'output-cap' | null;
+  /** Why it could not start (ENOENT: not installed), if it could not. */
+  startError: NodeJS.ErrnoException | null;
+}
+
+/** Default cap of kept stderr. */
+export const DEFAULT_MAX_STDERR_BYTES = 64 * 1024;
+/** After SIGTERM, how long a stopped program has before SIGKILL. */
+export const KILL_GRACE_MS = 1_000;
+/** After the program exited, how long its output streams may stay open (a grandchild holding them). */
+const CLOSE_GRACE_MS = 2_000;
+
+/** Runs `command args` (no shell) and resolves with what happened. Never rejects. */
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  options: RunProcessOptions,
+): Promise<ProcessOutput> {
+  const maxStderr = options.maxStderrBytes ?? DEFAULT_MAX_STDERR_BYTES;
+  const group = options.processGroup === true && process.platform !== 'win32';
+  return new Promise((resolve) => {
+    const empty = (startError: NodeJS.ErrnoException): ProcessOutput => ({
+      code: null,
+      signal: null,
+      stdout: Buffer.alloc(0),
+      stderr: Buffer.alloc(0),
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      stopped: null,
+      startError,
+    });
+    if (options.signal?.aborted) {
+      resolve({ ...empty(new Error('cancelled before it started')), stopped: 'cancelled' });
+      return;
+    }
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = spawn(command, [...args], {
+        cwd: options.cwd,
+        env: options.env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: group,
+        shell: false,
+        windowsHide: true,
+      });
+    } catch (error) {
+      resolve(empty(error as NodeJS.ErrnoException));
+      return;
+    }
+    const stdout = new CappedBuffer(options.maxStdoutBytes);
+    const stderr = new CappedBuffer(maxStderr);
+    let stopped: ProcessOutput['stopped'] = null;
+    let startError: NodeJS.ErrnoException | null = null;
+    let killTimer: NodeJS.Timeout | undefined;
+    let closeTimer: NodeJS.Timeout | undefined;
+
+    const signalProcess = (signal: NodeJS.Signals): void => {
+      try {
+        if (group && child.pid !== undefined) process.kill(-child.pid, signal);
+        else child.kill(signal);
+      } catch {
+        // Already gone.
+      }
+    };
+    const stop = (reason: NonNullable<ProcessOutput['stopped']>): void => {
+      if (stopped !== null) return;
+      stopped = reason;
+      signalProcess('SIGTERM');
+      killTimer = setTimeout(() => signalProcess('SIGKILL'), KILL_GRACE_MS);
+      killTimer.unref();
+    };
+    const deadline = setTimeout(() => stop('timeout'), options.timeoutMs);
+    const onAbort = (): void => stop('cancelled');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    child.stdout.on('data', (chunk: Buffer) => {
+      options.onStdout?.(chunk);
+      if (!stdout.push(chunk) && options.onOverflow === 'kill') stop('output-cap');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      options.onStderr?.(chunk);
+      stderr.push(chunk);
+    });
+    child.stdin.on('error', () => {
+      // The program exited before reading its input; the exit code says why.
+    });
+
+    let settled = false;
+    const finish = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      clearTimeout(closeTimer);
+      options.signal?.removeEventListener('abort', onAbort);
+      // A stopped group may have members left that ignored SIGTERM.
+      if (stopped !== null && group) {
+        signalProcess('SIGKILL');
+      }
+      clearTimeout(killTimer);
+      resolve({
+        code: stopped === null ? code : null,
+        signal,
+        stdout: stdout.bytes(),
+        stderr: stderr.bytes(),
+        stdoutTruncated: stdout.truncated,
+        stderrTruncated: stderr.truncated,
+        stopped,
+        startError,
+      });
+    };
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      if (child.pid === undefined) {
+        startError = error;
+        finish(null, null);
+      }
+    });
+    child.on('exit', (code, signal) => {
+      // Normally 'close' follows at once; a grandchild still holding the pipes must not hold us.
+      closeTimer = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        finish(code, signal);
+      }, CLOSE_GRACE_MS);
+      closeTimer.unref();
+    });
+    child.on('close', (code, signal) => finish(code, signal));
+    child.stdin.end(options.input);
+  });
+}
+
+/** Bytes kept up to a cap; `push` answers false once something was dropped. */
+class CappedBuffer {
+  readonly #max: number;
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+  truncated = false;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  push(chunk: Buffer): boolean {
+    const room = this.#max - this.#size;
+    if (chunk.length > room) {
+      if (room > 0) this.#chunks.push(chunk.subarray(0, room));
+      this.#size = this.#max;
+      this.truncated = true;
+      return false;
+    }
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+    return true;
+  }
+
+  bytes(): Buffer {
+    return Buffer.concat(this.#chunks);
+  }
+}
