@@ -6,6 +6,8 @@
 //   main/platform/                            confined fs, git, worker pool, log, errors, paths
 //   main/reconcile/  → main/tools/  → main/mcp/  → main/worktree/     the worktree process
 //   main/chat/  → main/host/  → main/electron/, main/headless/        the host
+//   main/bridge/  (grove bridge: finds the host, or serves the worktree stack itself over stdio;
+//                  may import both stacks; the two shells that run it import it)
 //   renderer/                                 the window; reaches the host only through shared/
 //
 // Tests may import anything (they are never bundled); production code never imports test support
@@ -34,8 +36,9 @@ export const LAYERS = {
       ['shared', 'main/platform', ...HOST_STACK.slice(0, index)],
     ]),
   ),
-  'main/electron': ['shared', 'main/platform', ...HOST_STACK],
-  'main/headless': ['shared', 'main/platform', ...HOST_STACK],
+  'main/bridge': ['shared', 'main/platform', ...WORKTREE_STACK, ...HOST_STACK],
+  'main/electron': ['shared', 'main/platform', ...HOST_STACK, 'main/bridge'],
+  'main/headless': ['shared', 'main/platform', ...HOST_STACK, 'main/bridge'],
   renderer: ['shared'],
 };
 

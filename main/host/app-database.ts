@@ -4,6 +4,7 @@
 // Schema changes are numbered migrations applied in a transaction (PRAGMA user_version).
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { secureDataDirectory, securePrivateFiles } from './data-directory.ts';
 
@@ -98,6 +99,24 @@ export class AppDatabase {
       db?.close();
       const reason = error instanceof Error ? error.message : String(error);
       throw new Error(`cannot open the app database ${file}: ${reason}`, { cause: error });
+    }
+  }
+
+  /**
+   * Opens `<dataDir>/grove.db` read-only, for a process that only looks (`grove bridge` finding
+   * the running host's port and token for a worktree): no migration, no write, no mode change.
+   * Undefined when there is no database yet (Grove never opened a repository with that directory).
+   */
+  static openReadOnly(dataDir: string): AppDatabase | undefined {
+    const file = path.join(dataDir, 'grove.db');
+    if (!existsSync(file)) return undefined;
+    try {
+      return new AppDatabase(
+        new Database(file, { readonly: true, fileMustExist: true, timeout: 1000 }),
+      );
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`cannot read the app database ${file}: ${reason}`, { cause: error });
     }
   }
 

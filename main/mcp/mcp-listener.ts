@@ -16,7 +16,7 @@ import type { LoggingLevel, McpServer } from '@modelcontextprotocol/server';
 import type { toNodeHandler } from '@modelcontextprotocol/node';
 import type { ListenerNotifier, ToolDefinition } from '../tools/tool-definition.ts';
 import { toClientIdentity } from './client-events.ts';
-import type { McpClientEvent, McpClientIdentity } from './client-events.ts';
+import type { McpClientEvent, McpClientIdentity, McpTransportKind } from './client-events.ts';
 import { LegacySessionRegistry } from './legacy-sessions.ts';
 import {
   hostOrOriginRefusal,
@@ -137,7 +137,8 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     return {
       callId: call.callId,
       tool: call.tool,
-      transport: call.leg.transport,
+      // The listener builds HTTP legs only ('stdio' is grove bridge's own server).
+      transport: call.leg.transport as McpTransportKind,
       era: call.leg.era,
       ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),
       ...(clientInfo === undefined ? {} : { clientInfo }),

@@ -13,7 +13,8 @@ import { stableStringify } from './stable-json.ts';
 /** Which leg a server instance serves. */
 export interface ServerLeg {
   era: McpEra;
-  transport: McpTransportKind;
+  /** `stdio`: `grove bridge` serving a worktree in its own process (main/bridge/). */
+  transport: McpTransportKind | 'stdio';
 }
 
 /** One finished tool call, as reported to the listener. */

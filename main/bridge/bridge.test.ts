@@ -1,0 +1,189 @@
+// `grove bridge` as a stdio client meets it: the SDK's StdioClientTransport launches the real
+// command (bin/grove.js) against a running `grove serve` and against no host at all.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connectClient } from '../testing/mcp-clients.ts';
+import { isPortOpen, randomFirstPort, waitFor } from '../testing/net.ts';
+import { makeTempDir, makeTempRepo, type TempRepo } from '../testing/temp-repo.ts';
+
+const GROVE = fileURLToPath(new URL('../../bin/grove.js', import.meta.url));
+const BRIDGE_CLIENT = { name: 'bridge-test-client', version: '4.5.6' };
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Bridged {
+  client: Client;
+  stderr: () => string;
+}
+
+/** Launches `grove bridge` the way Claude Desktop does: a command, args, MCP over its stdio. */
+async function connectBridge(
+  worktree: string,
+  dataDir: string,
+  options: { local?: boolean; modern?: boolean } = {},
+): Promise<Bridged> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [GROVE, 'bridge', '--data-dir', dataDir, ...(options.local ? ['--local'] : []), worktree],
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const client = new Client(
+    BRIDGE_CLIENT,
+    options.modern ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
+  );
+  await client.connect(transport);
+  cleanups.push(() => client.close());
+  return { client, stderr: () => stderr };
+}
+
+interface Serve {
+  child: ChildProcessWithoutNullStreams;
+  port: number;
+  token: string;
+  /** Host events printed after `ready` (one JSON object per line). */
+  events: { event: string; entries?: { clientName: string; tool: string; ok: boolean }[] }[];
+}
+
+/** Runs the real `grove serve --json` for one repository until its ready line. */
+async function startServe(repo: TempRepo, dataDir: string): Promise<Serve> {
+  const child = spawn(
+    process.execPath,
+    [GROVE, 'serve', '--json', '--no-ui', '--data-dir', dataDir, repo.root],
+    { stdio: 'pipe', env: { ...process.env, GROVE_FIRST_PORT: String(randomFirstPort()) } },
+  );
+  cleanups.push(() => void child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const events: Serve['events'] = [];
+  const lines = createInterface({ input: child.stdout });
+  const ready = await new Promise<{ worktrees: { mcp: string; token: string }[] }>(
+    (resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`serve not ready: ${stderr}`)), 30_000);
+      lines.on('line', (line) => {
+        const parsed = JSON.parse(line) as Serve['events'][number];
+        if (parsed.event !== 'ready') return void events.push(parsed);
+        clearTimeout(timer);
+        resolve(parsed as unknown as { worktrees: { mcp: string; token: string }[] });
+      });
+      child.on('exit', () => reject(new Error(`serve exited: ${stderr}`)));
+    },
+  );
+  const worktree = ready.worktrees[0]!;
+  return { child, port: Number(new URL(worktree.mcp).port), token: worktree.token, events };
+}
+
+async function governedRepo(): Promise<TempRepo> {
+  return makeTempRepo({
+    'README.md': '# bridged\n',
+    'src/app.ts': 'export const answer = 42;\n',
+  });
+}
+
+const readFileText = async (client: Client, file: string): Promise<unknown> =>
+  (await client.callTool({ name: 'read_file', arguments: { path: file } })).structuredContent;
+
+describe('grove bridge', () => {
+  it('forwards to the running host: same tools and answers as its HTTP server, calls in its Activity', async () => {
+    const repo = await governedRepo();
+    const dataDir = await makeTempDir('grove-bridge-data-');
+    const serve = await startServe(repo, dataDir);
+    const http = await connectClient(serve.port, 'legacy-http', serve.token);
+    cleanups.push(() => http.client.close());
+
+    const bridged = await connectBridge(repo.root, dataDir);
+    expect(bridged.stderr()).toContain('through the Grove host');
+    expect((await bridged.client.listTools()).tools).toEqual((await http.client.listTools()).tools);
+    expect(await readFileText(bridged.client, 'src/app.ts')).toEqual(
+      await readFileText(http.client, 'src/app.ts'),
+    );
+    // The host saw the bridge's client by its own name, as for any client.
+    await waitFor(
+      () =>
+        serve.events
+          .flatMap((event) => (event.event === 'activity' ? (event.entries ?? []) : []))
+          .some((entry) => entry.clientName === BRIDGE_CLIENT.name && entry.tool === 'read_file'),
+      'the call in the host Activity',
+    );
+  });
+
+  it('serves the worktree itself without a host, with the tools and answers of the host server', async () => {
+    const repo = await governedRepo();
+    const dataDir = await makeTempDir('grove-bridge-data-');
+    const local = await connectBridge(
+      path.join(repo.root, 'src'),
+      await makeTempDir('grove-none-'),
+    );
+    expect(local.stderr()).toContain('through this process');
+
+    const serve = await startServe(repo, dataDir);
+    const http = await connectClient(serve.port, 'legacy-http', serve.token);
+    cleanups.push(() => http.client.close());
+    expect((await local.client.listTools()).tools).toEqual((await http.client.listTools()).tools);
+    expect(await readFileText(local.client, 'README.md')).toEqual(
+      await readFileText(http.client, 'README.md'),
+    );
+    // The sandbox holds over stdio too.
+    const escape = await local.client.callTool({
+      name: 'read_file',
+      arguments: { path: '../../../etc/passwd' },
+    });
+    expect(escape.isError).toBe(true);
+  });
+
+  it('serves a modern (2026-07-28) client in both modes', async () => {
+    const repo = await governedRepo();
+    const dataDir = await makeTempDir('grove-bridge-data-');
+    const local = await connectBridge(repo.root, dataDir, { modern: true });
+    expect(await readFileText(local.client, 'README.md')).toMatchObject({ content: '# bridged\n' });
+    await startServe(repo, dataDir);
+    const forwarded = await connectBridge(repo.root, dataDir, { modern: true });
+    expect(await readFileText(forwarded.client, 'README.md')).toMatchObject({
+      content: '# bridged\n',
+    });
+    expect(forwarded.stderr()).toContain('through the Grove host');
+  });
+
+  it('keeps the session when the host is killed: the next call works, served by the bridge', async () => {
+    const repo = await governedRepo();
+    const dataDir = await makeTempDir('grove-bridge-data-');
+    const serve = await startServe(repo, dataDir);
+    const bridged = await connectBridge(repo.root, dataDir);
+    expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
+      content: '# bridged\n',
+    });
+
+    serve.child.kill('SIGKILL');
+    await waitFor(async () => !(await isPortOpen(serve.port)), 'the worktree server to stop');
+    await writeFile(path.join(repo.root, 'README.md'), '# changed after the host\n');
+    expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
+      content: '# changed after the host\n',
+    });
+    expect(bridged.stderr()).toContain('now serving');
+    expect(bridged.stderr()).toContain('through this process');
+  });
+
+  it('refuses a path outside any git worktree with a clear message on stderr', async () => {
+    const plain = await makeTempDir('grove-not-a-repo-');
+    const child = spawn(process.execPath, [GROVE, 'bridge', plain], { stdio: 'pipe' });
+    cleanups.push(() => void child.kill('SIGKILL'));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).not.toBe(0);
+    expect(stderr).toMatch(/not inside a git work tree|not a git/i);
+    expect(stdout).toBe('');
+  });
+});

@@ -1,0 +1,256 @@
+// `grove bridge <worktree path>`: MCP over stdio for Claude Desktop and every stdio-only client,
+// without npx or a separate Node. When a Grove host serves the worktree, the bridge forwards every
+// message to that server (upstreams.ts), so the window lists the client and its calls; otherwise it
+// serves the worktree itself. Messages pass through untouched in both directions — every protocol
+// era, cancellation, progress, logging and list-changed notifications included.
+//
+// If the host goes away mid-session, the calls in flight end with an error and the bridge moves to
+// the host again (if it is back) or to serving in its own process, replaying the client's opening
+// (initialize, initialized, its log level and resource subscriptions) so the session goes on; the
+// client sees nothing more than the error of those calls. stdout carries protocol only: every log
+// line goes to stderr.
+import type { Readable, Writable } from 'node:stream';
+import {
+  isInitializeRequest,
+  isInitializedNotification,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type RequestId,
+} from '@modelcontextprotocol/server';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import type { Logger } from '../platform/log.ts';
+import { findHostServer, worktreeRootOf } from './find-host.ts';
+import {
+  connectToHost,
+  serveLocally,
+  UpstreamLost,
+  type Upstream,
+  type UpstreamHandlers,
+} from './upstreams.ts';
+
+export interface BridgeOptions {
+  /** Any directory inside the worktree to serve. */
+  worktreePath: string;
+  /** The data directory whose host to look for (the same as `grove serve --data-dir`). */
+  dataDir: string;
+  /** Serve in this process even when a host serves the worktree. */
+  local?: boolean;
+  /** Default: process.stdin / process.stdout. */
+  input?: Readable;
+  output?: Writable;
+  log: Logger;
+}
+
+export interface RunningBridge {
+  /** The worktree served. */
+  readonly root: string;
+  /** Where messages go now. */
+  readonly upstream: 'host' | 'local';
+  /** Resolves when the client has gone (stdin closed) and everything is closed. */
+  readonly closed: Promise<void>;
+  close(): Promise<void>;
+}
+
+/** How long a replayed opening may take on a new upstream. */
+const REPLAY_TIMEOUT_MS = 15_000;
+
+/** JSON-RPC "internal error", for calls the lost upstream will never answer. */
+const INTERNAL_ERROR = -32603;
+
+/** The client messages a new upstream must see again for the session to go on. */
+interface Opening {
+  initialize?: JSONRPCRequest;
+  initialized: boolean;
+  logLevel?: JSONRPCRequest;
+  subscriptions: Map<string, JSONRPCRequest>;
+}
+
+export async function runBridge(options: BridgeOptions): Promise<RunningBridge> {
+  const { log } = options;
+  const root = await worktreeRootOf(options.worktreePath);
+  const stdio = new StdioServerTransport(options.input, options.output);
+  const opening: Opening = { initialized: false, subscriptions: new Map() };
+  /**
+   * Client requests sent upstream and not answered yet: the upstream they went to, and whether it
+   * has them (its send resolved). A request still being sent when its upstream is lost is handled
+   * by its own send's failure (sent again, or answered with the error), not by the move.
+   */
+  const pending = new Map<RequestId, { upstream: Upstream; delivered: boolean }>();
+  /** Requests of the upstream to the client (sampling, roots...), by id: where the answer goes. */
+  const serverRequests = new Map<RequestId, Upstream>();
+  /** Answers to replayed requests, which the client never sees. */
+  const replayWaiters = new Map<RequestId, (message: JSONRPCMessage) => void>();
+  let replays = 0;
+  let closing = false;
+
+  const reply = (message: JSONRPCMessage): void => {
+    if (!closing)
+      stdio.send(message).catch((error: unknown) => log.debug(`stdout: ${String(error)}`));
+  };
+  const failCall = (id: RequestId, message: string): void =>
+    reply({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message } });
+
+  const handlersFor = (getSelf: () => Upstream | undefined): UpstreamHandlers => ({
+    onmessage(message) {
+      const self = getSelf();
+      if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+        const id = message.id;
+        if (id !== undefined && replayWaiters.has(id)) {
+          replayWaiters.get(id)!(message);
+          replayWaiters.delete(id);
+          return;
+        }
+        if (id !== undefined) pending.delete(id);
+      } else if (isJSONRPCRequest(message) && self !== undefined) {
+        serverRequests.set(message.id, self);
+      }
+      reply(message);
+    },
+    onlost(reason) {
+      const self = getSelf();
+      if (self !== undefined) void moveFrom(self, reason);
+    },
+  });
+
+  const connect = async (): Promise<Upstream> => {
+    let self: Upstream | undefined;
+    const handlers = handlersFor(() => self);
+    if (!options.local) {
+      const host = await findHostServer(options.dataDir, root);
+      if (host !== undefined) {
+        self = await connectToHost(host, handlers);
+        return self;
+      }
+    }
+    self = await serveLocally(root, handlers, log);
+    return self;
+  };
+
+  /** Sends the client's opening again, so the new upstream continues the same session. */
+  const replayOpening = async (upstream: Upstream): Promise<void> => {
+    const requests = [
+      opening.initialize,
+      opening.logLevel,
+      ...opening.subscriptions.values(),
+    ].filter((request) => request !== undefined);
+    for (const [index, request] of requests.entries()) {
+      const id = `grove-bridge-replay-${++replays}`;
+      const answered = new Promise<JSONRPCMessage>((resolve, reject) => {
+        replayWaiters.set(id, resolve);
+        setTimeout(() => reject(new Error(`no answer to ${request.method}`)), REPLAY_TIMEOUT_MS);
+      });
+      await upstream.send({ ...request, id });
+      const answer = await answered;
+      if (isJSONRPCErrorResponse(answer)) {
+        throw new Error(`${request.method} refused: ${answer.error.message}`);
+      }
+      if (index === 0 && opening.initialize !== undefined && opening.initialized) {
+        await upstream.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      }
+    }
+  };
+
+  let current = await connect();
+  /** While the bridge moves to a new upstream, messages wait for it. */
+  let moving: Promise<Upstream> | undefined;
+  log.info(`serving ${root} through ${current.description}`);
+
+  const moveFrom = (lost: Upstream, reason: string): Promise<Upstream> => {
+    if (lost !== current) return moving ?? Promise.resolve(current);
+    moving ??= (async () => {
+      log.warn(`${reason}; calls in flight end with an error`);
+      const message = `${reason} during this call; the bridge has reconnected, call again`;
+      for (const [id, { upstream, delivered }] of pending) {
+        if (upstream !== lost || !delivered) continue;
+        pending.delete(id);
+        failCall(id, message);
+      }
+      for (const [id, upstream] of serverRequests) if (upstream === lost) serverRequests.delete(id);
+      await lost.close().catch(() => undefined);
+      const next = await connect();
+      await replayOpening(next);
+      log.warn(`now serving ${root} through ${next.description}`);
+      current = next;
+      return next;
+    })().finally(() => {
+      moving = undefined;
+    });
+    return moving;
+  };
+
+  const remember = (message: JSONRPCMessage): void => {
+    if (isJSONRPCRequest(message) && isInitializeRequest(message)) opening.initialize = message;
+    else if (isInitializedNotification(message)) opening.initialized = true;
+    else if (isJSONRPCRequest(message)) {
+      const uri = (message.params as { uri?: unknown } | undefined)?.uri;
+      if (message.method === 'logging/setLevel') opening.logLevel = message;
+      else if (message.method === 'resources/subscribe' && typeof uri === 'string') {
+        opening.subscriptions.set(uri, message);
+      } else if (message.method === 'resources/unsubscribe' && typeof uri === 'string') {
+        opening.subscriptions.delete(uri);
+      }
+    }
+  };
+
+  /** One client message to the upstream in use; sent again once if it never reached a lost one. */
+  const forward = async (message: JSONRPCMessage): Promise<void> => {
+    remember(message);
+    const isAnswer = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const upstream = moving ? await moving : current;
+      if (isAnswer) {
+        // An answer to a request of the upstream goes to that upstream, if it is still there.
+        const asker = serverRequests.get(message.id!);
+        serverRequests.delete(message.id!);
+        if (asker !== upstream) return;
+      }
+      const entry = { upstream, delivered: false };
+      if (isJSONRPCRequest(message)) pending.set(message.id, entry);
+      try {
+        await upstream.send(message);
+        entry.delivered = true;
+        return;
+      } catch (error) {
+        const lost = error instanceof UpstreamLost;
+        if (lost) await moveFrom(upstream, error.message).catch(() => undefined);
+        if (lost && !error.delivered && attempt === 0) continue; // never arrived: send it again
+        if (isJSONRPCRequest(message) && pending.delete(message.id)) {
+          failCall(message.id, error instanceof Error ? error.message : String(error));
+        }
+        if (!isJSONRPCRequest(message)) log.warn(`not delivered: ${String(error)}`);
+        return;
+      }
+    }
+  };
+
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+  const close = async (): Promise<void> => {
+    if (closing) return closed;
+    closing = true;
+    await (moving ?? Promise.resolve(current)).catch(() => current);
+    await current.close().catch(() => undefined);
+    await stdio.close().catch(() => undefined);
+    resolveClosed();
+    return closed;
+  };
+  stdio.onmessage = (message) => {
+    forward(message).catch((error: unknown) => log.error(`forwarding: ${String(error)}`));
+  };
+  stdio.onerror = (error) => log.warn(`stdio: ${error.message}`);
+  // The client closed stdin: it is done (the MCP stdio binding says to exit promptly).
+  stdio.onclose = () => void close();
+  await stdio.start();
+
+  return {
+    root,
+    get upstream() {
+      return current.kind;
+    },
+    closed,
+    close,
+  };
+}
