@@ -43,6 +43,16 @@ describe('runProcess', () => {
     expect(Buffer.concat(chunks).length).toBe(5000);
   });
 
+  it('keeps the last bytes when asked for the tail', async () => {
+    const output = await runProcess('sh', ['-c', 'head -c 3000 /dev/zero; echo the-end'], {
+      ...base,
+      keep: 'tail',
+    });
+    expect(output.stdout.length).toBe(1024);
+    expect(output.stdout.toString().endsWith('the-end\n')).toBe(true);
+    expect(output.stdoutTruncated).toBe(true);
+  });
+
   it('stops the program at the cap with onOverflow kill', async () => {
     const output = await runProcess('sh', ['-c', 'while :; do echo y; done'], {
       ...base,

@@ -26,6 +26,8 @@ export interface RunProcessOptions {
    * useless: git listings), `truncate` lets it run on and drops the rest (a build's log).
    */
   onOverflow: 'kill' | 'truncate';
+  /** With `truncate`, which end of the output is kept (default the head; a log's tail says why it failed). */
+  keep?: 'head' | 'tail';
   /**
    * Start the program in its own process group and signal the whole group when it is stopped,
    * so the shells and children a recipe starts end with it (POSIX; elsewhere the program alone).
@@ -96,8 +98,9 @@ export function runProcess(
       resolve(empty(error as NodeJS.ErrnoException));
       return;
     }
-    const stdout = new CappedBuffer(options.maxStdoutBytes);
-    const stderr = new CappedBuffer(maxStderr);
+    const keep = options.onOverflow === 'truncate' ? (options.keep ?? 'head') : 'head';
+    const stdout = new CappedBuffer(options.maxStdoutBytes, keep);
+    const stderr = new CappedBuffer(maxStderr, keep);
     let stopped: ProcessOutput['stopped'] = null;
     let startError: NodeJS.ErrnoException | null = null;
     let killTimer: NodeJS.Timeout | undefined;
@@ -177,18 +180,31 @@ export function runProcess(
   });
 }
 
-/** Bytes kept up to a cap; `push` answers false once something was dropped. */
+/** Bytes kept up to a cap (the first or the last ones); `push` answers false once some were dropped. */
 class CappedBuffer {
   readonly #max: number;
-  readonly #chunks: Buffer[] = [];
+  readonly #keep: 'head' | 'tail';
+  #chunks: Buffer[] = [];
   #size = 0;
   truncated = false;
 
-  constructor(max: number) {
+  constructor(max: number, keep: 'head' | 'tail') {
     this.#max = max;
+    this.#keep = keep;
   }
 
   push(chunk: Buffer): boolean {
+    if (this.#keep === 'tail') {
+      this.#chunks.push(chunk);
+      this.#size += chunk.length;
+      if (this.#size > this.#max) {
+        const all = Buffer.concat(this.#chunks);
+        this.#chunks = [all.subarray(all.length - this.#max)];
+        this.#size = this.#max;
+        this.truncated = true;
+      }
+      return !this.truncated;
+    }
     const room = this.#max - this.#size;
     if (chunk.length > room) {
       if (room > 0) this.#chunks.push(chunk.subarray(0, room));

@@ -1,0 +1,279 @@
+// list_just_tasks and run_just_task with the real `just` (the rust-just devDependency, found on
+// PATH: node_modules/.bin is put first here as npm test does) on real repositories: listing,
+// arguments, refusals, deadline, cancellation with the recipe's children, output caps, the
+// environment, streamed output, and a missing `just`.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UserError } from '../platform/errors.ts';
+import { makeTempRepo, writeFiles, type TempRepo } from '../testing/temp-repo.ts';
+import {
+  checkArguments,
+  createJustTasks,
+  taskEnvironment,
+  type JustTasksOptions,
+} from './just-tasks.ts';
+import type { ToolContext, ToolDefinition } from './tool-definition.ts';
+
+const BIN = path.resolve('node_modules/.bin');
+if (!(process.env.PATH ?? '').split(path.delimiter).includes(BIN)) {
+  process.env.PATH = `${BIN}${path.delimiter}${process.env.PATH ?? ''}`;
+}
+
+const JUSTFILE = `
+# Greets someone
+hello name="world":
+    echo "hello {{name}}"
+
+[doc('Prints its words, one per line')]
+words first +rest:
+    printf '%s\\n' {{first}} {{rest}}
+
+fail:
+    echo going >&2
+    exit 3
+
+env:
+    echo "grove=[\${GROVE_SECRET_TOKEN:-}] key=[\${SOME_API_KEY:-}] anth=[\${ANTHROPIC_BASE_URL:-}] home=[$HOME]"
+
+sleepy:
+    sleep 30 & echo $! > sleeper.pid; wait
+
+loud:
+    head -c 200000 /dev/zero | tr '\\0' 'x'; echo; echo the-end
+
+_hidden:
+    echo hidden
+`;
+
+let repo: TempRepo;
+
+function tools(options: JustTasksOptions = {}) {
+  const tasks = createJustTasks(options);
+  const [list, run] = tasks.tools as [ToolDefinition, ToolDefinition];
+  return { tasks, list, run };
+}
+
+async function call(
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
+  extra: Partial<ToolContext> = {},
+  root = repo.root,
+): Promise<Record<string, unknown>> {
+  const result = await tool.handler(args as never, {
+    root,
+    signal: new AbortController().signal,
+    ...extra,
+  });
+  return tool.outputSchema.parse(result) as Record<string, unknown>;
+}
+
+beforeAll(async () => {
+  repo = await makeTempRepo({ justfile: JUSTFILE });
+});
+afterAll(async () => {
+  await repo.cleanup();
+});
+
+describe('list_just_tasks', () => {
+  it('lists public recipes with doc comments and parameters', async () => {
+    const result = await call(tools().list, {});
+    expect(result.justfile).toBe('justfile');
+    const recipes = result.recipes as { name: string }[];
+    expect(recipes.map((recipe) => recipe.name)).toEqual([
+      'env',
+      'fail',
+      'hello',
+      'loud',
+      'sleepy',
+      'words',
+    ]);
+    expect(recipes.find((recipe) => recipe.name === 'hello')).toEqual({
+      name: 'hello',
+      doc: 'Greets someone',
+      parameters: [{ name: 'name', kind: 'optional', default: 'world' }],
+    });
+    expect(recipes.find((recipe) => recipe.name === 'words')).toEqual({
+      name: 'words',
+      doc: 'Prints its words, one per line',
+      parameters: [
+        { name: 'first', kind: 'required', default: null },
+        { name: 'rest', kind: 'one-or-more', default: null },
+      ],
+    });
+  });
+
+  it('says so when the worktree root has no justfile, and never uses a parent directory one', async () => {
+    const bare = await makeTempRepo();
+    try {
+      // A justfile above the worktree, which `just` alone would find by searching upward.
+      await writeFiles(bare.dir, { justfile: 'outside:\n    echo outside\n' });
+      await expect(call(tools().list, {}, {}, bare.root)).rejects.toThrow(
+        /no justfile in the worktree root/,
+      );
+    } finally {
+      await bare.cleanup();
+    }
+  });
+
+  it('says clearly when just is not installed', async () => {
+    const saved = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      await expect(call(tools().list, {})).rejects.toThrow(/just is not installed/);
+    } finally {
+      process.env.PATH = saved;
+    }
+  });
+});
+
+describe('run_just_task', () => {
+  it('runs a recipe with its arguments and returns the exit code and output', async () => {
+    const result = await call(tools().run, { task: 'words', args: ['a', 'b.c', 'x=1'] });
+    expect(result).toMatchObject({
+      task: 'words',
+      args: ['a', 'b.c', 'x=1'],
+      exit_code: 0,
+      stopped: null,
+      stdout: 'a\nb.c\nx=1\n',
+      stdout_truncated: false,
+    });
+    const defaulted = await call(tools().run, { task: 'hello' });
+    expect(defaulted.stdout).toBe('hello world\n');
+  });
+
+  it('reports a failing recipe by its exit code, with its stderr', async () => {
+    const result = await call(tools().run, { task: 'fail' });
+    expect(result.exit_code).toBe(3);
+    expect(result.stderr).toContain('going');
+  });
+
+  it('refuses arguments holding shell metacharacters or whitespace, naming the argument', async () => {
+    for (const bad of ['$(id)', '`id`', 'a;b', 'a|b', 'a b', "it's", 'a\nb', '*', '>x', '$HOME']) {
+      const attempt = call(tools().run, { task: 'hello', args: [bad] });
+      await expect(attempt).rejects.toBeInstanceOf(UserError);
+      await expect(attempt).rejects.toThrow(`argument 1 (${JSON.stringify(bad)})`);
+    }
+    expect(() => checkArguments(['ok', 'x=1', '-v', 'a/b.c', 'a,b', 'u@h:1', '+%'])).not.toThrow();
+  });
+
+  it('refuses a recipe that is not listed, private ones included', async () => {
+    await expect(call(tools().run, { task: 'deploy' })).rejects.toThrow(
+      /no recipe named "deploy" in justfile; recipes: env, fail/,
+    );
+    await expect(call(tools().run, { task: '_hidden' })).rejects.toThrow(/no recipe named/);
+  });
+
+  it('refuses argument counts the recipe does not take (just would run extras as recipes)', async () => {
+    await expect(call(tools().run, { task: 'hello', args: ['a', 'fail'] })).rejects.toThrow(
+      /recipe hello takes 0 to 1 argument\(s\) \(name\); 2 given/,
+    );
+    await expect(call(tools().run, { task: 'words', args: ['a'] })).rejects.toThrow(/at least 2/);
+  });
+
+  it('passes no Grove token, API key or LLM setting to the recipe', async () => {
+    const saved = { ...process.env };
+    process.env.GROVE_SECRET_TOKEN = 'grove-secret';
+    process.env.SOME_API_KEY = 'key-secret';
+    process.env.ANTHROPIC_BASE_URL = 'http://llm.invalid';
+    try {
+      const result = await call(tools().run, { task: 'env' });
+      expect(result.exit_code).toBe(0);
+      expect(result.stdout).toBe(`grove=[] key=[] anth=[] home=[${process.env.HOME ?? ''}]\n`);
+    } finally {
+      for (const key of ['GROVE_SECRET_TOKEN', 'SOME_API_KEY', 'ANTHROPIC_BASE_URL']) {
+        if (saved[key] === undefined) delete process.env[key];
+      }
+    }
+    expect(
+      Object.keys(taskEnvironment({ GROVE_X: '1', OPENAI_API_KEY: '2', PATH: '/bin' })),
+    ).toEqual(['PATH']);
+  });
+
+  it('stops a run at its deadline, with the children the recipe started', async () => {
+    const { run } = tools({ runTimeoutMs: 1500 });
+    const started = Date.now();
+    const result = await call(run, { task: 'sleepy' });
+    expect(result.stopped).toBe('timeout');
+    expect(result.exit_code).toBeNull();
+    expect(result.note).toMatch(/stopped after 1.5 s/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await expectGone(readPid());
+  });
+
+  it('stops a run when the call is cancelled, and lists it as running meanwhile', async () => {
+    const { tasks, run } = tools();
+    const controller = new AbortController();
+    const attempt = call(run, { task: 'sleepy' }, { signal: controller.signal });
+    await waitFor(() => tasks.running().length === 1);
+    expect(tasks.running()[0]).toMatchObject({ task: 'sleepy', args: [] });
+    await waitFor(() => pidWritten());
+    controller.abort();
+    await expect(attempt).rejects.toThrow(/cancelled/);
+    expect(tasks.running()).toEqual([]);
+    await expectGone(readPid());
+  });
+
+  it('keeps the last bytes of a long output and says it truncated', async () => {
+    const { run } = tools({ maxStdoutBytes: 1000 });
+    const result = await call(run, { task: 'loud' });
+    expect(result.exit_code).toBe(0);
+    expect(result.stdout_truncated).toBe(true);
+    expect((result.stdout as string).length).toBe(1000);
+    expect(result.stdout).toMatch(/the-end\n$/);
+    expect(result.note).toMatch(/stdout truncated to its last 1000 bytes/);
+  });
+
+  it('streams output to the client as log messages and progress', async () => {
+    const logs: string[] = [];
+    const progress: (string | undefined)[] = [];
+    await call(
+      tools().run,
+      { task: 'words', args: ['one', 'two'] },
+      {
+        log: (_level, message) => logs.push(message),
+        progress: (_value, _total, message) => progress.push(message),
+      },
+    );
+    expect(logs.join('')).toContain('one\ntwo\n');
+    expect(progress[0]).toBe('just words started');
+    expect(progress.at(-1)).toBe('two');
+  });
+});
+
+const pidFile = (): string => path.join(repo.root, 'sleeper.pid');
+
+function pidWritten(): boolean {
+  try {
+    return readFileSync(pidFile(), 'utf8').trim() !== '';
+  } catch {
+    return false;
+  }
+}
+
+function readPid(): number {
+  return Number(readFileSync(pidFile(), 'utf8').trim());
+}
+
+/** True while the process runs (a zombie nobody reaped does not). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+async function expectGone(pid: number): Promise<void> {
+  expect(pid).toBeGreaterThan(0);
+  if (process.platform !== 'linux') return;
+  await waitFor(() => !running(pid));
+}
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
