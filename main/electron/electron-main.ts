@@ -1,13 +1,16 @@
 // Electron main process: a thin shell over the host. Takes the single-instance lock, opens the
 // host (app database in userData, worktree processes through utilityProcess), registers the
 // HostApi on IPC for our window only, shows the window, tray and menu, notifies when a server goes
-// to `error`, and stops every server before quitting.
+// to `error`, and stops every server before quitting. Started with `bridge` as its first argument
+// (`Grove bridge <worktree>`, what the Connect tab gives Claude Desktop), it is the stdio bridge
+// instead (main/bridge/): no window, no tray, no single-instance lock.
 import type { BrowserWindow } from 'electron';
 import { app, dialog, ipcMain, Menu, Notification } from 'electron';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultDataDirectory } from '../host/data-directory.ts';
 import { Host } from '../host/host.ts';
+import { runBridgeCommand } from '../bridge/bridge-command.ts';
 import { forwardHostEvents, isOurPage, registerHostIpc } from './ipc-host.ts';
 import { PICK_FOLDER_CHANNEL } from './ipc-channels.ts';
 import { builtPageUrl, createMainWindow } from './main-window.ts';
@@ -109,7 +112,19 @@ async function start(): Promise<void> {
   showWindow();
 }
 
-if (!app.requestSingleInstanceLock()) {
+/** The arguments after the app: the packaged binary has no app path before them. */
+const userArgs = process.argv.slice(app.isPackaged ? 1 : 2);
+
+if (userArgs[0] === 'bridge') {
+  app.dock?.hide();
+  runBridgeCommand(userArgs.slice(1)).then(
+    (code) => app.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`grove: ${error instanceof Error ? error.message : String(error)}\n`);
+      app.exit((error as { cause?: unknown }).cause === 'usage' ? 2 : 1);
+    },
+  );
+} else if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
   app.on('second-instance', showWindow);

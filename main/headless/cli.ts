@@ -9,8 +9,7 @@ import { defaultDataDirectory } from '../host/data-directory.ts';
 import { Host } from '../host/host.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 import { startUiServer, type UiServer } from './ui-server.ts';
-import { runBridge } from '../bridge/bridge.ts';
-import { createLogger, stderrSink } from '../platform/log.ts';
+import { BRIDGE_USAGE, runBridgeCommand } from '../bridge/bridge-command.ts';
 import type { WorktreeState } from '../../shared/model.ts';
 
 const USAGE = `Usage: grove serve [options] [<repo-path>...]
@@ -26,18 +25,6 @@ Options:
   --json           print machine-readable JSON lines instead of text
   -h, --help       show this help
   -v, --version    print Grove's version`;
-
-const BRIDGE_USAGE = `Usage: grove bridge [options] <worktree-path>
-
-Speaks MCP over stdio (for Claude Desktop and any stdio client) for the worktree the path is in.
-When a Grove host (the app, or grove serve) serves that worktree, forwards to its server, so the
-window shows the client and its calls; otherwise serves the worktree itself. stdout carries the
-protocol only; messages go to stderr.
-
-Options:
-  --data-dir DIR   the data directory of the host to look for (default: ${defaultDataDirectory()})
-  --local          serve in this process even when a host serves the worktree
-  -h, --help       show this help`;
 
 const DEFAULT_UI_PORT = 47100;
 
@@ -180,38 +167,6 @@ async function serve(options: ServeOptions): Promise<void> {
   console.log('Press Ctrl+C to stop.');
 }
 
-/**
- * `grove bridge`: runs until the client closes stdin. Anything written to stdout that is not
- * protocol would break the client, so console output of any module goes to stderr from here on.
- */
-async function bridge(args: string[]): Promise<number> {
-  for (const method of ['log', 'info', 'debug'] as const) console[method] = console.error;
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      'data-dir': { type: 'string' },
-      local: { type: 'boolean', default: false },
-    },
-  });
-  if (positionals.length !== 1) {
-    throw usageError(`grove bridge takes one worktree path, got ${positionals.length}`);
-  }
-  const running = await runBridge({
-    worktreePath: positionals[0]!,
-    dataDir: path.resolve(values['data-dir'] ?? defaultDataDirectory()),
-    local: values.local,
-    log: createLogger([stderrSink('debug')], {
-      scope: 'bridge',
-      minLevel: process.env.GROVE_BRIDGE_DEBUG ? 'debug' : 'info',
-    }),
-  });
-  process.on('SIGTERM', () => void running.close());
-  process.on('SIGINT', () => void running.close());
-  await running.closed;
-  return 0;
-}
-
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === '-v' || command === '--version') {
@@ -229,7 +184,7 @@ export async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${BRIDGE_USAGE}\n`);
         return 0;
       }
-      return await bridge(rest);
+      return await runBridgeCommand(rest);
     }
     if (command !== 'serve') throw usageError(`unknown command: ${command}`);
     if (rest.includes('-h') || rest.includes('--help')) {
