@@ -14,6 +14,10 @@ const target: ClientConfigTarget = {
   path: '/home/me/code/app-feature-x',
   urls: serverUrls(43117),
   token: 'T0k3n',
+  bridge: {
+    command: '/opt/Grove/grove',
+    args: ['bridge', '--data-dir', '/home/me/.config/grove', '/home/me/code/app-feature-x'],
+  },
 };
 const NAME = 'grove-feature-x';
 const SSE = 'http://127.0.0.1:43117/sse';
@@ -58,6 +62,8 @@ describe('client configs', () => {
   test('offers every client of clients.md once', () => {
     expect(clientConfigs(target).map((s) => s.id)).toEqual([
       'claude-desktop',
+      'claude-desktop-mcp-remote',
+      'stdio',
       'claude-code-command',
       'claude-code-project',
       'cursor',
@@ -68,8 +74,30 @@ describe('client configs', () => {
     ]);
   });
 
-  test('Claude Desktop: mcp-remote over SSE, the header through the env trick', () => {
-    const entry = parsed('claude-desktop').mcpServers![NAME]!;
+  test("Claude Desktop: Grove's own bridge by default, no token in the file", () => {
+    expect(parsed('claude-desktop').mcpServers![NAME]).toEqual({
+      command: '/opt/Grove/grove',
+      args: ['bridge', '--data-dir', '/home/me/.config/grove', '/home/me/code/app-feature-x'],
+    });
+    expect(snippet('claude-desktop')).not.toContain('T0k3n');
+  });
+
+  test('any stdio client: the bridge command line, quoted for a shell where needed', () => {
+    expect(snippet('stdio')).toBe(
+      '/opt/Grove/grove bridge --data-dir /home/me/.config/grove /home/me/code/app-feature-x',
+    );
+    const spaced = clientConfigs({
+      ...target,
+      bridge: {
+        command: '/Applications/Grove.app/Contents/MacOS/Grove',
+        args: ['bridge', "/my code/it's"],
+      },
+    }).find((s) => s.id === 'stdio')!.text;
+    expect(spaced).toBe(`/Applications/Grove.app/Contents/MacOS/Grove bridge '/my code/it'\\''s'`);
+  });
+
+  test('Claude Desktop through mcp-remote: SSE, the header through the env trick', () => {
+    const entry = parsed('claude-desktop-mcp-remote').mcpServers![NAME]!;
     expect(entry).toEqual({
       command: 'npx',
       args: [

@@ -1,7 +1,7 @@
 // Ready-to-paste configurations that connect MCP clients (Claude Desktop, Claude Code, Cursor,
 // VS Code, Codex, Windsurf, Gemini CLI) to one worktree's server, following ../shared/clients.md.
 // Pure: no Node, DOM or Electron; used by the Connect tab and by the host's config writer.
-import type { ServerUrls } from './model.ts';
+import type { BridgeCommand, ServerUrls } from './model.ts';
 
 /** What a config needs to know about one worktree's server. */
 export interface ClientConfigTarget {
@@ -11,10 +11,14 @@ export interface ClientConfigTarget {
   path: string;
   urls: ServerUrls;
   token: string;
+  /** `grove bridge` for this worktree, as this machine runs it (ConnectionInfo.bridge). */
+  bridge: BridgeCommand;
 }
 
 export type ClientId =
   | 'claude-desktop'
+  | 'claude-desktop-mcp-remote'
+  | 'stdio'
   | 'claude-code-command'
   | 'claude-code-project'
   | 'cursor'
@@ -51,8 +55,16 @@ export function serverName(target: Pick<ClientConfigTarget, 'branch' | 'path'>):
   return `grove-${slug || 'worktree'}`;
 }
 
-/** Claude Desktop's stdio entry: mcp-remote over legacy SSE, the header through the env trick. */
+/**
+ * Claude Desktop's stdio entry: Grove's own bridge (no Node, npx or token in the config; it finds
+ * the running host's server and its token itself, and serves the worktree when Grove is not running).
+ */
 export function claudeDesktopEntry(target: ClientConfigTarget): Record<string, unknown> {
+  return { command: target.bridge.command, args: target.bridge.args };
+}
+
+/** The alternative stdio entry: mcp-remote over legacy SSE, the header through the env trick. */
+export function mcpRemoteEntry(target: ClientConfigTarget): Record<string, unknown> {
   return {
     command: 'npx',
     args: [
@@ -111,8 +123,26 @@ export function clientConfigs(target: ClientConfigTarget): ClientConfigSnippet[]
       language: 'json',
       location:
         'macOS: ~/Library/Application Support/Claude/claude_desktop_config.json · Windows: %APPDATA%\\Claude\\claude_desktop_config.json · Linux: ~/.config/Claude/claude_desktop_config.json',
-      note: 'Goes through mcp-remote, which needs Node (npx) on your PATH. Restart Claude Desktop after editing.',
+      note: "Runs Grove's own stdio bridge: no Node or npx needed. It forwards to this server while Grove runs (the Clients list shows it), and serves the worktree itself when Grove is not running. Restart Claude Desktop after editing.",
       text: json({ mcpServers: { [name]: claudeDesktopEntry(target) } }),
+    },
+    {
+      id: 'claude-desktop-mcp-remote',
+      client: 'Claude Desktop',
+      title: 'claude_desktop_config.json, through mcp-remote',
+      language: 'json',
+      location: 'The same file, instead of the entry above',
+      note: 'The alternative: mcp-remote needs Node (npx) on your PATH and downloads the package on first use; it reaches the server only while Grove runs.',
+      text: json({ mcpServers: { [name]: mcpRemoteEntry(target) } }),
+    },
+    {
+      id: 'stdio',
+      client: 'Any stdio client',
+      title: 'command and arguments',
+      language: 'shell',
+      location: "The client's server command (a command and its arguments, no shell)",
+      note: 'The same bridge as for Claude Desktop, for any client that starts MCP servers itself.',
+      text: [target.bridge.command, ...target.bridge.args].map(shellQuote).join(' '),
     },
     {
       id: 'claude-code-command',

@@ -41,6 +41,13 @@ export const WorktreeSettingsSchema = z.object({
   autostart: z.boolean(),
   /** Require the token on every request (off: Host and Origin checks only). */
   requireToken: z.boolean(),
+  /**
+   * Offer list_just_tasks and run_just_task, which run the worktree's `just` recipes with the
+   * user's rights (off by default). The effective state: on when `justTasksByHost` is.
+   */
+  justTasks: z.boolean().optional(),
+  /** On for every worktree by the host's own setting (`grove serve --just-tasks`). */
+  justTasksByHost: z.boolean().optional(),
 });
 export type WorktreeSettings = z.infer<typeof WorktreeSettingsSchema>;
 
@@ -148,10 +155,16 @@ export const HostSnapshotSchema = z.object({
 export type HostSnapshot = z.infer<typeof HostSnapshotSchema>;
 
 /** What a client needs to connect to one worktree's server (the token is a secret). */
+/** A command line that runs `grove bridge` for one worktree (stdio clients: Claude Desktop...). */
+export const BridgeCommandSchema = z.object({ command: z.string(), args: z.array(z.string()) });
+export type BridgeCommand = z.infer<typeof BridgeCommandSchema>;
+
 export const ConnectionInfoSchema = z.object({
   worktreeId: z.string(),
   urls: ServerUrlsSchema,
   token: z.string(),
+  /** The stdio bridge to this worktree, as this machine runs it (main/host/bridge-launcher.ts). */
+  bridge: BridgeCommandSchema,
 });
 export type ConnectionInfo = z.infer<typeof ConnectionInfoSchema>;
 

@@ -9,6 +9,7 @@ import { app, dialog, ipcMain, Menu, Notification } from 'electron';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultDataDirectory } from '../host/data-directory.ts';
+import { sourceCheckoutLauncher } from '../host/bridge-launcher.ts';
 import { Host } from '../host/host.ts';
 import { runBridgeCommand } from '../bridge/bridge-command.ts';
 import { forwardHostEvents, isOurPage, registerHostIpc } from './ipc-host.ts';
@@ -72,6 +73,11 @@ async function start(): Promise<void> {
   host = await Host.open({
     dataDir,
     launcher: utilityProcessLauncher(path.join(mainDir, '../worktree/worktree-process.js')),
+    // The bridge command the Connect tab gives stdio clients: this binary when installed; from a
+    // source checkout, its pinned Node with bin/grove.js.
+    groveLauncher: app.isPackaged
+      ? { command: process.execPath, args: [] }
+      : sourceCheckoutLauncher(path.join(app.getAppPath(), 'node_modules', '.bin', 'node')),
     // The chat's API key lives in safeStorage, never in the renderer.
     chat: { secrets: new SecretStore(dataDir) },
   });

@@ -38,6 +38,7 @@ const target = (root: string) => ({
   path: root,
   urls: serverUrls(43117),
   token: 'T',
+  bridge: { command: '/usr/bin/node', args: ['/src/grove/bin/grove.js', 'bridge', root] },
 });
 
 describe('client config writer', () => {
@@ -59,18 +60,21 @@ describe('client config writer', () => {
     const after = JSON.parse(await readFile(file, 'utf8'));
     expect(after.globalShortcut).toBe('Ctrl+Space');
     expect(after.mcpServers.other).toEqual({ command: 'node', args: ['server.js'] });
-    expect(after.mcpServers['grove-feature-x'].args).toContain('http://127.0.0.1:43117/sse');
-    expect(after.mcpServers['grove-feature-x'].env).toEqual({ GROVE_AUTH: 'Bearer T' });
+    expect(after.mcpServers['grove-feature-x']).toEqual({
+      command: '/usr/bin/node',
+      args: ['/src/grove/bin/grove.js', 'bridge', dir],
+    });
     expect(result.backupPath).not.toBeNull();
     expect(await readFile(result.backupPath!, 'utf8')).toBe(before);
     // No temp file left behind.
     expect((await readdir(dir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
 
-    // A second write replaces Grove's entry (new token) and makes a second backup.
-    const again = await addToClaudeDesktop({ ...target(dir), token: 'U' }, file);
+    // A second write replaces Grove's entry (another bridge command) and makes a second backup.
+    const moved = { command: '/opt/Grove/grove', args: ['bridge', dir] };
+    const again = await addToClaudeDesktop({ ...target(dir), bridge: moved }, file);
     const third = JSON.parse(await readFile(file, 'utf8'));
     expect(Object.keys(third.mcpServers)).toEqual(['other', 'grove-feature-x']);
-    expect(third.mcpServers['grove-feature-x'].env).toEqual({ GROVE_AUTH: 'Bearer U' });
+    expect(third.mcpServers['grove-feature-x']).toEqual(moved);
     expect(again.backupPath).not.toBe(result.backupPath);
   });
 

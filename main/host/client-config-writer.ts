@@ -240,7 +240,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Adds the worktree to Claude Desktop (mcp-remote over SSE, token through the env trick). */
+/** Adds the worktree to Claude Desktop (Grove's own stdio bridge: client-configs.ts). */
 export function addToClaudeDesktop(
   target: ClientConfigTarget,
   configPath: string = claudeDesktopConfigPath(),
@@ -250,7 +250,7 @@ export function addToClaudeDesktop(
     key: 'mcpServers',
     name: serverName(target),
     entry: claudeDesktopEntry(target),
-    mode: 0o600, // it holds the token
+    mode: 0o600, // other entries may hold tokens
   });
 }
 

@@ -103,13 +103,13 @@ const handlers: Handlers = {
 
 /** What a client config needs about one worktree (throws a UserError for an unknown id). */
 function configTarget(host: Host, worktreeId: string): ClientConfigTarget {
-  const { urls, token } = host.getConnectionInfo(worktreeId);
+  const { urls, token, bridge } = host.getConnectionInfo(worktreeId);
   const worktree = host
     .snapshot()
     .repos.flatMap((repo) => repo.worktrees)
     .find((w) => w.id === worktreeId);
   if (!worktree) throw new UserError(`unknown worktree id: ${worktreeId}`, { code: 'not-found' });
-  return { branch: worktree.branch, path: worktree.path, urls, token };
+  return { branch: worktree.branch, path: worktree.path, urls, token, bridge };
 }
 
 /** Runs one command by name; invalid names or input throw a UserError with the reason. */

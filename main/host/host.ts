@@ -3,6 +3,7 @@
 // process per worktree, follows `git worktree add/remove` while running, and emits HostEvents that
 // every UI (Electron renderer, browser under `grove serve`) mirrors. Plain Node: never imports
 // electron.
+import { bridgeCommand, sourceCheckoutLauncher, type GroveLauncher } from './bridge-launcher.ts';
 import { UserError } from '../platform/errors.ts';
 import { createLogger, RotatingLogFile, stderrSink, type Logger } from '../platform/log.ts';
 import { EventEmitter } from 'node:events';
@@ -53,6 +54,8 @@ export interface HostOptions {
    * errors also on stderr.
    */
   log?: Logger;
+  /** How `grove` runs on this machine, for the bridge command clients get (default: a source checkout). */
+  groveLauncher?: GroveLauncher;
 }
 
 /** The default log: every record to `<dataDir>/grove.log`, warnings and errors to stderr. */
@@ -200,6 +203,11 @@ export class Host {
       worktreeId,
       urls: serverUrls(worktree.supervisor.port),
       token: worktree.row.token,
+      bridge: bridgeCommand(
+        this.options.groveLauncher ?? sourceCheckoutLauncher(),
+        path.resolve(this.options.dataDir),
+        worktree.row.path,
+      ),
     };
   }
 

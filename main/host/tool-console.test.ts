@@ -41,7 +41,12 @@ function fakeHost(port: number) {
     reconcile: {},
   });
   const host: ToolConsoleHost = {
-    getConnectionInfo: (worktreeId) => ({ worktreeId, urls: worktree.urls, token }),
+    getConnectionInfo: (worktreeId) => ({
+      worktreeId,
+      urls: worktree.urls,
+      token,
+      bridge: { command: 'grove', args: ['bridge', worktree.path] },
+    }),
     snapshot,
     onEvent: (fn) => {
       listeners.add(fn);

@@ -45,6 +45,7 @@ export function ConnectTab({ worktree, connection, live }: ConnectTabProps) {
     path: worktree.path,
     urls: result.info.urls,
     token: result.info.token,
+    bridge: result.info.bridge,
   });
   return (
     <div className="stack">
