@@ -70,6 +70,8 @@ export const hostCommands = {
     input: WorktreeRef.extend({
       autostart: z.boolean().optional(),
       requireToken: z.boolean().optional(),
+      /** Offer list_just_tasks and run_just_task (they run the worktree's just recipes). */
+      justTasks: z.boolean().optional(),
     }),
     output: WorktreeStateSchema,
   },

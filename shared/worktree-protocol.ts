@@ -22,6 +22,11 @@ export const HostToWorktreeSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('shutdown') }),
   /** The base branch the reconciliation state's `affected` figures compare against. */
   z.object({ type: z.literal('set-reconcile-base'), base: z.string().min(1) }),
+  /**
+   * Offer (or stop offering) the opt-in just task tools (list_just_tasks, run_just_task); sent
+   * after `start` when on, and whenever the user changes it. Off until this says otherwise.
+   */
+  z.object({ type: z.literal('set-just-tasks'), enabled: z.boolean() }),
   /** The user cancelled a running tool call in the window. */
   z.object({ type: z.literal('cancel-call'), callId: z.string() }),
 ]);

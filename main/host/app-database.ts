@@ -21,6 +21,8 @@ export interface WorktreeRow {
   token: string;
   autostart: boolean;
   requireToken: boolean;
+  /** Offer the opt-in just task tools (list_just_tasks, run_just_task); off by default. */
+  justTasks: boolean;
 }
 
 /** First port handed to a new worktree; later ones take the next unassigned port. */
@@ -64,6 +66,8 @@ const MIGRATIONS: string[] = [
      created_at INTEGER NOT NULL
    );
    CREATE INDEX chat_messages_by_conversation ON chat_messages(conversation_id, id);`,
+  // run_just_task and list_just_tasks, per worktree: off unless the user turns them on.
+  `ALTER TABLE worktrees ADD COLUMN just_tasks INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 export function newToken(): string {
@@ -204,13 +208,15 @@ export class AppDatabase {
   }
 
   private selectWorktrees(where: string, ...params: unknown[]): WorktreeRow[] {
-    type Raw = Omit<WorktreeRow, 'autostart' | 'requireToken'> & {
+    type Raw = Omit<WorktreeRow, 'autostart' | 'requireToken' | 'justTasks'> & {
       autostart: number;
       requireToken: number;
+      justTasks: number;
     };
     const rows = this.db
       .prepare(
-        `SELECT id, repo_id AS repoId, path, port, token, autostart, require_token AS requireToken
+        `SELECT id, repo_id AS repoId, path, port, token, autostart, require_token AS requireToken,
+                just_tasks AS justTasks
          FROM worktrees ${where}`,
       )
       .all(...params) as Raw[];
@@ -218,16 +224,22 @@ export class AppDatabase {
       ...row,
       autostart: row.autostart === 1,
       requireToken: row.requireToken === 1,
+      justTasks: row.justTasks === 1,
     }));
   }
 
   setWorktreeSettings(
     worktreeId: number,
-    settings: { autostart: boolean; requireToken: boolean },
+    settings: { autostart: boolean; requireToken: boolean; justTasks: boolean },
   ): void {
     this.db
-      .prepare('UPDATE worktrees SET autostart = ?, require_token = ? WHERE id = ?')
-      .run(settings.autostart ? 1 : 0, settings.requireToken ? 1 : 0, worktreeId);
+      .prepare('UPDATE worktrees SET autostart = ?, require_token = ?, just_tasks = ? WHERE id = ?')
+      .run(
+        settings.autostart ? 1 : 0,
+        settings.requireToken ? 1 : 0,
+        settings.justTasks ? 1 : 0,
+        worktreeId,
+      );
   }
 
   setWorktreeToken(worktreeId: number, token: string): void {

@@ -144,7 +144,12 @@ describe('Host tokens', () => {
     const [main] = worktrees(host);
     expect(await status(main!.port)).toBe(403);
     const state = host.setWorktreeSettings(main!.id, { requireToken: false });
-    expect(state.settings).toEqual({ autostart: true, requireToken: false });
+    expect(state.settings).toEqual({
+      autostart: true,
+      requireToken: false,
+      justTasks: false,
+      justTasksByHost: false,
+    });
     await waitFor(async () => (await status(main!.port)) === 200, 'tokenless access', 2000);
     host.setWorktreeSettings(main!.id, { requireToken: true });
     await waitFor(async () => (await status(main!.port)) === 403, 'the token required again', 2000);

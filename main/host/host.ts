@@ -46,6 +46,12 @@ export interface HostOptions {
   activityLimit?: number;
   /** The chat panel's secret store, environment and limits (main/chat/chat-service.ts). */
   chat?: ChatServiceOptions;
+  /**
+   * Offer the just task tools (list_just_tasks, run_just_task) in every worktree this host serves,
+   * whatever each worktree's own setting (`grove serve --just-tasks`). Default false: each
+   * worktree's setting decides, and that is off unless the user turned it on.
+   */
+  justTasks?: boolean;
   /** Health-check and restart timings of every supervisor (defaults in worktree-supervisor.ts). */
   supervision?: OpenWorktreeDeps['supervision'];
   /**
@@ -223,16 +229,19 @@ export class Host {
 
   setWorktreeSettings(
     worktreeId: string,
-    changes: { autostart?: boolean; requireToken?: boolean },
+    changes: { autostart?: boolean; requireToken?: boolean; justTasks?: boolean },
   ): WorktreeState {
     const worktree = this.worktree(worktreeId);
     const settings = {
       autostart: changes.autostart ?? worktree.row.autostart,
       requireToken: changes.requireToken ?? worktree.row.requireToken,
+      justTasks: changes.justTasks ?? worktree.row.justTasks,
     };
     this.db.setWorktreeSettings(worktree.row.id, settings);
     Object.assign(worktree.row, settings);
     worktree.supervisor.setAccess(worktree.row.token, settings.requireToken);
+    // The running server adds or removes the tools and tells its clients (tools/list_changed).
+    worktree.supervisor.setJustTasks(worktree.justTasksByHost || settings.justTasks);
     this.emitWorktree(worktree);
     return worktreeState(worktree);
   }
@@ -337,6 +346,7 @@ export class Host {
         log: this.log,
         firstPort: this.options.firstPort ?? FIRST_WORKTREE_PORT,
         activityLimit: this.options.activityLimit ?? 500,
+        justTasksForAll: this.options.justTasks === true,
         ...(this.options.supervision ? { supervision: this.options.supervision } : {}),
         changed: (open) => this.emitWorktree(open),
         emit: (event) => this.emit(event),

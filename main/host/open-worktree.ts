@@ -28,6 +28,8 @@ export interface OpenWorktreeDeps {
     SupervisorOptions,
     'pingIntervalMs' | 'hangAfterMs' | 'toolLayerHangAfterMs' | 'restartDelaysMs'
   >;
+  /** The just task tools are on in every worktree (HostOptions.justTasks). */
+  justTasksForAll: boolean;
   /** The record changed: the window should see it again. */
   changed(open: OpenWorktree): void;
   emit(event: HostEvent): void;
@@ -50,6 +52,8 @@ export interface OpenWorktree {
   reconcile: ReconcileState | null;
   /** The chosen reconciliation base (persisted); null: the repo's default branch. */
   reconcileBase: string | null;
+  /** The just task tools are on by the host's own setting, whatever the row says. */
+  justTasksByHost: boolean;
   supervisor: WorktreeSupervisor;
 }
 
@@ -71,6 +75,7 @@ export function openWorktree(
     repoId: repo.id,
     reconcile: null,
     reconcileBase,
+    justTasksByHost: deps.justTasksForAll,
     discovered,
     portNotice: null,
     missingMessage: unservableMessage(discovered),
@@ -82,6 +87,7 @@ export function openWorktree(
       port: row.port,
       token: row.token,
       requireToken: row.requireToken,
+      justTasks: deps.justTasksForAll || row.justTasks,
       ...(reconcileBase ? { reconcileBase } : {}),
       launcher: deps.launcher,
       ...deps.supervision,
@@ -145,7 +151,12 @@ export function worktreeState(worktree: OpenWorktree): WorktreeState {
     portNotice: worktree.portNotice,
     status,
     urls: serverUrls(port),
-    settings: { autostart: worktree.row.autostart, requireToken: worktree.row.requireToken },
+    settings: {
+      autostart: worktree.row.autostart,
+      requireToken: worktree.row.requireToken,
+      justTasks: worktree.supervisor.justTasks,
+      justTasksByHost: worktree.justTasksByHost,
+    },
     clients: worktree.clients,
     runningCalls: worktree.runningCalls,
     reconcileBase: worktree.reconcileBase,

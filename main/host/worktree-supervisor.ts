@@ -30,6 +30,8 @@ export interface SupervisorOptions {
   onReconcileState?(state: ReconcileState): void;
   /** The base branch for reconciliation (undefined: the process picks the repo's default). */
   reconcileBase?: string;
+  /** Offer the just task tools (list_just_tasks, run_just_task); default off. */
+  justTasks?: boolean;
   startTimeoutMs?: number;
   stopTimeoutMs?: number;
   /** Health check interval (default 250 ms) and the silence that means hung (HANG_AFTER_MS). */
@@ -104,6 +106,18 @@ export class WorktreeSupervisor {
   setReconcileBase(base: string | undefined): void {
     this.options.reconcileBase = base;
     if (base !== undefined) this.current?.send({ type: 'set-reconcile-base', base });
+  }
+
+  /** Whether the just task tools are on (in the running process and later starts). */
+  get justTasks(): boolean {
+    return this.options.justTasks === true;
+  }
+
+  /** Turns the just task tools on or off in the running process and in later starts. */
+  setJustTasks(enabled: boolean): void {
+    if (this.options.justTasks === enabled) return;
+    this.options.justTasks = enabled;
+    this.current?.send({ type: 'set-just-tasks', enabled });
   }
 
   /** Asks the running process to end one of its tool calls now. */
@@ -211,6 +225,7 @@ export class WorktreeSupervisor {
     if (this.options.reconcileBase !== undefined) {
       handle.send({ type: 'set-reconcile-base', base: this.options.reconcileBase });
     }
+    if (this.options.justTasks === true) handle.send({ type: 'set-just-tasks', enabled: true });
     return this.pendingStart;
   }
 

@@ -181,6 +181,8 @@ export class LegacyLegs {
     server.server.oninitialized = () => {
       if (opened) return;
       opened = true;
+      // The offered tools may have changed since this server was built.
+      this.#options.buildServer.syncTools(server);
       this.#options.logTargets.set(session.id, server);
       emit({
         type: 'session-opened',

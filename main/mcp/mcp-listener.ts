@@ -67,6 +67,11 @@ export interface McpListenerOptions {
   instructions?: string;
   /** Registers more on every server after the tools (the reconciliation prompts and resources). */
   extendServer?: ServerFactoryOptions['extendServer'];
+  /**
+   * Whether a tool of `tools` is offered now (default: all). When the answer changes, call
+   * `notify.toolsChanged()`: open sessions are brought up to date and every client told.
+   */
+  isToolOffered?: (name: string) => boolean;
   /** Sessions opening/closing, modern clients seen, tool calls. */
   onClientEvent?: (event: McpClientEvent) => void;
   /** Unexpected errors (never carries the token). */
@@ -166,6 +171,7 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     serverInfo: options.serverInfo,
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     ...(options.extendServer === undefined ? {} : { extendServer: options.extendServer }),
+    ...(options.isToolOffered === undefined ? {} : { isToolOffered: options.isToolOffered }),
     ...(options.progressIntervalMs === undefined
       ? {}
       : { progressIntervalMs: options.progressIntervalMs }),
@@ -315,6 +321,7 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
       },
       toolsChanged: () => {
         for (const server of logTargets.values()) {
+          buildServer.syncTools(server);
           server.server.sendToolListChanged().catch(reportError);
         }
         modern.notify.toolsChanged();

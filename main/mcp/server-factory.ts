@@ -3,7 +3,7 @@
 // handler results into `structuredContent` plus the same JSON as text. Cheap and side-effect free:
 // the modern leg calls it once per request. Worktree state lives outside it.
 import { CLIENT_INFO_META_KEY, McpServer } from '@modelcontextprotocol/server';
-import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
+import type { CallToolResult, RegisteredTool, ServerContext } from '@modelcontextprotocol/server';
 import { UserError } from '../platform/errors.ts';
 import { toolDeadlineMs, type ToolContext, type ToolDefinition } from '../tools/tool-definition.ts';
 import { toClientIdentity } from './client-events.ts';
@@ -82,6 +82,12 @@ export interface ServerFactoryOptions {
   progressIntervalMs?: number;
   /** Per-tool deadline overrides in milliseconds (settings; tests), by tool name. */
   deadlinesMs?: Readonly<Record<string, number>>;
+  /**
+   * Whether a tool is offered now (default: every tool). Every tool is registered on every
+   * server; one not offered is disabled there (not listed, calls refused) until `syncTools`
+   * finds it offered (opt-in tools such as run_just_task).
+   */
+  isToolOffered?: (name: string) => boolean;
 }
 
 /** Default interval of the progress heartbeat of running calls. */
@@ -95,6 +101,12 @@ export interface ServerFactory {
    * False when no call has that id (it already finished).
    */
   cancelCall(callId: string, message: string): boolean;
+  /**
+   * Enables on a server this factory built the tools offered now and disables the others
+   * (`isToolOffered`), without notifying anyone; true when something changed. A server built
+   * later gets the state of that moment.
+   */
+  syncTools(server: McpServer): boolean;
 }
 
 type JsonSchemaObject = Record<string, unknown>;
@@ -163,6 +175,9 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
   );
   /** Running calls by id, each with the control that ends it. */
   const running = new Map<string, CallControl>();
+  const offered = options.isToolOffered ?? (() => true);
+  /** Each server's registered tools (for syncTools); dropped with the server. */
+  const registrations = new WeakMap<McpServer, Map<string, RegisteredTool>>();
   let callSequence = 0;
   const build = (leg: ServerLeg): McpServer => {
     const server = new McpServer(
@@ -170,8 +185,10 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
       // logging: clients choose a level (logging/setLevel, or a modern request's _meta level).
       { capabilities: { logging: {} }, ...(instructions === undefined ? {} : { instructions }) },
     );
+    const registered = new Map<string, RegisteredTool>();
+    registrations.set(server, registered);
     for (const tool of tools) {
-      server.registerTool(
+      const registration = server.registerTool(
         tool.name,
         {
           title: tool.title,
@@ -238,6 +255,8 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
           return result;
         },
       );
+      registration.enabled = offered(tool.name);
+      registered.set(tool.name, registration);
     }
     extendServer?.(server, leg);
     return server;
@@ -248,6 +267,17 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
       if (!control) return false;
       control.end(new UserError(message, { code: 'cancelled' }));
       return true;
+    },
+    syncTools(server: McpServer): boolean {
+      let changed = false;
+      for (const [name, registration] of registrations.get(server) ?? []) {
+        const enabled = offered(name);
+        if (registration.enabled !== enabled) {
+          registration.enabled = enabled;
+          changed = true;
+        }
+      }
+      return changed;
     },
   });
 }

@@ -54,6 +54,24 @@ export interface ProcessOutput {
   startError: NodeJS.ErrnoException | null;
 }
 
+/** Variables never passed to programs run for a client: Grove's own, LLM keys, anything named like a secret. */
+const STRIPPED_ENV =
+  /^(GROVE_|ANTHROPIC_|OPENAI_|JUST_|ELECTRON_|NODE_OPTIONS$)|(_API_KEY|_KEY|_TOKEN|_SECRET|_PASSWORD)$/i;
+
+/**
+ * The environment of a program run on a client's request (`just` recipes, `docker compose`): ours
+ * without Grove's tokens and keys, LLM settings, `JUST_*` (which would redirect `just` to another
+ * justfile) and any variable named like a secret (`*_API_KEY`, `*_KEY`, `*_TOKEN`, `*_SECRET`,
+ * `*_PASSWORD`).
+ */
+export function childEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const clean: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && !STRIPPED_ENV.test(key)) clean[key] = value;
+  }
+  return clean;
+}
+
 /** Default cap of kept stderr. */
 export const DEFAULT_MAX_STDERR_BYTES = 64 * 1024;
 /** After SIGTERM, how long a stopped program has before SIGKILL. */

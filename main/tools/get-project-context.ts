@@ -1,10 +1,15 @@
 // The get_project_context tool: one call that orients a model in this worktree — branch, HEAD,
 // upstream and ahead/behind, changed and untracked files, the repository's other worktrees, the
-// spec summary (from a provider the reconciliation engine plugs in) and this server's own URLs.
-// Built by a factory because the URLs and the provider belong to the running server.
+// spec summary (from a provider the reconciliation engine plugs in), the active just tasks (from
+// a provider the worktree server plugs in), the containers of the worktree's compose file
+// (`docker compose ps`) and this server's own URLs. The task and container parts each have a
+// short deadline and never fail the call: they say what they could not find out instead.
+// Built by a factory because the URLs and the providers belong to the running server.
 import path from 'node:path';
 import { z } from 'zod';
+import { statInsideRoot } from '../platform/confined-fs.ts';
 import { otherWorktrees, repositoryStatus } from '../platform/git/repository-status.ts';
+import { childEnvironment, runProcess, type ProcessOutput } from '../platform/run-process.ts';
 import { parseToolArguments } from './tool-arguments.ts';
 import { defineTool, orNull, readOnlyLocal, type ToolDefinition } from './tool-definition.ts';
 
@@ -46,6 +51,247 @@ export interface ProjectContextOptions {
   serverUrls?: ServerEndpoints | (() => ServerEndpoints | undefined);
   /** Absent until the reconciliation engine exists: the result then says `specs: null`. */
   specSummary?: SpecSummaryProvider;
+  /** The just tasks' state; absent: `active_tasks` says tasks are off. */
+  activeTasks?: ActiveTasksProvider;
+}
+
+/** How long get_project_context waits for `docker compose ps` and for the recipe list. */
+export const CONTEXT_PROBE_TIMEOUT_MS = 3_000;
+/** Compose files looked for in the worktree root, in docker compose's own order. */
+export const COMPOSE_FILE_NAMES = [
+  'compose.yaml',
+  'compose.yml',
+  'docker-compose.yaml',
+  'docker-compose.yml',
+] as const;
+/** Containers listed at most. */
+export const MAX_CONTAINERS = 50;
+
+/** A just task run going on now (main/tools/just-tasks.ts). */
+export interface ActiveTaskRun {
+  task: string;
+  args: string[];
+  startedAt: number;
+}
+
+/** The just tasks' state, for `active_tasks` (the worktree server plugs it in). */
+export interface ActiveTasksProvider {
+  /** Whether list_just_tasks and run_just_task are offered. */
+  enabled(): boolean;
+  running(): ActiveTaskRun[];
+  /** Names of the recipes on offer (rejects when there is no justfile or just fails). */
+  recipes(root: string, signal: AbortSignal): Promise<string[]>;
+}
+
+const activeTasksSchema = z.object({
+  enabled: z
+    .boolean()
+    .describe(
+      'Whether run_just_task is on for this worktree (off by default; the user turns it on).',
+    ),
+  running: z
+    .array(
+      z.object({
+        task: z.string(),
+        args: z.array(z.string()),
+        elapsed_ms: z.number().int().describe('How long it has been running.'),
+      }),
+    )
+    .describe('run_just_task calls running now.'),
+  recipes: orNull(z.array(z.string())).describe(
+    'Recipes run_just_task can run; null when tasks are off or the list is unavailable.',
+  ),
+  recipes_unavailable: z.string().optional().describe('Why recipes is null while tasks are on.'),
+});
+
+const containerSchema = z.object({
+  name: z.string().describe('Container name.'),
+  service: z.string().describe('Compose service.'),
+  state: z.string().describe('running, exited, paused, restarting...'),
+  status: z
+    .string()
+    .describe('Docker\'s status line ("Up 2 hours (healthy)"); empty if not given.'),
+  health: orNull(z.string()).describe('healthy, unhealthy, starting; null without a health check.'),
+  ports: z.string().describe('Published ports; empty when none.'),
+});
+
+const containersSchema = z.object({
+  compose_file: z.string().describe('The compose file found in the worktree root.'),
+  services: orNull(z.array(containerSchema)).describe(
+    `Containers of this compose project (\`docker compose ps\`, first ${MAX_CONTAINERS}); null when docker could not tell (see unavailable).`,
+  ),
+  unavailable: z
+    .string()
+    .optional()
+    .describe('Why services is null: docker not installed, not running, or not answering.'),
+});
+
+type ActiveTasks = z.infer<typeof activeTasksSchema>;
+type Containers = z.infer<typeof containersSchema>;
+type Container = z.infer<typeof containerSchema>;
+
+function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A signal that aborts with `parent` or after `ms`. */
+function bounded(parent: AbortSignal, ms: number): AbortSignal {
+  return AbortSignal.any([parent, AbortSignal.timeout(ms)]);
+}
+
+async function activeTasksOf(
+  provider: ActiveTasksProvider | undefined,
+  root: string,
+  signal: AbortSignal,
+): Promise<ActiveTasks> {
+  if (provider === undefined) return { enabled: false, running: [], recipes: null };
+  const now = Date.now();
+  const running = provider.running().map((run) => ({
+    task: run.task,
+    args: run.args,
+    elapsed_ms: Math.max(0, Math.round(now - run.startedAt)),
+  }));
+  if (!provider.enabled()) return { enabled: false, running, recipes: null };
+  const probe = bounded(signal, CONTEXT_PROBE_TIMEOUT_MS);
+  try {
+    const recipes = await Promise.race([provider.recipes(root, probe), rejectOnAbort(probe)]);
+    return { enabled: true, running, recipes };
+  } catch (error) {
+    const why =
+      probe.aborted && !signal.aborted
+        ? `listing the recipes took longer than ${CONTEXT_PROBE_TIMEOUT_MS / 1000} s`
+        : reason(error);
+    return { enabled: true, running, recipes: null, recipes_unavailable: why };
+  }
+}
+
+function rejectOnAbort(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    if (signal.aborted) reject(new Error('aborted'));
+    signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+  });
+}
+
+/** The compose file in the root, if there is one (a regular file inside the worktree). */
+async function findComposeFile(root: string): Promise<{ relative: string; real: string } | null> {
+  for (const name of COMPOSE_FILE_NAMES) {
+    const found = await statInsideRoot(root, name).catch(() => undefined);
+    if (found?.stats.isFile()) return { relative: found.relativePath, real: found.realPath };
+  }
+  return null;
+}
+
+/** `docker compose ps --format json` output: one object per line (newer) or one array (older). */
+export function parseComposePs(output: string): Container[] {
+  const text = output.trim();
+  if (text === '') return [];
+  const items: unknown[] = text.startsWith('[')
+    ? (JSON.parse(text) as unknown[])
+    : text
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line) as unknown);
+  return items.slice(0, MAX_CONTAINERS).map((item) => {
+    const raw = (item ?? {}) as Record<string, unknown>;
+    const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+    return {
+      name: text(raw.Name),
+      service: text(raw.Service),
+      state: text(raw.State),
+      status: text(raw.Status),
+      health: text(raw.Health) === '' ? null : text(raw.Health),
+      ports: text(raw.Ports) || publishers(raw.Publishers),
+    };
+  });
+}
+
+/** Older docker has no `Ports` string, only `Publishers`. */
+function publishers(value: unknown): string {
+  if (!Array.isArray(value)) return '';
+  return value
+    .map(
+      (entry) =>
+        entry as {
+          URL?: unknown;
+          PublishedPort?: unknown;
+          TargetPort?: unknown;
+          Protocol?: unknown;
+        },
+    )
+    .filter((entry) => typeof entry.TargetPort === 'number')
+    .map((entry) =>
+      typeof entry.PublishedPort === 'number' && entry.PublishedPort > 0
+        ? `${String(entry.URL ?? '')}:${entry.PublishedPort}->${entry.TargetPort}/${String(entry.Protocol ?? 'tcp')}`
+        : `${entry.TargetPort}/${String(entry.Protocol ?? 'tcp')}`,
+    )
+    .join(', ');
+}
+
+/** Why docker gave no answer, in one line. */
+function dockerUnavailable(output: ProcessOutput): string {
+  if (output.startError?.code === 'ENOENT') return 'docker is not installed (no docker on PATH)';
+  if (output.stopped === 'timeout') {
+    return `docker did not answer within ${CONTEXT_PROBE_TIMEOUT_MS / 1000} s`;
+  }
+  if (output.stopped === 'cancelled') return 'cancelled';
+  if (output.startError) return `docker could not start: ${output.startError.message}`;
+  const message = output.stderr.toString('utf8').trim().split('\n')[0] ?? '';
+  if (
+    /cannot connect to the docker daemon|docker daemon (is not|isn't) running|is the docker daemon running/i.test(
+      message,
+    )
+  ) {
+    return `docker is not running: ${message}`;
+  }
+  return `docker compose ps failed (exit ${output.code}): ${message || 'no message'}`;
+}
+
+async function containersOf(root: string, signal: AbortSignal): Promise<Containers | null> {
+  const compose = await findComposeFile(root);
+  if (compose === null) return null;
+  const output = await runProcess(
+    'docker',
+    ['compose', '--file', compose.real, '--project-directory', root, 'ps', '--format', 'json'],
+    {
+      cwd: root,
+      env: childEnvironment(),
+      signal,
+      timeoutMs: CONTEXT_PROBE_TIMEOUT_MS,
+      maxStdoutBytes: 4 * 1024 * 1024,
+      onOverflow: 'kill',
+    },
+  );
+  if (output.code !== 0) {
+    return {
+      compose_file: compose.relative,
+      services: null,
+      unavailable: dockerUnavailable(output),
+    };
+  }
+  try {
+    return {
+      compose_file: compose.relative,
+      services: parseComposePs(output.stdout.toString('utf8')),
+    };
+  } catch (error) {
+    return {
+      compose_file: compose.relative,
+      services: null,
+      unavailable: `docker compose ps printed something other than JSON: ${reason(error)}`,
+    };
+  }
+}
+
+/** `containersOf`, never failing. */
+async function containersNeverFailing(
+  root: string,
+  signal: AbortSignal,
+): Promise<Containers | null> {
+  try {
+    return await containersOf(root, signal);
+  } catch (error) {
+    return { compose_file: '', services: null, unavailable: reason(error) };
+  }
 }
 
 const inputSchema = z.strictObject({});
@@ -102,6 +348,14 @@ const outputSchema = z.object({
     })
     .nullable()
     .describe("This MCP server's own URLs (the token is not included)."),
+  active_tasks: activeTasksSchema.describe(
+    'The just tasks: whether they are on, run_just_task calls running now, recipes on offer.',
+  ),
+  containers: containersSchema
+    .nullable()
+    .describe(
+      `Container status of the compose file in the worktree root (${COMPOSE_FILE_NAMES.join(', ')}); null when there is none.`,
+    ),
 });
 
 export type ProjectContextResult = z.infer<typeof outputSchema>;
@@ -138,7 +392,10 @@ export function createProjectContextTool(options: ProjectContextOptions = {}): T
       'subject, upstream with ahead/behind counts, counts of changed, staged, conflicted and ' +
       `untracked files with the first ${SAMPLE_PATHS} paths of each, the repository's other ` +
       'worktrees and their branches, a summary of the NotarAI specs (total, system spec, invalid ' +
-      "specs, drift) when the reconciliation engine is available, and this server's own URLs. " +
+      "specs, drift) when the reconciliation engine is available, this server's own URLs, the " +
+      'active just tasks (running run_just_task calls with their elapsed time, the recipes on ' +
+      'offer when tasks are on) and, when the worktree root has a compose file, its containers ' +
+      '(`docker compose ps`; if docker is not installed or not running, one field says so). ' +
       'Takes no arguments.',
     inputSchema,
     outputSchema,
@@ -150,10 +407,12 @@ export function createProjectContextTool(options: ProjectContextOptions = {}): T
         signal: ctx.signal,
         samplePaths: SAMPLE_PATHS,
       };
-      const [status, worktrees, specs] = await Promise.all([
+      const [status, worktrees, specs, activeTasks, containers] = await Promise.all([
         repositoryStatus(ctx.root, query),
         otherWorktrees(ctx.root, query),
         specsOf(options.specSummary, ctx.signal),
+        activeTasksOf(options.activeTasks, ctx.root, ctx.signal),
+        containersNeverFailing(ctx.root, ctx.signal),
       ]);
       const result: ProjectContextResult = {
         root: ctx.root,
@@ -164,6 +423,8 @@ export function createProjectContextTool(options: ProjectContextOptions = {}): T
         worktrees: worktrees ?? [],
         ...specs,
         server: urls() ?? null,
+        active_tasks: activeTasks,
+        containers,
       };
       return result;
     },

@@ -7,12 +7,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../platform/errors.ts';
 import { makeTempRepo, writeFiles, type TempRepo } from '../testing/temp-repo.ts';
-import {
-  checkArguments,
-  createJustTasks,
-  taskEnvironment,
-  type JustTasksOptions,
-} from './just-tasks.ts';
+import { checkArguments, createJustTasks, type JustTasksOptions } from './just-tasks.ts';
+import { childEnvironment } from '../platform/run-process.ts';
 import type { ToolContext, ToolDefinition } from './tool-definition.ts';
 
 const BIN = path.resolve('node_modules/.bin');
@@ -186,7 +182,7 @@ describe('run_just_task', () => {
       }
     }
     expect(
-      Object.keys(taskEnvironment({ GROVE_X: '1', OPENAI_API_KEY: '2', PATH: '/bin' })),
+      Object.keys(childEnvironment({ GROVE_X: '1', OPENAI_API_KEY: '2', PATH: '/bin' })),
     ).toEqual(['PATH']);
   });
 

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { statInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
-import { runProcess, type ProcessOutput } from '../platform/run-process.ts';
+import { childEnvironment, runProcess, type ProcessOutput } from '../platform/run-process.ts';
 import { parseToolArguments } from './tool-arguments.ts';
 import { defineTool, orNull, type ToolContext, type ToolDefinition } from './tool-definition.ts';
 
@@ -34,19 +34,6 @@ const MAX_ARG_CHARS = 4096;
  * characters. `just` pastes `{{arg}}` into the recipe line the shell runs.
  */
 const SHELL_METACHARACTERS = /[`$\\"';&|<>(){}[\]*?!#~^\s\p{Cc}]/u;
-
-/** Variables never passed to a recipe: Grove's own, LLM keys, and anything named like a secret. */
-const STRIPPED_ENV =
-  /^(GROVE_|ANTHROPIC_|OPENAI_|JUST_|ELECTRON_|NODE_OPTIONS$)|(_API_KEY|_KEY|_TOKEN|_SECRET|_PASSWORD)$/i;
-
-/** The environment of every `just` Grove runs: ours without Grove's tokens and keys. */
-export function taskEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const clean: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(env)) {
-    if (value !== undefined && !STRIPPED_ENV.test(key)) clean[key] = value;
-  }
-  return clean;
-}
 
 const parameterSchema = z.object({
   name: z.string(),
@@ -284,7 +271,7 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
       justArguments(root, justfile.real, ['--dump', '--dump-format', 'json']),
       {
         cwd: root,
-        env: taskEnvironment(),
+        env: childEnvironment(),
         signal,
         timeoutMs: LIST_TIMEOUT_MS,
         maxStdoutBytes: 8 * 1024 * 1024,
@@ -367,7 +354,7 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
           justArguments(ctx.root, justfile.real, ['--', task, ...args]),
           {
             cwd: ctx.root,
-            env: taskEnvironment(),
+            env: childEnvironment(),
             signal: ctx.signal,
             timeoutMs: runTimeoutMs,
             maxStdoutBytes: maxStdout,

@@ -12,7 +12,7 @@ import {
 import { createFileLayerProbe, realWorktreeRoot } from '../platform/confined-fs.ts';
 import { ClientRegistry } from './client-registry.ts';
 import type { ReconcileService } from '../tools/reconcile-service.ts';
-import { createWorktreeServer } from './worktree-server.ts';
+import { createWorktreeServer, type WorktreeServer } from './worktree-server.ts';
 import { createIdleMemoryReclaimer } from './idle-memory.ts';
 import { createLogger } from '../platform/log.ts';
 import {
@@ -87,6 +87,9 @@ export function runWorktreeProcess(channel: HostChannel): void {
   /** The reconciliation engine, tools and watcher; `reconcileBase` may arrive before start. */
   let reconcile: ReconcileService | undefined;
   let reconcileBase: string | undefined;
+  /** The just task tools: off until the host says otherwise (set-just-tasks). */
+  let justTasks = false;
+  let server: WorktreeServer | undefined;
   const idleMemory = createIdleMemoryReclaimer();
   // Records go to the host, which writes them to its log file (and warnings to its stderr).
   const log = createLogger([(record) => channel.send({ type: 'log', record })]);
@@ -127,9 +130,10 @@ export function runWorktreeProcess(channel: HostChannel): void {
         }
         access ??= { token: message.token, requireToken: message.requireToken };
         fileLayerProbe = createFileLayerProbe(root);
-        const server = createWorktreeServer({
+        const assembled = createWorktreeServer({
           root,
           base: reconcileBase,
+          justTasks,
           // Once shutting down, a state computed meanwhile is no longer news for the host.
           onState: (state) => {
             if (!stopping) channel.send({ type: 'reconcile-state', state });
@@ -147,16 +151,18 @@ export function runWorktreeProcess(channel: HostChannel): void {
                   streamable_http: `http://${LISTEN_HOST}:${listener.port}/mcp`,
                 },
         });
-        const service = server.reconcile;
+        server = assembled;
+        const service = assembled.reconcile;
         reconcile = service;
         const started = await listenFromPort(
           {
             root,
             ...access,
-            tools: server.tools,
-            instructions: server.instructions,
-            extendServer: server.extendServer,
-            serverInfo: server.serverInfo,
+            tools: assembled.allTools,
+            isToolOffered: assembled.isToolOffered,
+            instructions: assembled.instructions,
+            extendServer: assembled.extendServer,
+            serverInfo: assembled.serverInfo,
             onClientEvent: (event) => clients.handle(event),
             onRequest: idleMemory.activity,
             onError: (error) => log.child('mcp').error(error.message),
@@ -165,6 +171,8 @@ export function runWorktreeProcess(channel: HostChannel): void {
         );
         listener = started;
         started.setAccess(access); // a set-token may have arrived during listen
+        // A set-just-tasks may have arrived during listen.
+        if (assembled.setJustTasks(justTasks)) started.notify.toolsChanged();
         channel.send({
           type: 'listening',
           port: started.port,
@@ -182,6 +190,11 @@ export function runWorktreeProcess(channel: HostChannel): void {
       case 'set-reconcile-base':
         reconcileBase = message.base;
         reconcile?.setBase(message.base);
+        return;
+      case 'set-just-tasks':
+        justTasks = message.enabled;
+        // Open sessions get the new list and every client a tools/list_changed.
+        if (server?.setJustTasks(message.enabled)) listener?.notify.toolsChanged();
         return;
       case 'set-token':
         access = { token: message.token, requireToken: message.requireToken };

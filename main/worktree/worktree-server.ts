@@ -6,6 +6,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import { createFileTools } from '../tools/index.ts';
+import { createJustTasks } from '../tools/just-tasks.ts';
 import type { ServerEndpoints } from '../tools/get-project-context.ts';
 import { createReconcileService, type ReconcileService } from '../tools/reconcile-service.ts';
 import type { ToolDefinition } from '../tools/tool-definition.ts';
@@ -22,11 +23,27 @@ export interface WorktreeServerOptions {
   onWarning: (message: string) => void;
   /** The server's own URLs, for get_project_context (undefined while unbound, or over stdio). */
   serverUrls: () => ServerEndpoints | undefined;
+  /** Offer the just task tools from the start (default off; setJustTasks changes it). */
+  justTasks?: boolean;
 }
 
 export interface WorktreeServer {
   readonly reconcile: ReconcileService;
+  /** The tools offered now (the just tasks only while turned on). */
   readonly tools: ToolDefinition[];
+  /**
+   * Every tool the server may offer, opt-in ones included: what a listener registers, with
+   * `isToolOffered` saying which are offered now (McpListenerOptions.isToolOffered).
+   */
+  readonly allTools: readonly ToolDefinition[];
+  isToolOffered(name: string): boolean;
+  /** Whether list_just_tasks and run_just_task are offered. */
+  readonly justTasks: boolean;
+  /**
+   * Turns the just task tools on or off; true when that changed the offered tools (the caller
+   * then sends tools/list_changed: McpListener.notify.toolsChanged).
+   */
+  setJustTasks(enabled: boolean): boolean;
   readonly instructions: string;
   readonly serverInfo: { name: string; version: string };
   /** Registers the prompts and spec resources on a server (McpListenerOptions.extendServer). */
@@ -41,12 +58,37 @@ export function createWorktreeServer(options: WorktreeServerOptions): WorktreeSe
     onState: options.onState,
     onWarning: options.onWarning,
   });
+  const justTasks = createJustTasks();
+  let justTasksOn = options.justTasks === true;
+  const optIn = new Set(justTasks.tools.map((tool) => tool.name));
+  const allTools = createFileTools({
+    specSummary: (signal) => reconcile.specSummary(signal),
+    serverUrls: options.serverUrls,
+    activeTasks: {
+      enabled: () => justTasksOn,
+      running: () => justTasks.running(),
+      recipes: async (root, signal) =>
+        (await justTasks.listRecipes(root, signal)).recipes.map((recipe) => recipe.name),
+    },
+  })
+    .concat(reconcile.tools)
+    .concat(justTasks.tools);
+  const isToolOffered = (name: string): boolean => justTasksOn || !optIn.has(name);
   return {
     reconcile,
-    tools: createFileTools({
-      specSummary: (signal) => reconcile.specSummary(signal),
-      serverUrls: options.serverUrls,
-    }).concat(reconcile.tools),
+    get tools() {
+      return allTools.filter((tool) => isToolOffered(tool.name));
+    },
+    allTools,
+    isToolOffered,
+    get justTasks() {
+      return justTasksOn;
+    },
+    setJustTasks(enabled) {
+      const changed = enabled !== justTasksOn;
+      justTasksOn = enabled;
+      return changed;
+    },
     instructions: reconcile.instructions,
     serverInfo: { name: 'grove', version: GROVE_VERSION },
     extendServer: (server) => reconcile.extendServer(server),
