@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connectClient } from '../testing/mcp-clients.ts';
 import { isPortOpen, randomFirstPort, waitFor } from '../testing/net.ts';
 import { makeTempDir, makeTempRepo, type TempRepo } from '../testing/temp-repo.ts';
+import { specResourceUri } from '../tools/reconcile-mcp.ts';
 
 const GROVE = fileURLToPath(new URL('../../bin/grove.js', import.meta.url));
 const BRIDGE_CLIENT = { name: 'bridge-test-client', version: '4.5.6' };
@@ -83,11 +84,25 @@ async function startServe(repo: TempRepo, dataDir: string): Promise<Serve> {
   return { child, port: Number(new URL(worktree.mcp).port), token: worktree.token, events };
 }
 
+const SPEC = `schema_version: '0.8'
+intent: The app.
+artifacts:
+  code:
+    - path: src/**
+behaviors:
+  - name: runs
+    given: input
+    then: output
+`;
+
 async function governedRepo(): Promise<TempRepo> {
-  return makeTempRepo({
+  const repo = await makeTempRepo({
     'README.md': '# bridged\n',
     'src/app.ts': 'export const answer = 42;\n',
+    '.notarai/app.spec.yaml': SPEC,
   });
+  cleanups.push(() => repo.cleanup());
+  return repo;
 }
 
 const readFileText = async (client: Client, file: string): Promise<unknown> =>
@@ -170,6 +185,75 @@ describe('grove bridge', () => {
       content: '# changed after the host\n',
     });
     expect(bridged.stderr()).toContain('now serving');
+    expect(bridged.stderr()).toContain('through this process');
+  });
+
+  it('reconnects to the host when it comes back, in the same client session', async () => {
+    const repo = await governedRepo();
+    const dataDir = await makeTempDir('grove-bridge-data-');
+    const first = await startServe(repo, dataDir);
+    const bridged = await connectBridge(repo.root, dataDir);
+    expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
+      content: '# bridged\n',
+    });
+
+    // Stopped and started again (same data directory: same port and token), between two calls.
+    first.child.kill('SIGTERM');
+    await waitFor(async () => !(await isPortOpen(first.port)), 'the worktree server to stop');
+    const second = await startServe(repo, dataDir);
+    expect(second.port).toBe(first.port);
+    expect(await readFileText(bridged.client, 'src/app.ts')).toMatchObject({
+      content: 'export const answer = 42;\n',
+    });
+    expect(bridged.stderr()).toMatch(/now serving .* through the Grove host/);
+    // The new host knows the client by name: the bridge opened a new session with its initialize.
+    await waitFor(
+      () =>
+        second.events
+          .flatMap((event) => (event.event === 'activity' ? (event.entries ?? []) : []))
+          .some((entry) => entry.clientName === BRIDGE_CLIENT.name && entry.tool === 'read_file'),
+      'the call in the new host Activity',
+    );
+  });
+
+  it('passes spec change notifications through, before and after the host goes away', async () => {
+    const repo = await governedRepo();
+    const dataDir = await makeTempDir('grove-bridge-data-');
+    const serve = await startServe(repo, dataDir);
+    const bridged = await connectBridge(repo.root, dataDir);
+    const updated: string[] = [];
+    bridged.client.setNotificationHandler('notifications/resources/updated', (note) => {
+      updated.push((note.params as { uri: string }).uri);
+    });
+    const uri = specResourceUri('.notarai/app.spec.yaml');
+    await bridged.client.subscribeResource({ uri });
+    // The host's watcher may take a moment to start after the server is ready.
+    await waitFor(
+      async () => {
+        await writeFile(path.join(repo.root, '.notarai/app.spec.yaml'), `${SPEC}# ${Date.now()}\n`);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return updated.length > 0;
+      },
+      'resources/updated from the host',
+      15_000,
+    );
+    expect(updated[0]).toBe(uri);
+
+    // The host goes; the bridge serves the worktree and re-subscribed the client's resource.
+    serve.child.kill('SIGKILL');
+    await waitFor(async () => !(await isPortOpen(serve.port)), 'the worktree server to stop');
+    expect((await bridged.client.listResources()).resources.map((r) => r.uri)).toContain(uri);
+    updated.length = 0;
+    await waitFor(
+      async () => {
+        await writeFile(path.join(repo.root, '.notarai/app.spec.yaml'), `${SPEC}# ${Date.now()}\n`);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return updated.length > 0;
+      },
+      'resources/updated from the bridge itself',
+      15_000,
+    );
+    expect(updated[0]).toBe(uri);
     expect(bridged.stderr()).toContain('through this process');
   });
 
