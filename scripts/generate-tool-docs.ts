@@ -1,6 +1,6 @@
 // Writes docs/tools.md, the reference of everything a worktree's server offers: every tool of the
 // one registry (the file tools, main/tools/index.ts, and the reconciliation tools,
-// main/tools/reconcile-tools.ts) with its title, description, annotations, deadline and the
+// main/tools/reconcile-tools.ts, and the opt-in just tasks, main/tools/just-tasks.ts) with its title, description, annotations, deadline and the
 // fields of its input and output schemas (as the JSON Schema clients receive), then the prompts
 // and resource templates as a real server lists them to a real MCP client. `npm run docs:tools`
 // rewrites the file; `--check` only says whether it is up to date. A unit test regenerates it in
@@ -13,6 +13,7 @@ import { connectClient, startTestListener } from '../main/testing/mcp-clients.ts
 import { registerReconcileMcp } from '../main/tools/reconcile-mcp.ts';
 import { createReconcileTools } from '../main/tools/reconcile-tools.ts';
 import { createFileTools } from '../main/tools/index.ts';
+import { justTaskTools } from '../main/tools/just-tasks.ts';
 import { toolDeadlineMs, type ToolDefinition } from '../main/tools/tool-definition.ts';
 
 export const TOOLS_DOC_PATH = fileURLToPath(new URL('../docs/tools.md', import.meta.url));
@@ -190,6 +191,23 @@ export const TOOL_USAGE: Record<string, ToolUsage> = {
     ],
   },
   get_project_context: { example: {}, errors: [] },
+  list_just_tasks: {
+    example: {},
+    errors: [
+      'no justfile in the worktree root (looked for justfile, Justfile, JUSTFILE, .justfile)',
+      'just is not installed (no `just` program on the PATH of the Grove server): install it …',
+      'just --dump failed (exit 1): error: Unknown setting `foo` …',
+    ],
+  },
+  run_just_task: {
+    example: { task: 'test', args: ['unit'] },
+    errors: [
+      'argument 1 ("$(id)") holds "$", a shell metacharacter, whitespace or control character: just pastes arguments into recipe lines, so each argument must be one plain word (…)',
+      'no recipe named "deploy" in justfile; recipes: build, test',
+      'recipe test takes 0 to 1 argument(s) (suite); 2 given',
+      'just is not installed (no `just` program on the PATH of the Grove server): install it …',
+    ],
+  },
   list_affected_specs: {
     example: { base_branch: 'main' },
     errors: [
@@ -231,10 +249,13 @@ export const TOOL_USAGE: Record<string, ToolUsage> = {
   },
 };
 
-/** Every tool a worktree's server offers, in the order it lists them. */
+/** Tools a worktree offers only when its user turned them on (off by default). */
+const OPT_IN_TOOLS = new Set(justTaskTools.map((tool) => tool.name));
+
+/** Every tool a worktree's server may offer, in the order it lists them (opt-in ones last). */
 export function serverTools(): ToolDefinition[] {
   const noEngine = () => Promise.reject(new Error('the reference only reads the definitions'));
-  return [...createFileTools(), ...createReconcileTools(noEngine)];
+  return [...createFileTools(), ...createReconcileTools(noEngine), ...justTaskTools];
 }
 
 /** A prompt or resource template as tools/list's siblings report it. */
@@ -310,7 +331,10 @@ export function renderToolDocs(
   tools: readonly ToolDefinition[],
   extras: { prompts: readonly ListedExtra[]; resources: readonly ListedExtra[] },
 ): string {
-  const writers = tools.filter((tool) => !tool.annotations.readOnlyHint).map((tool) => tool.name);
+  const writers = tools
+    .filter((tool) => !tool.annotations.readOnlyHint && !OPT_IN_TOOLS.has(tool.name))
+    .map((tool) => tool.name);
+  const optIn = tools.filter((tool) => OPT_IN_TOOLS.has(tool.name)).map((tool) => tool.name);
   const lines: string[] = [
     '# Server reference',
     '',
@@ -330,9 +354,18 @@ export function renderToolDocs(
     'The reconciliation tools are NotarAI\'s six; keys NotarAI does not have are marked "Grove',
     'addition", and docs/notarai-compatibility.md lists every place Grove differs, and why.',
     '',
+    `Opt-in: ${optIn.map((name) => `\`${name}\``).join(' and ')} run the worktree's \`just\``,
+    "recipes with the user's rights, so they break the read-only promise: a worktree offers them",
+    "only when its user turned them on (the server view's setting, or `grove serve --just-tasks`",
+    'for every worktree); off by default, and not listed then. Turning them on or off sends',
+    '`notifications/tools/list_changed`.',
+    '',
     '## Tools',
     '',
-    ...tools.map((tool) => `- [\`${tool.name}\`](#${tool.name}) — ${tool.title}`),
+    ...tools.map(
+      (tool) =>
+        `- [\`${tool.name}\`](#${tool.name}) — ${tool.title}${OPT_IN_TOOLS.has(tool.name) ? ' (opt-in, off by default)' : ''}`,
+    ),
   ];
   for (const tool of tools) {
     const input = z.toJSONSchema(tool.inputSchema, { io: 'input' }) as JsonSchema;
@@ -343,6 +376,9 @@ export function renderToolDocs(
       '',
       `**${tool.title}.** ${tool.description}`,
       '',
+      ...(OPT_IN_TOOLS.has(tool.name)
+        ? ['**Opt-in, off by default**: listed only while just tasks are on for the worktree.', '']
+        : []),
       `Annotations: ${annotationsLine(tool)}. Deadline: ${toolDeadlineMs(tool) / 1000} s (the call ends with an error past it).`,
       '',
       '#### Input',
