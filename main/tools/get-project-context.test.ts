@@ -1,6 +1,6 @@
 // get_project_context on real repositories: branch, HEAD, upstream ahead/behind, changes with
 // sample paths, other worktrees, the spec summary provider (present, absent, failing) and URLs.
-import { rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -141,5 +141,176 @@ describe('get_project_context', () => {
       await rm(empty, { recursive: true, force: true });
       await rm(plain, { recursive: true, force: true });
     }
+  });
+});
+
+// Recorded `docker compose ps --format json` output: compose ≥ 2.21 prints one object per line,
+// older versions one array (with Publishers but no Ports/Status strings).
+const PS_LINES = [
+  '{"Command":"\\"docker-entrypoint.s…\\"","CreatedAt":"2026-11-25 09:12:40 +0000 UTC","ExitCode":0,"Health":"healthy","ID":"5b7f0c1e9a2d","Image":"postgres:16","Labels":"com.docker.compose.project=repo","LocalVolumes":"1","Mounts":"repo_pgdata","Name":"repo-db-1","Names":"repo-db-1","Networks":"repo_default","Ports":"0.0.0.0:5432->5432/tcp","Project":"repo","Publishers":[{"URL":"0.0.0.0","TargetPort":5432,"PublishedPort":5432,"Protocol":"tcp"}],"RunningFor":"2 hours ago","Service":"db","Size":"0B","State":"running","Status":"Up 2 hours (healthy)"}',
+  '{"Command":"\\"node server.js\\"","CreatedAt":"2026-11-25 09:12:41 +0000 UTC","ExitCode":1,"Health":"","ID":"9c3a4d2b7e11","Image":"repo-web","Labels":"","LocalVolumes":"0","Mounts":"","Name":"repo-web-1","Names":"repo-web-1","Networks":"repo_default","Ports":"","Project":"repo","Publishers":[],"RunningFor":"2 hours ago","Service":"web","Size":"0B","State":"exited","Status":"Exited (1) 5 minutes ago"}',
+].join('\n');
+const PS_ARRAY =
+  '[{"ID":"5b7f0c1e9a2d","Name":"repo-db-1","Command":"docker-entrypoint.sh postgres","Project":"repo","Service":"db","State":"running","Health":"","ExitCode":0,"Publishers":[{"URL":"0.0.0.0","TargetPort":5432,"PublishedPort":5432,"Protocol":"tcp"},{"URL":"","TargetPort":9187,"PublishedPort":0,"Protocol":"tcp"}]}]';
+
+describe('get_project_context containers and active tasks', () => {
+  let composed: TempRepo;
+  let bin: string;
+  let savedPath: string | undefined;
+
+  /** Puts a fake `docker` first on PATH: it records its arguments and runs `body`. */
+  async function fakeDocker(body: string): Promise<void> {
+    await writeFile(
+      path.join(bin, 'docker'),
+      `#!/bin/sh\nprintf '%s\\n' "$@" > "${bin}/args"\n${body}\n`,
+      { mode: 0o755 },
+    );
+  }
+
+  beforeAll(async () => {
+    composed = await makeTempRepo({ 'compose.yaml': 'services:\n  db:\n    image: postgres:16\n' });
+    bin = await makeTempDir('grove-fake-docker-');
+    savedPath = process.env.PATH;
+    process.env.PATH = `${bin}${path.delimiter}${process.env.PATH ?? ''}`;
+  });
+  afterAll(async () => {
+    process.env.PATH = savedPath;
+    await composed.cleanup();
+    await rm(bin, { recursive: true, force: true });
+  });
+
+  it('lists the containers of the compose file (one JSON object per line)', async () => {
+    await fakeDocker(`cat <<'JSON'\n${PS_LINES}\nJSON`);
+    const result = await context({}, composed.root);
+    expect(result.containers).toEqual({
+      compose_file: 'compose.yaml',
+      services: [
+        {
+          name: 'repo-db-1',
+          service: 'db',
+          state: 'running',
+          status: 'Up 2 hours (healthy)',
+          health: 'healthy',
+          ports: '0.0.0.0:5432->5432/tcp',
+        },
+        {
+          name: 'repo-web-1',
+          service: 'web',
+          state: 'exited',
+          status: 'Exited (1) 5 minutes ago',
+          health: null,
+          ports: '',
+        },
+      ],
+    });
+    const args = (await readFile(path.join(bin, 'args'), 'utf8')).trim().split('\n');
+    expect(args).toEqual([
+      'compose',
+      '--file',
+      path.join(composed.root, 'compose.yaml'),
+      '--project-directory',
+      composed.root,
+      'ps',
+      '--format',
+      'json',
+    ]);
+  });
+
+  it('reads the older array output too', async () => {
+    await fakeDocker(`echo '${PS_ARRAY}'`);
+    const result = await context({}, composed.root);
+    expect(result.containers?.services).toEqual([
+      {
+        name: 'repo-db-1',
+        service: 'db',
+        state: 'running',
+        status: '',
+        health: null,
+        ports: '0.0.0.0:5432->5432/tcp, 9187/tcp',
+      },
+    ]);
+  });
+
+  it('says in one field that docker is not running, not installed, or not answering', async () => {
+    await fakeDocker(
+      'echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2; exit 1',
+    );
+    const stopped = await context({}, composed.root);
+    expect(stopped.containers).toEqual({
+      compose_file: 'compose.yaml',
+      services: null,
+      unavailable: expect.stringMatching(/^docker is not running: Cannot connect/) as string,
+    });
+
+    await rm(path.join(bin, 'docker'));
+    const saved = process.env.PATH;
+    process.env.PATH = bin; // no docker anywhere
+    try {
+      const missing = await context({}, composed.root);
+      expect(missing.containers?.unavailable).toBe('docker is not installed (no docker on PATH)');
+    } finally {
+      process.env.PATH = saved;
+    }
+
+    await fakeDocker('exec sleep 30');
+    const started = Date.now();
+    const slow = await context({}, composed.root);
+    expect(slow.containers?.unavailable).toBe('docker did not answer within 3 s');
+    expect(Date.now() - started).toBeLessThan(8_000);
+    // The call itself never failed: the rest is there.
+    expect(slow.branch).toBe('main');
+  });
+
+  it('reports no containers without a compose file, and never runs docker then', async () => {
+    await fakeDocker('echo called > "$0.called"; echo "[]"');
+    const result = await context({}, feature);
+    expect(result.containers).toBeNull();
+    await expect(readFile(path.join(bin, 'docker.called'), 'utf8')).rejects.toThrow();
+  });
+
+  it('reports the running just tasks with their elapsed time, and the recipes when tasks are on', async () => {
+    const startedAt = Date.now() - 4_000;
+    const running = [{ task: 'test', args: ['unit'], startedAt }];
+    const on = await context(
+      {
+        activeTasks: {
+          enabled: () => true,
+          running: () => running,
+          recipes: async () => ['build', 'test'],
+        },
+      },
+      composed.root,
+    );
+    expect(on.active_tasks).toMatchObject({ enabled: true, recipes: ['build', 'test'] });
+    expect(on.active_tasks.running).toHaveLength(1);
+    expect(on.active_tasks.running[0]).toMatchObject({ task: 'test', args: ['unit'] });
+    expect(on.active_tasks.running[0]!.elapsed_ms).toBeGreaterThanOrEqual(4_000);
+
+    const off = await context({
+      activeTasks: { enabled: () => false, running: () => [], recipes: async () => ['x'] },
+    });
+    expect(off.active_tasks).toEqual({ enabled: false, running: [], recipes: null });
+    expect((await context()).active_tasks).toEqual({ enabled: false, running: [], recipes: null });
+
+    const failing = await context({
+      activeTasks: {
+        enabled: () => true,
+        running: () => [],
+        recipes: () => Promise.reject(new Error('no justfile in the worktree root')),
+      },
+    });
+    expect(failing.active_tasks).toEqual({
+      enabled: true,
+      running: [],
+      recipes: null,
+      recipes_unavailable: 'no justfile in the worktree root',
+    });
+
+    const hanging = await context({
+      activeTasks: { enabled: () => true, running: () => [], recipes: () => new Promise(() => {}) },
+    });
+    expect(hanging.active_tasks.recipes_unavailable).toBe(
+      'listing the recipes took longer than 3 s',
+    );
   });
 });
