@@ -160,6 +160,22 @@ function Settings({
           The token is not required: every program on this machine can reach this worktree.
         </p>
       )}
+      <Switch
+        label="Allow just tasks"
+        hint={
+          'Offers list_just_tasks and run_just_task: any connected client may run any recipe of ' +
+          "this worktree's justfile, with your user's rights. A recipe can change or delete files, " +
+          'use the network and run any program; arguments are plain words. Off by default.'
+        }
+        checked={worktree.settings.justTasks === true}
+        disabled={!live || busy || worktree.settings.justTasksByHost === true}
+        onChange={(justTasks) => void change({ justTasks })}
+      />
+      {worktree.settings.justTasksByHost === true && (
+        <p className="notice" role="note">
+          Just tasks are on for every worktree: Grove was started with --just-tasks.
+        </p>
+      )}
       {error && (
         <p className="notice notice--error" role="alert">
           {error}
