@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { connectClient } from '../testing/mcp-clients.ts';
 import { isPortOpen, randomFirstPort } from '../testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 
@@ -93,6 +94,35 @@ describe('grove serve', () => {
       expect(await isPortOpen(Number(new URL(worktree.mcp).port))).toBe(false);
     }
     await repo.cleanup();
+  });
+
+  it('offers the just task tools only with --just-tasks', async () => {
+    const repo = await makeTempRepo({ justfile: 'hello:\n    echo hi\n' });
+    const toolNames = async (...flags: string[]): Promise<string[]> => {
+      const run = runGrove(
+        'serve',
+        '--json',
+        '--no-ui',
+        '--data-dir',
+        await makeTempDir(),
+        ...flags,
+        repo.root,
+      );
+      const ready = JSON.parse(await nextLine(run)) as {
+        worktrees: { mcp: string; token: string }[];
+      };
+      const { mcp, token } = ready.worktrees[0]!;
+      const { client } = await connectClient(Number(new URL(mcp).port), 'legacy-http', token);
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      await client.close();
+      run.child.kill('SIGTERM');
+      await run.exit;
+      return names;
+    };
+    expect(await toolNames()).not.toContain('run_just_task');
+    expect(await toolNames('--just-tasks')).toEqual(
+      expect.arrayContaining(['list_just_tasks', 'run_just_task', 'read_file']),
+    );
   });
 
   it('prints branch, path, URLs, token and the UI URL for people', async () => {

@@ -22,6 +22,8 @@ Options:
   --data-dir DIR   app database, settings and log (default: ${defaultDataDirectory()})
   --ui-port N      port of the UI (default: 47100; 0 picks a free one)
   --no-ui          do not serve the UI
+  --just-tasks     offer list_just_tasks and run_just_task on every worktree served (they run the
+                   worktree's just recipes with your rights; off by default)
   --json           print machine-readable JSON lines instead of text
   -h, --help       show this help
   -v, --version    print Grove's version`;
@@ -39,6 +41,8 @@ interface ServeOptions {
   uiPort: number;
   ui: boolean;
   json: boolean;
+  /** Offer the just tools on every worktree served (`--just-tasks`). */
+  justTasks: boolean;
   /** First port for new worktrees (env GROVE_FIRST_PORT), so several hosts can coexist. */
   firstPort: number | undefined;
 }
@@ -52,6 +56,7 @@ function parseServeArgs(args: string[]): ServeOptions {
       'ui-port': { type: 'string' },
       'no-ui': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
+      'just-tasks': { type: 'boolean', default: false },
     },
   });
   const uiPort = values['ui-port'] === undefined ? DEFAULT_UI_PORT : Number(values['ui-port']);
@@ -72,6 +77,7 @@ function parseServeArgs(args: string[]): ServeOptions {
     uiPort,
     ui: !values['no-ui'],
     json: values.json,
+    justTasks: values['just-tasks'],
   };
 }
 
@@ -88,7 +94,11 @@ function describeStatus(worktree: WorktreeState): string {
 }
 
 async function serve(options: ServeOptions): Promise<void> {
-  const host = await Host.open({ dataDir: options.dataDir, firstPort: options.firstPort });
+  const host = await Host.open({
+    dataDir: options.dataDir,
+    firstPort: options.firstPort,
+    justTasks: options.justTasks,
+  });
   let ui: UiServer | undefined;
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
