@@ -206,6 +206,41 @@ describe('client events', () => {
 });
 
 describe('legacy sessions', () => {
+  it('refuses a tool turned off to a session that never sent notifications/initialized', async () => {
+    let offered = true;
+    const server = await listen({ isToolOffered: (name) => offered || name !== 'echo' });
+    const headers = {
+      ...authHeader,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+    };
+    const opened = await rawRequest({
+      port: server.port,
+      method: 'POST',
+      path: '/mcp',
+      headers,
+      body: JSON.stringify(initializeBody()),
+    });
+    const sessionId = String(opened.headers['mcp-session-id']);
+    offered = false;
+    server.listener.notify.toolsChanged();
+    const call = await rawRequest({
+      port: server.port,
+      method: 'POST',
+      path: '/mcp',
+      headers: { ...headers, 'Mcp-Session-Id': sessionId, 'Mcp-Protocol-Version': '2025-06-18' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { message: 'still here?' } },
+      }),
+    });
+    expect(call.body).toContain('"isError":true');
+    expect(call.body).toContain('not offered');
+    expect(call.body).not.toContain('"zeta"');
+  });
+
   it('answers 404 for an unknown Mcp-Session-Id', async () => {
     const server = await listen();
     const response = await rawRequest({

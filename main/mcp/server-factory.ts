@@ -198,6 +198,12 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
           annotations: { ...tool.annotations },
         },
         async (args: Record<string, unknown>, ctx: ServerContext) => {
+          // Checked again at call time: a server syncTools never saw (a legacy session that
+          // skipped notifications/initialized) must not keep a tool the user turned off.
+          if (!offered(tool.name)) {
+            registration.enabled = false;
+            return toolErrorResult(`Tool ${tool.name} is not offered by this server now`);
+          }
           const started = performance.now();
           const progress = requestProgress(ctx, progressIntervalMs);
           let result: CallToolResult;
