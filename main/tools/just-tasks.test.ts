@@ -3,6 +3,7 @@
 // arguments, refusals, deadline, cancellation with the recipe's children, output caps, the
 // environment, streamed output, and a missing `just`.
 import { readFileSync } from 'node:fs';
+import { rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../platform/errors.ts';
@@ -112,6 +113,33 @@ describe('list_just_tasks', () => {
     }
   });
 
+  it('never shows the content of a file outside the worktree that the justfile imports', async () => {
+    const hostile = await makeTempRepo();
+    try {
+      const secret = 'SECRET-MARKER-4821';
+      await writeFiles(hostile.dir, { 'outside.txt': `first: line\n${secret} here\n` });
+      await writeFiles(hostile.root, {
+        'link.just': '',
+        justfile: `import "../outside.txt"\nok:\n    echo ok\n`,
+      });
+      const attempt = call(tools().list, {}, {}, hostile.root);
+      await expect(attempt).rejects.toThrow(/outside the worktree/);
+      await expect(attempt).rejects.not.toThrow(secret);
+      // The same through a symlink committed inside the worktree.
+      await rm(path.join(hostile.root, 'link.just'));
+      await symlink(path.join(hostile.dir, 'outside.txt'), path.join(hostile.root, 'link.just'));
+      await writeFiles(hostile.root, { justfile: `import "link.just"\nok:\n    echo ok\n` });
+      const linked = call(tools().list, {}, {}, hostile.root);
+      await expect(linked).rejects.toThrow(/outside the worktree/);
+      await expect(linked).rejects.not.toThrow(secret);
+      // An error in the worktree's own justfile is still shown in full.
+      await writeFiles(hostile.root, { justfile: 'bad line here\n' });
+      await expect(call(tools().list, {}, {}, hostile.root)).rejects.toThrow(/bad line here/);
+    } finally {
+      await hostile.cleanup();
+    }
+  });
+
   it('says clearly when just is not installed', async () => {
     const saved = process.env.PATH;
     process.env.PATH = '/nonexistent';
@@ -165,6 +193,29 @@ describe('run_just_task', () => {
       /recipe hello takes 0 to 1 argument\(s\) \(name\); 2 given/,
     );
     await expect(call(tools().run, { task: 'words', args: ['a'] })).rejects.toThrow(/at least 2/);
+  });
+
+  it('never runs a second recipe from extra arguments, even for a recipe whose parameters are options', async () => {
+    const optioned = await makeTempRepo({
+      justfile:
+        '[arg("level", long="level")]\nbuild level="1":\n    echo build {{level}}\n\n' +
+        '_private:\n    echo PRIVATE-RAN\n',
+    });
+    try {
+      const named = await call(
+        tools().run,
+        { task: 'build', args: ['--level=2'] },
+        {},
+        optioned.root,
+      );
+      expect(named.stdout).toBe('build 2\n');
+      const attempt = call(tools().run, { task: 'build', args: ['_private'] }, {}, optioned.root)
+        .then((result) => `${String(result.stdout)}${String(result.stderr)}`)
+        .catch((error: unknown) => String(error));
+      expect(await attempt).not.toContain('PRIVATE-RAN');
+    } finally {
+      await optioned.cleanup();
+    }
   });
 
   it('passes no Grove token, API key or LLM setting to the recipe', async () => {

@@ -133,7 +133,31 @@ function justArguments(root: string, justfile: string, rest: readonly string[]):
   return ['--justfile', justfile, '--working-directory', root, ...rest];
 }
 
-function failure(output: ProcessOutput, what: string): UserError {
+/** Where `just` says an error is (`——▶ path:line:col`, relative to the worktree root). */
+const ERROR_LOCATION = /^\s*—+▶\s+(.+):\d+:\d+\s*$/u;
+
+/**
+ * `just`'s error output, unless it is about a file outside the worktree (a justfile may `import`
+ * or `mod` any path): just quotes the offending line and its tokens, and a file outside is never
+ * shown, not even in an error. Then only where the error is.
+ */
+async function errorReport(root: string, stderr: Buffer): Promise<string> {
+  const lines = stderr.toString('utf8').trim().split('\n');
+  for (const line of lines) {
+    const location = ERROR_LOCATION.exec(line)?.[1];
+    if (location === undefined) continue;
+    const inside = await statInsideRoot(root, location).then(
+      (found) => found.stats.isFile(),
+      () => false,
+    );
+    if (!inside) {
+      return `the error is in ${location}, outside the worktree (its text is not shown)`;
+    }
+  }
+  return lines.slice(0, 8).join('\n');
+}
+
+async function failure(root: string, output: ProcessOutput, what: string): Promise<UserError> {
   if (output.startError?.code === 'ENOENT')
     return new UserError(NOT_INSTALLED, { code: 'unavailable' });
   if (output.stopped === 'timeout') {
@@ -145,7 +169,7 @@ function failure(output: ProcessOutput, what: string): UserError {
     return new UserError(`${what} was cancelled`, { code: 'cancelled' });
   if (output.startError)
     return new UserError(`${what} could not start: ${output.startError.message}`);
-  const reason = output.stderr.toString('utf8').trim().split('\n').slice(0, 8).join('\n');
+  const reason = await errorReport(root, output.stderr);
   return new UserError(`${what} failed (exit ${output.code}): ${reason || 'no message'}`);
 }
 
@@ -279,7 +303,7 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
         processGroup: true,
       },
     );
-    if (output.code !== 0) throw failure(output, 'just --dump');
+    if (output.code !== 0) throw await failure(root, output, 'just --dump');
     return { justfile: justfile.relative, recipes: parseDump(output.stdout.toString('utf8')) };
   };
 
@@ -354,7 +378,9 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
           justArguments(ctx.root, justfile.real, ['--', task, ...args]),
           {
             cwd: ctx.root,
-            env: childEnvironment(),
+            // One recipe per run: arguments a recipe does not take as positional ones (its
+            // parameters may be options, `[arg(long)]`) are an error, never more recipes.
+            env: { ...childEnvironment(), JUST_ONE: 'true' },
             signal: ctx.signal,
             timeoutMs: runTimeoutMs,
             maxStdoutBytes: maxStdout,
@@ -370,7 +396,7 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
         runs.delete(run);
         stream.end();
       }
-      if (output.startError) throw failure(output, `just ${task}`);
+      if (output.startError) throw await failure(ctx.root, output, `just ${task}`);
       if (output.stopped === 'cancelled') {
         throw new UserError(`just ${task} was cancelled and stopped`, { code: 'cancelled' });
       }
