@@ -257,6 +257,40 @@ describe('grove bridge', () => {
     expect(bridged.stderr()).toContain('through this process');
   });
 
+  it('serves the worktree itself when the app database cannot be read, saying so on stderr', async () => {
+    const repo = await governedRepo();
+    const dataDir = await makeTempDir('grove-bridge-data-');
+    await writeFile(path.join(dataDir, 'grove.db'), 'not a database at all, '.repeat(400), {
+      mode: 0o600,
+    });
+    const bridged = await connectBridge(repo.root, dataDir);
+    expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
+      content: '# bridged\n',
+    });
+    expect(bridged.stderr()).toContain('through this process');
+    expect(bridged.stderr()).toMatch(/cannot read the app database/);
+  });
+
+  it('keeps the session when the host goes away and the app database cannot be read', async () => {
+    const repo = await governedRepo();
+    const dataDir = await makeTempDir('grove-bridge-data-');
+    const serve = await startServe(repo, dataDir);
+    const bridged = await connectBridge(repo.root, dataDir);
+    expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
+      content: '# bridged\n',
+    });
+    serve.child.kill('SIGKILL');
+    for (const suffix of ['', '-wal', '-shm']) {
+      await writeFile(path.join(dataDir, `grove.db${suffix}`), 'garbage '.repeat(1000));
+    }
+    await waitFor(async () => !(await isPortOpen(serve.port)), 'the worktree server to stop');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
+      content: '# bridged\n',
+    });
+    expect(bridged.stderr()).toContain('through this process');
+  });
+
   it('refuses a path outside any git worktree with a clear message on stderr', async () => {
     const plain = await makeTempDir('grove-not-a-repo-');
     const child = spawn(process.execPath, [GROVE, 'bridge', plain], { stdio: 'pipe' });

@@ -111,7 +111,8 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
     },
     onlost(reason) {
       const self = getSelf();
-      if (self !== undefined) void moveFrom(self, reason);
+      // A failed move is tried again by the next message (forward); it must not end the process.
+      if (self !== undefined) moveFrom(self, reason).catch(() => undefined);
     },
   });
 
@@ -119,7 +120,12 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
     let self: Upstream | undefined;
     const handlers = handlersFor(() => self);
     if (!options.local) {
-      const host = await findHostServer(options.dataDir, root);
+      // The database only says where a host is: unreadable (corrupt, locked, another schema),
+      // the bridge serves the worktree itself.
+      const host = await findHostServer(options.dataDir, root).catch((error: unknown) => {
+        log.warn(`${error instanceof Error ? error.message : String(error)}; not using a host`);
+        return undefined;
+      });
       if (host !== undefined) {
         self = await connectToHost(host, handlers);
         return self;
@@ -140,7 +146,10 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
       const id = `grove-bridge-replay-${++replays}`;
       const answered = new Promise<JSONRPCMessage>((resolve, reject) => {
         replayWaiters.set(id, resolve);
-        setTimeout(() => reject(new Error(`no answer to ${request.method}`)), REPLAY_TIMEOUT_MS);
+        setTimeout(() => {
+          replayWaiters.delete(id);
+          reject(new Error(`no answer to ${request.method}`));
+        }, REPLAY_TIMEOUT_MS);
       });
       await upstream.send({ ...request, id });
       const answer = await answered;
@@ -171,7 +180,13 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
       for (const [id, upstream] of serverRequests) if (upstream === lost) serverRequests.delete(id);
       await lost.close().catch(() => undefined);
       const next = await connect();
-      await replayOpening(next);
+      try {
+        await replayOpening(next);
+      } catch (error) {
+        log.warn(`could not continue the session on ${next.description}: ${String(error)}`);
+        await next.close().catch(() => undefined);
+        throw error;
+      }
       log.warn(`now serving ${root} through ${next.description}`);
       current = next;
       return next;
@@ -200,7 +215,8 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
     remember(message);
     const isAnswer = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
     for (let attempt = 0; attempt < 2; attempt++) {
-      const upstream = moving ? await moving : current;
+      // A failed move leaves the lost upstream current: sending to it fails, which moves again.
+      const upstream = moving ? await moving.catch(() => current) : current;
       if (isAnswer) {
         // An answer to a request of the upstream goes to that upstream, if it is still there.
         const asker = serverRequests.get(message.id!);

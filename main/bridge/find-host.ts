@@ -70,6 +70,9 @@ export async function findHostServer(
   let row;
   try {
     row = database.getWorktreeByPath(root);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`cannot read the app database in ${dataDir}: ${reason}`, { cause: error });
   } finally {
     database.close();
   }
