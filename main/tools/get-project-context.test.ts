@@ -261,6 +261,32 @@ describe('get_project_context containers and active tasks', () => {
     expect(slow.branch).toBe('main');
   });
 
+  it("never shows docker compose's error text, which may quote files outside the worktree", async () => {
+    // compose quotes the offending line of an env_file (or extends/include file) it cannot parse.
+    await fakeDocker(
+      `echo 'failed to read /home/u/.netrc: line 1: unexpected character " " in variable name "machine h password SECRET-7731"' >&2; exit 15`,
+    );
+    const failed = await context({}, composed.root);
+    expect(failed.containers?.services).toBeNull();
+    expect(failed.containers?.unavailable).toMatch(/^docker compose ps failed \(exit 15\)/);
+    expect(JSON.stringify(failed)).not.toContain('SECRET-7731');
+  });
+
+  it('stops docker with what it started when it does not answer (a compose plugin holding on)', async () => {
+    const pidFile = path.join(bin, 'plugin.pid');
+    await fakeDocker(`sh -c 'trap "" TERM; sleep 30' & echo $! > "${pidFile}"; trap '' TERM; wait`);
+    const result = await context({}, composed.root);
+    expect(result.containers?.unavailable).toBe('docker did not answer within 3 s');
+    const pid = Number((await readFile(pidFile, 'utf8')).trim());
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const alive = await readFile(`/proc/${pid}/stat`, 'utf8').then(
+      (stat) => !/^\d+ \(.*\) [ZX]/.test(stat),
+      () => false,
+    );
+    if (alive) process.kill(pid, 'SIGKILL');
+    expect(alive).toBe(false);
+  });
+
   it('reports no containers without a compose file, and never runs docker then', async () => {
     await fakeDocker('echo called > "$0.called"; echo "[]"');
     const result = await context({}, feature);

@@ -243,7 +243,12 @@ function dockerUnavailable(output: ProcessOutput): string {
   ) {
     return `docker is not running: ${message}`;
   }
-  return `docker compose ps failed (exit ${output.code}): ${message || 'no message'}`;
+  // Not its message: compose quotes the line it could not parse, and the compose file may name
+  // files outside the worktree (env_file, extends, include).
+  return (
+    `docker compose ps failed (exit ${output.code}); its message is not shown (it may quote ` +
+    'files outside the worktree): run `docker compose ps` in the worktree to see it'
+  );
 }
 
 async function containersOf(root: string, signal: AbortSignal): Promise<Containers | null> {
@@ -259,6 +264,8 @@ async function containersOf(root: string, signal: AbortSignal): Promise<Containe
       timeoutMs: CONTEXT_PROBE_TIMEOUT_MS,
       maxStdoutBytes: 4 * 1024 * 1024,
       onOverflow: 'kill',
+      // docker runs compose as a plugin process of its own: stopped, both go.
+      processGroup: true,
     },
   );
   if (output.code !== 0) {
