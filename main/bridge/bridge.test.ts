@@ -57,10 +57,10 @@ interface Serve {
 }
 
 /** Runs the real `grove serve --json` for one repository until its ready line. */
-async function startServe(repo: TempRepo, dataDir: string): Promise<Serve> {
+async function startServe(repo: TempRepo, dataDir: string, extra: string[] = []): Promise<Serve> {
   const child = spawn(
     process.execPath,
-    [GROVE, 'serve', '--json', '--no-ui', '--data-dir', dataDir, repo.root],
+    [GROVE, 'serve', '--json', '--no-ui', ...extra, '--data-dir', dataDir, repo.root],
     { stdio: 'pipe', env: { ...process.env, GROVE_FIRST_PORT: String(randomFirstPort()) } },
   );
   cleanups.push(() => void child.kill('SIGKILL'));
@@ -289,6 +289,28 @@ describe('grove bridge', () => {
       content: '# bridged\n',
     });
     expect(bridged.stderr()).toContain('through this process');
+  });
+
+  it('tells the client the tool list changed when it moves from the host to serving itself', async () => {
+    const repo = await governedRepo();
+    await writeFile(path.join(repo.root, 'justfile'), 'hello:\n    echo hello\n');
+    const dataDir = await makeTempDir('grove-bridge-data-');
+    const serve = await startServe(repo, dataDir, ['--just-tasks']);
+    const bridged = await connectBridge(repo.root, dataDir);
+    let changes = 0;
+    bridged.client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changes += 1;
+    });
+    const names = async () => (await bridged.client.listTools()).tools.map((tool) => tool.name);
+    expect(await names()).toContain('run_just_task');
+
+    serve.child.kill('SIGKILL');
+    await waitFor(async () => !(await isPortOpen(serve.port)), 'the worktree server to stop');
+    expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
+      content: '# bridged\n',
+    });
+    await waitFor(() => changes > 0, 'tools/list_changed after the move');
+    expect(await names()).not.toContain('run_just_task');
   });
 
   it('refuses a path outside any git worktree with a clear message on stderr', async () => {

@@ -189,6 +189,10 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
       }
       log.warn(`now serving ${root} through ${next.description}`);
       current = next;
+      // The new upstream may offer other tools (the host's just tasks are never served here).
+      if (opening.initialized) {
+        reply({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      }
       return next;
     })().finally(() => {
       moving = undefined;
