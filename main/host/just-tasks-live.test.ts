@@ -3,6 +3,7 @@
 // turning the setting on or off sends tools/list_changed to connected clients and changes the
 // list; runs show in Activity with the client and the task; the setting persists; the host option
 // (grove serve --just-tasks) turns it on everywhere.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorktreeState } from '../../shared/model.ts';
@@ -122,6 +123,43 @@ describe('just tasks in a served worktree', () => {
       await waitFor(() => session.changes() === 2, 'tools/list_changed after turning off');
       expect((await session.names()).filter((name) => JUST_TOOLS.includes(name))).toEqual([]);
     }
+  });
+
+  it('ends a running recipe when the host closes, even one that ignores SIGTERM', async () => {
+    const repo = await makeTempRepo({
+      justfile:
+        'stubborn:\n    sh -c \'trap "" TERM; echo $$ > stubborn.pid; while true; do sleep 1; done\'\n',
+    });
+    cleanups.push(repo.cleanup);
+    const host = await openHost(await makeTempDir(), true);
+    await host.addRepo(repo.root);
+    await host.startAll();
+    const session = await connect(host, 'legacy-http');
+    void session.client
+      .callTool({ name: 'run_just_task', arguments: { task: 'stubborn' } })
+      .catch(() => undefined);
+    const pidFile = path.join(repo.root, 'stubborn.pid');
+    const readPid = (): number => {
+      try {
+        return Number(readFileSync(pidFile, 'utf8').trim());
+      } catch {
+        return 0;
+      }
+    };
+    await waitFor(() => readPid() > 0, 'the recipe to start');
+    const pid = readPid();
+    const running = (): boolean => {
+      try {
+        return !/^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    cleanups.push(async () => {
+      if (running()) process.kill(pid, 'SIGKILL');
+    });
+    await host.close();
+    await waitFor(() => !running(), 'the recipe to end with the host', 5_000);
   });
 
   it('keeps the setting across restarts of the host, and applies it when the server starts', async () => {

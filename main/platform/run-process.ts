@@ -79,6 +79,29 @@ export const KILL_GRACE_MS = 1_000;
 /** After the program exited, how long its output streams may stay open (a grandchild holding them). */
 const CLOSE_GRACE_MS = 2_000;
 
+/**
+ * Process groups started here and not ended yet. If this process exits first (a worktree process
+ * closing with a run going on), they are killed outright: a stop's SIGKILL timer would never fire.
+ */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function trackGroup(pid: number): void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const group of liveGroups) {
+        try {
+          process.kill(-group, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+    });
+  }
+  liveGroups.add(pid);
+}
+
 /** Runs `command args` (no shell) and resolves with what happened. Never rejects. */
 export function runProcess(
   command: string,
@@ -116,6 +139,8 @@ export function runProcess(
       resolve(empty(error as NodeJS.ErrnoException));
       return;
     }
+    const groupPid = group ? child.pid : undefined;
+    if (groupPid !== undefined) trackGroup(groupPid);
     const keep = options.onOverflow === 'truncate' ? (options.keep ?? 'head') : 'head';
     const stdout = new CappedBuffer(options.maxStdoutBytes, keep);
     const stderr = new CappedBuffer(maxStderr, keep);
@@ -159,6 +184,7 @@ export function runProcess(
     const finish = (code: number | null, signal: NodeJS.Signals | null): void => {
       if (settled) return;
       settled = true;
+      if (groupPid !== undefined) liveGroups.delete(groupPid);
       clearTimeout(deadline);
       clearTimeout(closeTimer);
       options.signal?.removeEventListener('abort', onAbort);
