@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runProcess, type RunProcessOptions } from './run-process.ts';
 
@@ -85,6 +87,31 @@ describe('runProcess', () => {
     setTimeout(() => controller.abort(), 100);
     const output = await runProcess('sleep', ['30'], { ...base, signal: controller.signal });
     expect(output.stopped).toBe('cancelled');
+  });
+
+  it('never finds a program through a relative or empty PATH entry (they name the cwd)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'grove-run-process-'));
+    try {
+      writeFileSync(path.join(dir, 'grove-planted'), '#!/bin/sh\necho planted\n', { mode: 0o755 });
+      for (const entries of ['/usr/bin:/bin:', '.:/usr/bin', '/usr/bin::/bin']) {
+        const output = await runProcess('grove-planted', [], {
+          ...base,
+          cwd: dir,
+          env: { PATH: entries },
+        });
+        expect(output.stdout.toString()).toBe('');
+        expect(output.startError?.code).toBe('ENOENT');
+      }
+      // The program's own PATH is left as it was.
+      const echoed = await runProcess('sh', ['-c', 'echo "$PATH"'], {
+        ...base,
+        cwd: dir,
+        env: { PATH: '.:/usr/bin:/bin' },
+      });
+      expect(echoed.stdout.toString()).toBe('.:/usr/bin:/bin\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reports a program that is not installed as a start error, never a rejection', async () => {

@@ -6,6 +6,9 @@
 // output streamed to the caller as it comes. Never rejects: a program that cannot start resolves
 // with `code: null` and the reason.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import path from 'node:path';
 
 export interface RunProcessOptions {
   /** Directory the program runs in. */
@@ -102,8 +105,64 @@ function trackGroup(pid: number): void {
   liveGroups.add(pid);
 }
 
-/** Runs `command args` (no shell) and resolves with what happened. Never rejects. */
-export function runProcess(
+/**
+ * `env`'s PATH without its empty and relative entries. Both name the directory the program runs in
+ * — a worktree, whose files are untrusted — so a committed executable named `docker` or `git`
+ * would run in place of the one the user installed.
+ */
+export function absolutePathEntries(env: NodeJS.ProcessEnv): string[] {
+  // Without PATH, the system's default search path (as execvp).
+  const entries = env.PATH ?? ['/usr/bin', '/bin'].join(path.delimiter);
+  return entries.split(path.delimiter).filter((entry) => path.isAbsolute(entry));
+}
+
+/** Where `command` is among the absolute entries of `env`'s PATH (POSIX), or undefined. */
+async function findProgram(command: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (process.platform === 'win32' || command.includes('/')) return command;
+  for (const directory of absolutePathEntries(env)) {
+    const candidate = path.join(directory, command);
+    const found = await access(candidate, constants.X_OK)
+      .then(() => stat(candidate))
+      .then((stats) => stats.isFile())
+      .catch(() => false);
+    if (found) return candidate;
+  }
+  return undefined;
+}
+
+/**
+ * Runs `command args` (no shell) and resolves with what happened. Never rejects. A bare command
+ * is looked up in the absolute entries of the environment's PATH only; the program still gets
+ * that PATH whole.
+ */
+export async function runProcess(
+  command: string,
+  args: readonly string[],
+  options: RunProcessOptions,
+): Promise<ProcessOutput> {
+  const program = await findProgram(command, options.env);
+  if (program === undefined) {
+    const error: NodeJS.ErrnoException = new Error(`spawn ${command} ENOENT`);
+    error.code = 'ENOENT';
+    return notStarted(error);
+  }
+  return runProgram(program, args, options);
+}
+
+function notStarted(startError: NodeJS.ErrnoException): ProcessOutput {
+  return {
+    code: null,
+    signal: null,
+    stdout: Buffer.alloc(0),
+    stderr: Buffer.alloc(0),
+    stdoutTruncated: false,
+    stderrTruncated: false,
+    stopped: null,
+    startError,
+  };
+}
+
+function runProgram(
   command: string,
   args: readonly string[],
   options: RunProcessOptions,
@@ -111,16 +170,7 @@ export function runProcess(
   const maxStderr = options.maxStderrBytes ?? DEFAULT_MAX_STDERR_BYTES;
   const group = options.processGroup === true && process.platform !== 'win32';
   return new Promise((resolve) => {
-    const empty = (startError: NodeJS.ErrnoException): ProcessOutput => ({
-      code: null,
-      signal: null,
-      stdout: Buffer.alloc(0),
-      stderr: Buffer.alloc(0),
-      stdoutTruncated: false,
-      stderrTruncated: false,
-      stopped: null,
-      startError,
-    });
+    const empty = notStarted;
     if (options.signal?.aborted) {
       resolve({ ...empty(new Error('cancelled before it started')), stopped: 'cancelled' });
       return;

@@ -1,6 +1,6 @@
 // get_project_context on real repositories: branch, HEAD, upstream ahead/behind, changes with
 // sample paths, other worktrees, the spec summary provider (present, absent, failing) and URLs.
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -285,6 +285,30 @@ describe('get_project_context containers and active tasks', () => {
     );
     if (alive) process.kill(pid, 'SIGKILL');
     expect(alive).toBe(false);
+  });
+
+  it('never runs a docker committed in the worktree, whatever relative or empty entries PATH has', async () => {
+    const hostile = await makeTempRepo({
+      'compose.yaml': 'services:\n  db:\n    image: postgres:16\n',
+      docker: '#!/bin/sh\necho ran > "$(dirname "$0")/pwned"; echo "[]"\n',
+      'bin/docker': '#!/bin/sh\necho ran > pwned; echo "[]"\n',
+    });
+    const saved = process.env.PATH;
+    try {
+      await chmod(path.join(hostile.root, 'docker'), 0o755);
+      await chmod(path.join(hostile.root, 'bin/docker'), 0o755);
+      // No docker installed; an empty entry (a trailing colon) and relative ones mean "here".
+      for (const hostilePath of [`${bin}:`, `${bin}::/nonexistent`, `.:${bin}`, `bin:${bin}`]) {
+        await rm(path.join(bin, 'docker'), { force: true });
+        process.env.PATH = hostilePath;
+        const result = await context({}, hostile.root);
+        expect(result.containers?.unavailable).toBe('docker is not installed (no docker on PATH)');
+        await expect(readFile(path.join(hostile.root, 'pwned'), 'utf8')).rejects.toThrow();
+      }
+    } finally {
+      process.env.PATH = saved;
+      await hostile.cleanup();
+    }
   });
 
   it('reports no containers without a compose file, and never runs docker then', async () => {

@@ -9,7 +9,7 @@
 // programs); spawnGit is for callers that stream (check-ignore). docs/decisions.md ("One git runner") says why not simple-git.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
-import { runProcess } from '../run-process.ts';
+import { absolutePathEntries, runProcess } from '../run-process.ts';
 
 /** Longest a query may take unless the caller says otherwise. */
 export const GIT_TIMEOUT_MS = 30_000;
@@ -82,9 +82,12 @@ export function spawnGit(
   args: readonly string[],
   options: Omit<RunGitOptions, 'input' | 'maxOutputBytes'>,
 ): ChildProcessWithoutNullStreams {
+  const env = gitEnvironment(options.ceiling, options.env);
+  // Looked up in absolute PATH entries only: an empty or relative one names the worktree.
+  if (process.platform !== 'win32') env.PATH = absolutePathEntries(env).join(path.delimiter);
   return spawn('git', gitArguments(args), {
     cwd: options.cwd,
-    env: gitEnvironment(options.ceiling, options.env),
+    env,
     stdio: ['pipe', 'pipe', 'pipe'],
     signal: options.signal,
     timeout: options.timeoutMs ?? GIT_TIMEOUT_MS,
