@@ -52,15 +52,21 @@ interface Serve {
   child: ChildProcessWithoutNullStreams;
   port: number;
   token: string;
+  /** The UI's URL with its token, when started with the UI. */
+  ui: string | null;
   /** Host events printed after `ready` (one JSON object per line). */
   events: { event: string; entries?: { clientName: string; tool: string; ok: boolean }[] }[];
 }
 
 /** Runs the real `grove serve --json` for one repository until its ready line. */
-async function startServe(repo: TempRepo, dataDir: string, extra: string[] = []): Promise<Serve> {
+async function startServe(
+  repo: TempRepo,
+  dataDir: string,
+  extra: string[] = ['--no-ui'],
+): Promise<Serve> {
   const child = spawn(
     process.execPath,
-    [GROVE, 'serve', '--json', '--no-ui', ...extra, '--data-dir', dataDir, repo.root],
+    [GROVE, 'serve', '--json', ...extra, '--data-dir', dataDir, repo.root],
     { stdio: 'pipe', env: { ...process.env, GROVE_FIRST_PORT: String(randomFirstPort()) } },
   );
   cleanups.push(() => void child.kill('SIGKILL'));
@@ -68,20 +74,51 @@ async function startServe(repo: TempRepo, dataDir: string, extra: string[] = [])
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const events: Serve['events'] = [];
   const lines = createInterface({ input: child.stdout });
-  const ready = await new Promise<{ worktrees: { mcp: string; token: string }[] }>(
-    (resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`serve not ready: ${stderr}`)), 30_000);
-      lines.on('line', (line) => {
-        const parsed = JSON.parse(line) as Serve['events'][number];
-        if (parsed.event !== 'ready') return void events.push(parsed);
-        clearTimeout(timer);
-        resolve(parsed as unknown as { worktrees: { mcp: string; token: string }[] });
-      });
-      child.on('exit', () => reject(new Error(`serve exited: ${stderr}`)));
-    },
-  );
+  const ready = await new Promise<{
+    ui: string | null;
+    worktrees: { mcp: string; token: string }[];
+  }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve not ready: ${stderr}`)), 30_000);
+    lines.on('line', (line) => {
+      const parsed = JSON.parse(line) as Serve['events'][number];
+      if (parsed.event !== 'ready') return void events.push(parsed);
+      clearTimeout(timer);
+      resolve(
+        parsed as unknown as { ui: string | null; worktrees: { mcp: string; token: string }[] },
+      );
+    });
+    child.on('exit', () => reject(new Error(`serve exited: ${stderr}`)));
+  });
   const worktree = ready.worktrees[0]!;
-  return { child, port: Number(new URL(worktree.mcp).port), token: worktree.token, events };
+  return {
+    child,
+    port: Number(new URL(worktree.mcp).port),
+    token: worktree.token,
+    events,
+    ui: ready.ui,
+  };
+}
+
+/** The HostApi of a `grove serve` started with its UI, as the window calls it. */
+function hostApi(serve: Serve): (command: string, body: unknown) => Promise<unknown> {
+  const ui = new URL(serve.ui!);
+  return async (command, body) => {
+    const response = await fetch(new URL(`/api/${command}`, ui), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${ui.searchParams.get('token')}`,
+      },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(200);
+    return response.json();
+  };
+}
+
+async function firstWorktreeId(api: ReturnType<typeof hostApi>): Promise<string> {
+  const snapshot = (await api('getSnapshot', {})) as { repos: { worktrees: { id: string }[] }[] };
+  return snapshot.repos[0]!.worktrees[0]!.id;
 }
 
 const SPEC = `schema_version: '0.8'
@@ -213,6 +250,49 @@ describe('grove bridge', () => {
           .flatMap((event) => (event.event === 'activity' ? (event.entries ?? []) : []))
           .some((entry) => entry.clientName === BRIDGE_CLIENT.name && entry.tool === 'read_file'),
       'the call in the new host Activity',
+    );
+  });
+
+  it("keeps working when the window rotates the worktree's token", async () => {
+    const repo = await governedRepo();
+    const dataDir = await makeTempDir('grove-bridge-data-');
+    const serve = await startServe(repo, dataDir, ['--ui-port', '0']);
+    const bridged = await connectBridge(repo.root, dataDir);
+    expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
+      content: '# bridged\n',
+    });
+
+    // What the Server tab's "Rotate token" does: the old token is refused from the next request.
+    const api = hostApi(serve);
+    const rotated = (await api('rotateToken', { worktreeId: await firstWorktreeId(api) })) as {
+      token: string;
+    };
+    expect(rotated.token).not.toBe(serve.token);
+
+    expect(await readFileText(bridged.client, 'src/app.ts')).toMatchObject({
+      content: 'export const answer = 42;\n',
+    });
+    expect(bridged.stderr()).toMatch(/now serving .* through the Grove host/);
+  });
+
+  it("serving itself, honours the worktree's just-tasks setting from the app database", async () => {
+    const repo = await governedRepo();
+    await writeFile(path.join(repo.root, 'justfile'), 'hello:\n    echo hi\n');
+    const dataDir = await makeTempDir('grove-bridge-data-');
+    const before = await connectBridge(repo.root, dataDir, { local: true });
+    expect((await before.client.listTools()).tools.map((t) => t.name)).not.toContain(
+      'run_just_task',
+    );
+    const serve = await startServe(repo, dataDir, ['--ui-port', '0']);
+    const api = hostApi(serve);
+    await api('setWorktreeSettings', { worktreeId: await firstWorktreeId(api), justTasks: true });
+    serve.child.kill('SIGTERM');
+    await waitFor(async () => !(await isPortOpen(serve.port)), 'the worktree server to stop');
+
+    const after = await connectBridge(repo.root, dataDir);
+    expect(after.stderr()).toContain('through this process');
+    expect((await after.client.listTools()).tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['list_just_tasks', 'run_just_task']),
     );
   });
 

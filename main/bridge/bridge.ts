@@ -22,7 +22,12 @@ import {
 } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from '../platform/log.ts';
-import { findHostServer, worktreeRootOf } from './find-host.ts';
+import {
+  hostServerOf,
+  readWorktreeRecord,
+  worktreeRootOf,
+  type WorktreeRecord,
+} from './find-host.ts';
 import {
   connectToHost,
   serveLocally,
@@ -103,6 +108,14 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
           replayWaiters.delete(id);
           return;
         }
+        // An answer only from the upstream the request went to: a late one from a lost upstream
+        // was already answered with the move's error (or sent again elsewhere).
+        if (id !== undefined && pending.get(id)?.upstream !== self) {
+          log.debug(
+            `dropped an answer to ${String(id)} from ${self?.description ?? 'a closed upstream'}`,
+          );
+          return;
+        }
         if (id !== undefined) pending.delete(id);
       } else if (isJSONRPCRequest(message) && self !== undefined) {
         serverRequests.set(message.id, self);
@@ -117,22 +130,23 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
   });
 
   const connect = async (): Promise<Upstream> => {
-    let self: Upstream | undefined;
-    const handlers = handlersFor(() => self);
-    if (!options.local) {
-      // The database only says where a host is: unreadable (corrupt, locked, another schema),
-      // the bridge serves the worktree itself.
-      const host = await findHostServer(options.dataDir, root).catch((error: unknown) => {
-        log.warn(`${error instanceof Error ? error.message : String(error)}; not using a host`);
-        return undefined;
-      });
-      if (host !== undefined) {
-        self = await connectToHost(host, handlers);
-        return self;
-      }
+    // The handlers ask which upstream they belong to; it exists only once connected.
+    const made: { upstream?: Upstream } = {};
+    const handlers = handlersFor(() => made.upstream);
+    // The database says where a host is (and the worktree's settings); unreadable (corrupt,
+    // locked, another schema), the bridge serves the worktree itself with the defaults. Read
+    // again on every move: a restarted host may have a new port, a rotated token.
+    let record: WorktreeRecord | undefined;
+    try {
+      record = readWorktreeRecord(options.dataDir, root);
+    } catch (error) {
+      log.warn(`${error instanceof Error ? error.message : String(error)}; not using a host`);
     }
-    self = await serveLocally(root, handlers, log);
-    return self;
+    const host = options.local || !record ? undefined : await hostServerOf(record);
+    made.upstream = host
+      ? await connectToHost(host, handlers)
+      : await serveLocally(root, handlers, log, { justTasks: record?.justTasks ?? false });
+    return made.upstream;
   };
 
   /** Sends the client's opening again, so the new upstream continues the same session. */

@@ -57,28 +57,34 @@ export async function serverAnswers(
   }
 }
 
+/** What the app database records about a worktree, as far as the bridge needs it. */
+export interface WorktreeRecord {
+  port: number;
+  token: string;
+  /** The worktree's own just-tasks setting (the bridge honours it when it serves the worktree). */
+  justTasks: boolean;
+}
+
 /**
- * The running host's server for the worktree at `root`, or undefined when no host of `dataDir`
- * serves it now (no database, the worktree never opened in Grove, or nothing answering its port).
+ * The app database's record of the worktree at `root`, or undefined when there is no database or
+ * the worktree was never opened in Grove. Throws when the database cannot be read.
  */
-export async function findHostServer(
-  dataDir: string,
-  root: string,
-): Promise<HostServer | undefined> {
+export function readWorktreeRecord(dataDir: string, root: string): WorktreeRecord | undefined {
   const database = AppDatabase.openReadOnly(dataDir);
   if (database === undefined) return undefined;
-  let row;
   try {
-    row = database.getWorktreeByPath(root);
+    const row = database.getWorktreeByPath(root);
+    return row && { port: row.port, token: row.token, justTasks: row.justTasks };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`cannot read the app database in ${dataDir}: ${reason}`, { cause: error });
   } finally {
     database.close();
   }
-  if (row === undefined || !(await serverAnswers(row.port))) return undefined;
-  return {
-    url: new URL(`http://${LISTEN_HOST}:${row.port}/mcp`),
-    token: row.token,
-  };
+}
+
+/** The running host's server of a recorded worktree, or undefined when nothing answers its port. */
+export async function hostServerOf(record: WorktreeRecord): Promise<HostServer | undefined> {
+  if (!(await serverAnswers(record.port))) return undefined;
+  return { url: new URL(`http://${LISTEN_HOST}:${record.port}/mcp`), token: record.token };
 }

@@ -124,13 +124,18 @@ export async function connectToHost(
         // server closed): the server never started on the message — a streamed answer starts with
         // its headers. 404: the session is unknown to a server that restarted since it began.
         const noResponse = error instanceof TypeError || errnoCode(error) === 'ECONNREFUSED';
-        const sessionGone = httpStatus(error) === 404;
-        if (sessionGone || !(await serverAnswers(port))) {
+        // 403: the token was rotated in the window; the database has the new one.
+        const status = httpStatus(error);
+        const sessionGone = status === 404;
+        const refused = status === 403;
+        if (sessionGone || refused || !(await serverAnswers(port))) {
           const reason = sessionGone
             ? 'the Grove host restarted'
-            : `the Grove host stopped answering (${describe(error)})`;
+            : refused
+              ? "the Grove host refused this worktree's token (rotated?)"
+              : `the Grove host stopped answering (${describe(error)})`;
           lose(reason);
-          throw new UpstreamLost(reason, !(noResponse || sessionGone), error);
+          throw new UpstreamLost(reason, !(noResponse || sessionGone || refused), error);
         }
         throw error;
       }
@@ -153,16 +158,20 @@ export async function serveLocally(
   root: string,
   handlers: UpstreamHandlers,
   log: Logger,
+  settings: { justTasks: boolean },
 ): Promise<Upstream> {
   const worktree = createWorktreeServer({
     root,
     onState: () => undefined,
     onWarning: (warning) => log.warn(warning),
     serverUrls: () => undefined,
+    // The worktree's own setting in the app database: the host offers the same.
+    justTasks: settings.justTasks,
   });
   const buildServer = createServerFactory({
     root,
-    tools: worktree.tools,
+    tools: worktree.allTools,
+    isToolOffered: worktree.isToolOffered,
     serverInfo: worktree.serverInfo,
     instructions: worktree.instructions,
     extendServer: (server) => worktree.extendServer(server),
