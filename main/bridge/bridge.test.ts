@@ -296,6 +296,27 @@ describe('grove bridge', () => {
     );
   });
 
+  it("passes a call's log messages and progress through to the client", async () => {
+    const repo = await governedRepo();
+    await writeFile(path.join(repo.root, 'justfile'), 'hello name:\n    echo "hello {{name}}"\n');
+    const dataDir = await makeTempDir('grove-bridge-data-');
+    await startServe(repo, dataDir, ['--no-ui', '--just-tasks']);
+    const bridged = await connectBridge(repo.root, dataDir);
+    const logged: string[] = [];
+    bridged.client.setNotificationHandler('notifications/message', (note) => {
+      logged.push(JSON.stringify(note.params));
+    });
+    await bridged.client.setLoggingLevel('info');
+    const progress: unknown[] = [];
+    const result = await bridged.client.callTool(
+      { name: 'run_just_task', arguments: { task: 'hello', args: ['bridge'] } },
+      { onprogress: (update) => progress.push(update) },
+    );
+    expect(result.structuredContent).toMatchObject({ exit_code: 0 });
+    expect(logged.some((line) => line.includes('hello bridge'))).toBe(true);
+    expect(progress.length).toBeGreaterThan(0);
+  });
+
   it('passes spec change notifications through, before and after the host goes away', async () => {
     const repo = await governedRepo();
     const dataDir = await makeTempDir('grove-bridge-data-');
