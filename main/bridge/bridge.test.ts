@@ -12,6 +12,10 @@ import { connectClient } from '../testing/mcp-clients.ts';
 import { isPortOpen, randomFirstPort, waitFor } from '../testing/net.ts';
 import { makeTempDir, makeTempRepo, type TempRepo } from '../testing/temp-repo.ts';
 import { specResourceUri } from '../tools/reconcile-mcp.ts';
+import { putJustOnPath } from '../testing/just.ts';
+
+// The just-task tests run the real `just` (grove serve finds it on the PATH it inherits).
+putJustOnPath();
 
 const GROVE = fileURLToPath(new URL('../../bin/grove.js', import.meta.url));
 const BRIDGE_CLIENT = { name: 'bridge-test-client', version: '4.5.6' };
@@ -97,6 +101,12 @@ async function startServe(
     events,
     ui: ready.ui,
   };
+}
+
+/** Stops `grove serve` (SIGTERM: as Ctrl+C; SIGKILL: a crash) and waits until its server is gone. */
+async function stopServe(serve: Serve, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+  serve.child.kill(signal);
+  await waitFor(async () => !(await isPortOpen(serve.port)), 'the worktree server to stop');
 }
 
 /** The HostApi of a `grove serve` started with its UI, as the window calls it. */
@@ -215,8 +225,7 @@ describe('grove bridge', () => {
       content: '# bridged\n',
     });
 
-    serve.child.kill('SIGKILL');
-    await waitFor(async () => !(await isPortOpen(serve.port)), 'the worktree server to stop');
+    await stopServe(serve, 'SIGKILL');
     await writeFile(path.join(repo.root, 'README.md'), '# changed after the host\n');
     expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
       content: '# changed after the host\n',
@@ -235,8 +244,7 @@ describe('grove bridge', () => {
     });
 
     // Stopped and started again (same data directory: same port and token), between two calls.
-    first.child.kill('SIGTERM');
-    await waitFor(async () => !(await isPortOpen(first.port)), 'the worktree server to stop');
+    await stopServe(first, 'SIGTERM');
     const second = await startServe(repo, dataDir);
     expect(second.port).toBe(first.port);
     expect(await readFileText(bridged.client, 'src/app.ts')).toMatchObject({
@@ -286,8 +294,7 @@ describe('grove bridge', () => {
     const serve = await startServe(repo, dataDir, ['--ui-port', '0']);
     const api = hostApi(serve);
     await api('setWorktreeSettings', { worktreeId: await firstWorktreeId(api), justTasks: true });
-    serve.child.kill('SIGTERM');
-    await waitFor(async () => !(await isPortOpen(serve.port)), 'the worktree server to stop');
+    await stopServe(serve, 'SIGTERM');
 
     const after = await connectBridge(repo.root, dataDir);
     expect(after.stderr()).toContain('through this process');
@@ -341,8 +348,7 @@ describe('grove bridge', () => {
     expect(updated[0]).toBe(uri);
 
     // The host goes; the bridge serves the worktree and re-subscribed the client's resource.
-    serve.child.kill('SIGKILL');
-    await waitFor(async () => !(await isPortOpen(serve.port)), 'the worktree server to stop');
+    await stopServe(serve, 'SIGKILL');
     expect((await bridged.client.listResources()).resources.map((r) => r.uri)).toContain(uri);
     updated.length = 0;
     await waitFor(
@@ -405,8 +411,7 @@ describe('grove bridge', () => {
     const names = async () => (await bridged.client.listTools()).tools.map((tool) => tool.name);
     expect(await names()).toContain('run_just_task');
 
-    serve.child.kill('SIGKILL');
-    await waitFor(async () => !(await isPortOpen(serve.port)), 'the worktree server to stop');
+    await stopServe(serve, 'SIGKILL');
     expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
       content: '# bridged\n',
     });

@@ -8,6 +8,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connectClient } from '../testing/mcp-clients.ts';
 import { isPortOpen, randomFirstPort } from '../testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
+import { putJustOnPath } from '../testing/just.ts';
+
+// The just-task tests run the real `just` (grove serve finds it on the PATH it inherits).
+putJustOnPath();
 
 const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
 

@@ -1,5 +1,5 @@
 // The opt-in just tasks through the whole stack: a real host, real worktree processes, the real
-// `just` (rust-just, from node_modules/.bin) and real SDK clients. Off by default (not listed);
+// `just` (the pinned copy, main/testing/just.ts) and real SDK clients. Off by default (not listed);
 // turning the setting on or off sends tools/list_changed to connected clients and changes the
 // list; runs show in Activity with the client and the task; the setting persists; the host option
 // (grove serve --just-tasks) turns it on everywhere.
@@ -12,11 +12,9 @@ import { randomFirstPort, waitFor } from '../testing/net.ts';
 import { makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 import { createLogger } from '../platform/log.ts';
 import { Host } from './host.ts';
+import { putJustOnPath } from '../testing/just.ts';
 
-const BIN = path.resolve('node_modules/.bin');
-if (!(process.env.PATH ?? '').split(path.delimiter).includes(BIN)) {
-  process.env.PATH = `${BIN}${path.delimiter}${process.env.PATH ?? ''}`;
-}
+putJustOnPath();
 
 const JUSTFILE = '# Says hello\nhello name:\n    echo "hello {{name}}"\n';
 

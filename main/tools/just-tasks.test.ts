@@ -1,5 +1,5 @@
-// list_just_tasks and run_just_task with the real `just` (the rust-just devDependency, found on
-// PATH: node_modules/.bin is put first here as npm test does) on real repositories: listing,
+// list_just_tasks and run_just_task with the real `just` (the pinned copy scripts/install-just.mjs
+// installs, put first on PATH by main/testing/just.ts) on real repositories: listing,
 // arguments, refusals, deadline, cancellation with the recipe's children, output caps, the
 // environment, streamed output, and a missing `just`.
 import { readFileSync } from 'node:fs';
@@ -11,11 +11,9 @@ import { makeTempRepo, writeFiles, type TempRepo } from '../testing/temp-repo.ts
 import { checkArguments, createJustTasks, type JustTasksOptions } from './just-tasks.ts';
 import { childEnvironment } from '../platform/run-process.ts';
 import type { ToolContext, ToolDefinition } from './tool-definition.ts';
+import { putJustOnPath } from '../testing/just.ts';
 
-const BIN = path.resolve('node_modules/.bin');
-if (!(process.env.PATH ?? '').split(path.delimiter).includes(BIN)) {
-  process.env.PATH = `${BIN}${path.delimiter}${process.env.PATH ?? ''}`;
-}
+putJustOnPath();
 
 const JUSTFILE = `
 # Greets someone
