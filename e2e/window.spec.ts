@@ -1,13 +1,16 @@
 // The window end to end: `grove serve` on real repositories, driven in real Chromium. A repository
 // added through the sidebar comes up running; an SDK client shows in Clients by name and its tool
 // call in Activity; the Tools tab calls list_directory through the host's tool console; the Claude
-// Desktop snippet copies and points at the right port, and "Add to Claude Desktop" keeps the other
+// Desktop snippet (Grove's bridge) copies and works as Claude Desktop starts it, the mcp-remote one
+// points at the right port, and "Add to Claude Desktop" keeps the other
 // server and makes a backup; a rotated token refuses the old one. With GROVE_SCREENSHOTS_DIR set,
 // it also saves a screenshot of each view (light and dark) there.
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { connectClient, rawRequest } from '../main/testing/mcp-clients.ts';
 import { randomFirstPort } from '../main/testing/net.ts';
 import {
@@ -204,8 +207,32 @@ describe('the Grove window in Chromium', () => {
       .waitFor();
     const copied = JSON.parse(await page.evaluate<string>('navigator.clipboard.readText()'));
     const entry = copied.mcpServers['grove-feature-x'];
-    expect(entry.command).toBe('npx');
-    expect(entry.args).toEqual([
+    // Grove's own bridge: no token in the file. Started exactly as Claude Desktop starts it, it
+    // reaches this worktree through the running host.
+    expect(entry.env).toBeUndefined();
+    expect(entry.args.slice(-4)).toEqual([
+      'bridge',
+      '--data-dir',
+      serve!.dataDir,
+      serve!.worktree('feature-x').path,
+    ]);
+    const bridge = new Client({ name: 'claude-ai', version: '0.1.0' });
+    await bridge.connect(new StdioClientTransport({ command: entry.command, args: entry.args }));
+    try {
+      const listed = await bridge.callTool({ name: 'list_directory', arguments: { path: 'src' } });
+      expect(JSON.stringify(listed.structuredContent)).toContain('app.ts');
+    } finally {
+      await bridge.close();
+    }
+
+    // The mcp-remote form, kept as the alternative.
+    const alternative = 'Copy Claude Desktop: claude_desktop_config.json, through mcp-remote';
+    await connect.getByRole('button', { name: alternative }).click();
+    await connect.getByRole('button', { name: alternative }).getByText('Copied').waitFor();
+    const remote = JSON.parse(await page.evaluate<string>('navigator.clipboard.readText()'))
+      .mcpServers['grove-feature-x'];
+    expect(remote.command).toBe('npx');
+    expect(remote.args).toEqual([
       '-y',
       'mcp-remote',
       `http://127.0.0.1:${port}/sse`,
@@ -214,7 +241,7 @@ describe('the Grove window in Chromium', () => {
       '--header',
       'Authorization:${GROVE_AUTH}',
     ]);
-    expect(entry.env).toEqual({ GROVE_AUTH: `Bearer ${token}` });
+    expect(remote.env).toEqual({ GROVE_AUTH: `Bearer ${token}` });
     await screenshot('05-connect');
 
     await connect.getByRole('button', { name: 'Add to Claude Desktop' }).click();

@@ -45,6 +45,8 @@ export interface GroveServeOptions {
 
 export interface GroveServe {
   ui: string;
+  /** The app data directory it runs with. */
+  dataDir: string;
   worktrees: ReadyWorktree[];
   /** The worktree whose branch is `branch` (throws if there is none). */
   worktree(branch: string): ReadyWorktree;
@@ -124,6 +126,7 @@ export async function startGroveServe(options: GroveServeOptions): Promise<Grove
   };
   return {
     ui: ready.ui,
+    dataDir,
     worktrees: ready.worktrees,
     worktree,
     port: (branch) => Number(new URL(worktree(branch).sse).port),

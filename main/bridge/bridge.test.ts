@@ -234,7 +234,7 @@ describe('grove bridge', () => {
     expect(bridged.stderr()).toContain('through this process');
   });
 
-  it('reconnects to the host when it comes back, in the same client session', async () => {
+  it('goes back to the host when it comes back, in the same client session', async () => {
     const repo = await governedRepo();
     const dataDir = await makeTempDir('grove-bridge-data-');
     const first = await startServe(repo, dataDir);
@@ -243,15 +243,23 @@ describe('grove bridge', () => {
       content: '# bridged\n',
     });
 
-    // Stopped and started again (same data directory: same port and token), between two calls.
+    // Stopped: the bridge serves the worktree itself meanwhile.
     await stopServe(first, 'SIGTERM');
+    expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
+      content: '# bridged\n',
+    });
+    expect(bridged.stderr()).toContain('through this process');
+
+    // Started again (same data directory: same port and token): the next call after the bridge's
+    // next look (every 2 s) goes to the host, in a session the bridge opened with the client's
+    // own initialize.
     const second = await startServe(repo, dataDir);
     expect(second.port).toBe(first.port);
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
     expect(await readFileText(bridged.client, 'src/app.ts')).toMatchObject({
       content: 'export const answer = 42;\n',
     });
     expect(bridged.stderr()).toMatch(/now serving .* through the Grove host/);
-    // The new host knows the client by name: the bridge opened a new session with its initialize.
     await waitFor(
       () =>
         second.events

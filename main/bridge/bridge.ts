@@ -59,6 +59,9 @@ export interface RunningBridge {
   close(): Promise<void>;
 }
 
+/** How often, at most, a bridge serving the worktree itself looks whether the host is back. */
+const HOST_RECHECK_MS = 2_000;
+
 /** How long a replayed opening may take on a new upstream. */
 const REPLAY_TIMEOUT_MS = 15_000;
 
@@ -184,13 +187,15 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
   const moveFrom = (lost: Upstream, reason: string): Promise<Upstream> => {
     if (lost !== current) return moving ?? Promise.resolve(current);
     moving ??= (async () => {
-      log.warn(`${reason}; calls in flight end with an error`);
       const message = `${reason} during this call; the bridge has reconnected, call again`;
+      let failed = 0;
       for (const [id, { upstream, delivered }] of pending) {
         if (upstream !== lost || !delivered) continue;
         pending.delete(id);
         failCall(id, message);
+        failed++;
       }
+      log.warn(failed > 0 ? `${reason}; ${failed} call(s) in flight end with an error` : reason);
       for (const [id, upstream] of serverRequests) if (upstream === lost) serverRequests.delete(id);
       await lost.close().catch(() => undefined);
       const next = await connect();
@@ -214,6 +219,31 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
     return moving;
   };
 
+  /** When the bridge last looked for a host while serving the worktree itself. */
+  let lastHostCheck = Date.now();
+
+  /**
+   * Serving the worktree itself after the host went away, the bridge goes back to the host once it
+   * answers again (so the window shows the client again): looked for at most every
+   * HOST_RECHECK_MS, before a request, and only between calls (none of its own in flight).
+   */
+  const returnToHostIfBack = async (): Promise<void> => {
+    const idle = (): boolean =>
+      !moving &&
+      current.kind === 'local' &&
+      ![...pending.values()].some((e) => e.upstream === current);
+    if (options.local || !idle() || Date.now() - lastHostCheck < HOST_RECHECK_MS) return;
+    lastHostCheck = Date.now();
+    let record: WorktreeRecord | undefined;
+    try {
+      record = readWorktreeRecord(options.dataDir, root);
+    } catch {
+      return; // still unreadable: stay
+    }
+    if (record === undefined || (await hostServerOf(record)) === undefined || !idle()) return;
+    await moveFrom(current, 'the Grove host is back').catch(() => undefined);
+  };
+
   const remember = (message: JSONRPCMessage): void => {
     if (isJSONRPCRequest(message) && isInitializeRequest(message)) opening.initialize = message;
     else if (isInitializedNotification(message)) opening.initialized = true;
@@ -231,6 +261,7 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
   /** One client message to the upstream in use; sent again once if it never reached a lost one. */
   const forward = async (message: JSONRPCMessage): Promise<void> => {
     remember(message);
+    if (isJSONRPCRequest(message)) await returnToHostIfBack();
     const isAnswer = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
     for (let attempt = 0; attempt < 2; attempt++) {
       // A failed move leaves the lost upstream current: sending to it fails, which moves again.
