@@ -199,10 +199,10 @@ describe('the Grove window in Chromium', () => {
     const token = await tokenOf(region);
     const connect = await openTab(region, 'Connect');
     await connect
-      .getByRole('button', { name: 'Copy Claude Desktop: claude_desktop_config.json' })
+      .getByRole('button', { name: 'Copy Claude Desktop: claude_desktop_config.json', exact: true })
       .click();
     await connect
-      .getByRole('button', { name: 'Copy Claude Desktop: claude_desktop_config.json' })
+      .getByRole('button', { name: 'Copy Claude Desktop: claude_desktop_config.json', exact: true })
       .getByText('Copied')
       .waitFor();
     const copied = JSON.parse(await page.evaluate<string>('navigator.clipboard.readText()'));
