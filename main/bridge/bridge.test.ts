@@ -332,6 +332,31 @@ describe('grove bridge', () => {
     expect(progress.length).toBeGreaterThan(0);
   });
 
+  it("passes a client's cancellation through: the host ends the call", async () => {
+    const repo = await governedRepo();
+    await writeFile(path.join(repo.root, 'justfile'), 'nap:\n    sleep 30\n');
+    const dataDir = await makeTempDir('grove-bridge-data-');
+    const serve = await startServe(repo, dataDir, ['--no-ui', '--just-tasks']);
+    const bridged = await connectBridge(repo.root, dataDir);
+    const cancel = new AbortController();
+    const call = bridged.client.callTool(
+      { name: 'run_just_task', arguments: { task: 'nap', args: [] } },
+      { signal: cancel.signal },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    cancel.abort('the user pressed Stop');
+    await expect(call).rejects.toThrow();
+    // The host got notifications/cancelled and ended the run long before the recipe would.
+    await waitFor(
+      () =>
+        serve.events
+          .flatMap((event) => (event.event === 'activity' ? (event.entries ?? []) : []))
+          .some((entry) => entry.tool === 'run_just_task' && !entry.ok),
+      'the cancelled run in the host Activity',
+      10_000,
+    );
+  });
+
   it('passes spec change notifications through, before and after the host goes away', async () => {
     const repo = await governedRepo();
     const dataDir = await makeTempDir('grove-bridge-data-');
