@@ -3,7 +3,8 @@
 // call in Activity; the Tools tab calls list_directory through the host's tool console; the Claude
 // Desktop snippet (Grove's bridge) copies and works as Claude Desktop starts it, the mcp-remote one
 // points at the right port, and "Add to Claude Desktop" keeps the other
-// server and makes a backup; a rotated token refuses the old one. With GROVE_SCREENSHOTS_DIR set,
+// server and makes a backup; the "Allow just tasks" switch offers and takes back the task tools;
+// a rotated token refuses the old one. With GROVE_SCREENSHOTS_DIR set,
 // it also saves a screenshot of each view (light and dark) there.
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -12,7 +13,7 @@ import type { Locator, Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { connectClient, rawRequest } from '../main/testing/mcp-clients.ts';
-import { randomFirstPort } from '../main/testing/net.ts';
+import { randomFirstPort, waitFor } from '../main/testing/net.ts';
 import {
   addWorktree,
   git,
@@ -305,6 +306,33 @@ describe('the Grove window in Chromium', () => {
       await page.emulateMedia({ colorScheme: 'light' });
     }
     expect(problems).toEqual([]);
+  });
+
+  test('the Allow just tasks switch offers the task tools to a connected client, and takes them back', async () => {
+    const region = await showWorktree('feature-x');
+    const server = await openTab(region, 'Server');
+    const status = await region.getByText(/^Running on port \d+$/).textContent();
+    const { client } = await connectClient(
+      portOf(status ?? ''),
+      'legacy-http',
+      await tokenOf(region),
+    );
+    try {
+      const offered = async (): Promise<boolean> =>
+        (await client.listTools()).tools.some((tool) => tool.name === 'run_just_task');
+      expect(await offered()).toBe(false);
+      // The switch is its label (the checkbox itself is drawn by CSS), as a user clicks it.
+      const label = server.getByText('Allow just tasks', { exact: true });
+      const toggle = server.getByRole('switch', { name: /Allow just tasks/ });
+      await label.click();
+      await waitFor(offered, 'run_just_task offered', UI_TIMEOUT_MS);
+      expect(await toggle.isChecked()).toBe(true);
+      await label.click();
+      await waitFor(async () => !(await offered()), 'run_just_task taken back', UI_TIMEOUT_MS);
+      expect(await toggle.isChecked()).toBe(false);
+    } finally {
+      await client.close();
+    }
   });
 
   test('rotating the token refuses the old one', async () => {
