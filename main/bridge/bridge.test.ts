@@ -155,6 +155,21 @@ async function governedRepo(): Promise<TempRepo> {
 const readFileText = async (client: Client, file: string): Promise<unknown> =>
   (await client.callTool({ name: 'read_file', arguments: { path: file } })).structuredContent;
 
+/**
+ * A governed repository served by `grove serve` (its flags: `serveFlags`), and a bridge client
+ * forwarding to it that has made one call.
+ */
+async function bridgedThroughServe(serveFlags?: string[]) {
+  const repo = await governedRepo();
+  const dataDir = await makeTempDir('grove-bridge-data-');
+  const serve = await startServe(repo, dataDir, serveFlags);
+  const bridged = await connectBridge(repo.root, dataDir);
+  expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
+    content: '# bridged\n',
+  });
+  return { repo, dataDir, serve, bridged };
+}
+
 describe('grove bridge', () => {
   it('forwards to the running host: same tools and answers as its HTTP server, calls in its Activity', async () => {
     const repo = await governedRepo();
@@ -217,13 +232,7 @@ describe('grove bridge', () => {
   });
 
   it('keeps the session when the host is killed: the next call works, served by the bridge', async () => {
-    const repo = await governedRepo();
-    const dataDir = await makeTempDir('grove-bridge-data-');
-    const serve = await startServe(repo, dataDir);
-    const bridged = await connectBridge(repo.root, dataDir);
-    expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
-      content: '# bridged\n',
-    });
+    const { repo, serve, bridged } = await bridgedThroughServe();
 
     await stopServe(serve, 'SIGKILL');
     await writeFile(path.join(repo.root, 'README.md'), '# changed after the host\n');
@@ -235,13 +244,7 @@ describe('grove bridge', () => {
   });
 
   it('goes back to the host when it comes back, in the same client session', async () => {
-    const repo = await governedRepo();
-    const dataDir = await makeTempDir('grove-bridge-data-');
-    const first = await startServe(repo, dataDir);
-    const bridged = await connectBridge(repo.root, dataDir);
-    expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
-      content: '# bridged\n',
-    });
+    const { repo, dataDir, serve: first, bridged } = await bridgedThroughServe();
 
     // Stopped: the bridge serves the worktree itself meanwhile.
     await stopServe(first, 'SIGTERM');
@@ -270,13 +273,7 @@ describe('grove bridge', () => {
   });
 
   it("keeps working when the window rotates the worktree's token", async () => {
-    const repo = await governedRepo();
-    const dataDir = await makeTempDir('grove-bridge-data-');
-    const serve = await startServe(repo, dataDir, ['--ui-port', '0']);
-    const bridged = await connectBridge(repo.root, dataDir);
-    expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
-      content: '# bridged\n',
-    });
+    const { serve, bridged } = await bridgedThroughServe(['--ui-port', '0']);
 
     // What the Server tab's "Rotate token" does: the old token is refused from the next request.
     const api = hostApi(serve);
@@ -412,13 +409,7 @@ describe('grove bridge', () => {
   });
 
   it('keeps the session when the host goes away and the app database cannot be read', async () => {
-    const repo = await governedRepo();
-    const dataDir = await makeTempDir('grove-bridge-data-');
-    const serve = await startServe(repo, dataDir);
-    const bridged = await connectBridge(repo.root, dataDir);
-    expect(await readFileText(bridged.client, 'README.md')).toMatchObject({
-      content: '# bridged\n',
-    });
+    const { dataDir, serve, bridged } = await bridgedThroughServe();
     serve.child.kill('SIGKILL');
     for (const suffix of ['', '-wal', '-shm']) {
       await writeFile(path.join(dataDir, `grove.db${suffix}`), 'garbage '.repeat(1000));
