@@ -187,5 +187,13 @@ describe('grove serve', () => {
     const badPort = runGrove('serve', '--ui-port', 'eighty', '.');
     expect(await badPort.exit).toBe(2);
     expect(badPort.stderr()).toContain('--ui-port must be a port number (0-65535), got eighty');
+    // The bridge's stdout belongs to the protocol: its usage goes to stderr.
+    const noPath = runGrove('bridge');
+    const stdout: string[] = [];
+    for await (const line of noPath.lines) stdout.push(line);
+    expect(await noPath.exit).toBe(2);
+    expect(noPath.stderr()).toContain('grove bridge takes one worktree path, got 0');
+    expect(noPath.stderr()).toContain('Usage: grove bridge [options] <worktree-path>');
+    expect(stdout).toEqual([]);
   });
 });

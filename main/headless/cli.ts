@@ -210,7 +210,7 @@ export async function main(argv: string[]): Promise<number> {
       (error instanceof UserError && error.cause === 'usage') ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
-      process.stderr.write(`\n${USAGE}\n`);
+      process.stderr.write(`\n${command === 'bridge' ? BRIDGE_USAGE : USAGE}\n`);
       return 2;
     }
     return 1;
