@@ -40,6 +40,7 @@ export {
   resolveInsideRoot,
   type StattedPath,
   statInsideRoot,
+  firstFileInRoot,
   resolveDirectoryInsideRoot,
 } from './confined-fs/resolve.ts';
 export {

@@ -116,16 +116,30 @@ export function absolutePathEntries(env: NodeJS.ProcessEnv): string[] {
   return entries.split(path.delimiter).filter((entry) => path.isAbsolute(entry));
 }
 
+/**
+ * Programs found before, by command and PATH: git runs for nearly every tool call, and its lookup
+ * (an access and a stat per PATH entry) need not be repeated. Only finds are kept: a program
+ * installed later is found on the next call, and one removed since fails to start with ENOENT,
+ * as one never found does.
+ */
+const foundPrograms = new Map<string, string>();
+
 /** Where `command` is among the absolute entries of `env`'s PATH (POSIX), or undefined. */
 async function findProgram(command: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
   if (process.platform === 'win32' || command.includes('/')) return command;
+  const key = `${command}\0${env.PATH ?? ''}`;
+  const known = foundPrograms.get(key);
+  if (known !== undefined) return known;
   for (const directory of absolutePathEntries(env)) {
     const candidate = path.join(directory, command);
     const found = await access(candidate, constants.X_OK)
       .then(() => stat(candidate))
       .then((stats) => stats.isFile())
       .catch(() => false);
-    if (found) return candidate;
+    if (found) {
+      foundPrograms.set(key, candidate);
+      return candidate;
+    }
   }
   return undefined;
 }

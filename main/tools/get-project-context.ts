@@ -7,7 +7,7 @@
 // Built by a factory because the URLs and the providers belong to the running server.
 import path from 'node:path';
 import { z } from 'zod';
-import { statInsideRoot } from '../platform/confined-fs.ts';
+import { firstFileInRoot } from '../platform/confined-fs.ts';
 import { otherWorktrees, repositoryStatus } from '../platform/git/repository-status.ts';
 import { childEnvironment, runProcess, type ProcessOutput } from '../platform/run-process.ts';
 import { parseToolArguments } from './tool-arguments.ts';
@@ -172,15 +172,6 @@ function rejectOnAbort(signal: AbortSignal): Promise<never> {
   });
 }
 
-/** The compose file in the root, if there is one (a regular file inside the worktree). */
-async function findComposeFile(root: string): Promise<{ relative: string; real: string } | null> {
-  for (const name of COMPOSE_FILE_NAMES) {
-    const found = await statInsideRoot(root, name).catch(() => undefined);
-    if (found?.stats.isFile()) return { relative: found.relativePath, real: found.realPath };
-  }
-  return null;
-}
-
 /** `docker compose ps --format json` output: one object per line (newer) or one array (older). */
 export function parseComposePs(output: string): Container[] {
   const text = output.trim();
@@ -252,8 +243,9 @@ function dockerUnavailable(output: ProcessOutput): string {
 }
 
 async function containersOf(root: string, signal: AbortSignal): Promise<Containers | null> {
-  const compose = await findComposeFile(root);
-  if (compose === null) return null;
+  const found = await firstFileInRoot(root, COMPOSE_FILE_NAMES);
+  if (found === undefined) return null;
+  const compose = { relative: found.relativePath, real: found.realPath };
   const output = await runProcess(
     'docker',
     ['compose', '--file', compose.real, '--project-directory', root, 'ps', '--format', 'json'],

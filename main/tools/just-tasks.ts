@@ -8,7 +8,7 @@
 // caps, cancellation that ends the recipe's whole process group, output streamed as progress and
 // log messages, and an environment without Grove's own tokens and keys.
 import { z } from 'zod';
-import { statInsideRoot } from '../platform/confined-fs.ts';
+import { firstFileInRoot, statInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
 import { childEnvironment, runProcess, type ProcessOutput } from '../platform/run-process.ts';
 import { parseToolArguments } from './tool-arguments.ts';
@@ -118,10 +118,8 @@ const NOT_INSTALLED =
 
 /** The justfile in the root (a regular file inside it), relative and real paths. */
 async function findJustfile(root: string): Promise<{ relative: string; real: string }> {
-  for (const name of JUSTFILE_NAMES) {
-    const found = await statInsideRoot(root, name).catch(() => undefined);
-    if (found?.stats.isFile()) return { relative: found.relativePath, real: found.realPath };
-  }
+  const found = await firstFileInRoot(root, JUSTFILE_NAMES);
+  if (found) return { relative: found.relativePath, real: found.realPath };
   throw new UserError(
     `no justfile in the worktree root (looked for ${JUSTFILE_NAMES.join(', ')})`,
     { code: 'not-found' },
@@ -288,7 +286,8 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
   const maxStderr = options.maxStderrBytes ?? MAX_STDERR_BYTES;
   const runs = new Set<RunningTask>();
 
-  const listRecipes = async (root: string, signal: AbortSignal): Promise<JustRecipeList> => {
+  /** The justfile found and its public recipes (one lookup serves a run's check and its start). */
+  const dumpRecipes = async (root: string, signal: AbortSignal) => {
     const justfile = await findJustfile(root);
     const output = await runProcess(
       'just',
@@ -304,7 +303,12 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
       },
     );
     if (output.code !== 0) throw await failure(root, output, 'just --dump');
-    return { justfile: justfile.relative, recipes: parseDump(output.stdout.toString('utf8')) };
+    return { justfile, recipes: parseDump(output.stdout.toString('utf8')) };
+  };
+
+  const listRecipes = async (root: string, signal: AbortSignal): Promise<JustRecipeList> => {
+    const { justfile, recipes } = await dumpRecipes(root, signal);
+    return { justfile: justfile.relative, recipes };
   };
 
   const listTool = defineTool({
@@ -354,19 +358,18 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
     handler: async (rawArgs, ctx) => {
       const { task, args } = parseToolArguments('run_just_task', runInput, rawArgs);
       checkArguments(args);
-      const list = await listRecipes(ctx.root, ctx.signal);
-      const recipe = list.recipes.find((candidate) => candidate.name === task);
+      const { justfile, recipes } = await dumpRecipes(ctx.root, ctx.signal);
+      const recipe = recipes.find((candidate) => candidate.name === task);
       if (!recipe) {
-        const names = list.recipes.map((candidate) => candidate.name).join(', ') || 'none';
+        const names = recipes.map((candidate) => candidate.name).join(', ') || 'none';
         throw new UserError(
-          `no recipe named ${JSON.stringify(task)} in ${list.justfile}; recipes: ${names}`,
+          `no recipe named ${JSON.stringify(task)} in ${justfile.relative}; recipes: ${names}`,
           {
             code: 'not-found',
           },
         );
       }
       checkArity(recipe, args.length);
-      const justfile = await findJustfile(ctx.root);
       const run: RunningTask = { task, args, startedAt: Date.now() };
       runs.add(run);
       const stream = outputStreamer(ctx, task);

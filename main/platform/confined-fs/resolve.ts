@@ -301,6 +301,21 @@ export async function statInsideRoot(root: string, requested: unknown): Promise<
   return { ...checked, stats };
 }
 
+/**
+ * The first of `names` that is a regular file inside the root (a symlink counts only if it stays
+ * inside), or undefined: a project file such as a justfile or a compose file, looked for in order.
+ */
+export async function firstFileInRoot(
+  root: string,
+  names: readonly string[],
+): Promise<StattedPath | undefined> {
+  for (const name of names) {
+    const found = await statInsideRoot(root, name).catch(() => undefined);
+    if (found?.stats.isFile()) return found;
+  }
+  return undefined;
+}
+
 /** Like statInsideRoot, but the path must be a directory; `hint` says what to do instead. */
 export async function resolveDirectoryInsideRoot(
   root: string,
