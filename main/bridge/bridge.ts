@@ -26,6 +26,7 @@ import {
   hostServerOf,
   readWorktreeRecord,
   worktreeRootOf,
+  type HostServer,
   type WorktreeRecord,
 } from './find-host.ts';
 import {
@@ -67,6 +68,12 @@ const REPLAY_TIMEOUT_MS = 15_000;
 
 /** JSON-RPC "internal error", for calls the lost upstream will never answer. */
 const INTERNAL_ERROR = -32603;
+
+/** What the app database and a health check say about the worktree's host. */
+interface HostLookup {
+  record?: WorktreeRecord;
+  host?: HostServer | undefined;
+}
 
 /** The client messages a new upstream must see again for the session to go on. */
 interface Opening {
@@ -132,20 +139,31 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
     },
   });
 
-  const connect = async (): Promise<Upstream> => {
-    // The handlers ask which upstream they belong to; it exists only once connected.
-    const made: { upstream?: Upstream } = {};
-    const handlers = handlersFor(() => made.upstream);
-    // The database says where a host is (and the worktree's settings); unreadable (corrupt,
-    // locked, another schema), the bridge serves the worktree itself with the defaults. Read
-    // again on every move: a restarted host may have a new port, a rotated token.
+  /**
+   * The worktree's record in the app database, and its host's server if one answers. Read again
+   * on every move: a restarted host may have a new port, a rotated token. An unreadable database
+   * (corrupt, locked, another schema) counts as none: the bridge serves the worktree itself with
+   * the defaults (and says so when `warn`).
+   */
+  const lookForHost = async (warn: boolean): Promise<HostLookup> => {
     let record: WorktreeRecord | undefined;
     try {
       record = readWorktreeRecord(options.dataDir, root);
     } catch (error) {
-      log.warn(`${error instanceof Error ? error.message : String(error)}; not using a host`);
+      if (warn)
+        log.warn(`${error instanceof Error ? error.message : String(error)}; not using a host`);
+      return {};
     }
-    const host = options.local || !record ? undefined : await hostServerOf(record);
+    if (options.local || record === undefined) return { record };
+    return { record, host: await hostServerOf(record) };
+  };
+
+  /** Connects to the host if it answers, else serves the worktree in this process. */
+  const connect = async (lookup?: HostLookup): Promise<Upstream> => {
+    const { record, host } = lookup ?? (await lookForHost(true));
+    // The handlers ask which upstream they belong to; it exists only once connected.
+    const made: { upstream?: Upstream } = {};
+    const handlers = handlersFor(() => made.upstream);
     made.upstream = host
       ? await connectToHost(host, handlers)
       : await serveLocally(root, handlers, log, { justTasks: record?.justTasks ?? false });
@@ -184,7 +202,8 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
   let moving: Promise<Upstream> | undefined;
   log.info(`serving ${root} through ${current.description}`);
 
-  const moveFrom = (lost: Upstream, reason: string): Promise<Upstream> => {
+  /** Leaves a lost (or, with `lookup`, a no longer wanted) upstream for a new one. */
+  const moveFrom = (lost: Upstream, reason: string, lookup?: HostLookup): Promise<Upstream> => {
     if (lost !== current) return moving ?? Promise.resolve(current);
     moving ??= (async () => {
       const message = `${reason} during this call; the bridge has reconnected, call again`;
@@ -198,7 +217,7 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
       log.warn(failed > 0 ? `${reason}; ${failed} call(s) in flight end with an error` : reason);
       for (const [id, upstream] of serverRequests) if (upstream === lost) serverRequests.delete(id);
       await lost.close().catch(() => undefined);
-      const next = await connect();
+      const next = await connect(lookup);
       try {
         await replayOpening(next);
       } catch (error) {
@@ -234,14 +253,9 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
       ![...pending.values()].some((e) => e.upstream === current);
     if (options.local || !idle() || Date.now() - lastHostCheck < HOST_RECHECK_MS) return;
     lastHostCheck = Date.now();
-    let record: WorktreeRecord | undefined;
-    try {
-      record = readWorktreeRecord(options.dataDir, root);
-    } catch {
-      return; // still unreadable: stay
-    }
-    if (record === undefined || (await hostServerOf(record)) === undefined || !idle()) return;
-    await moveFrom(current, 'the Grove host is back').catch(() => undefined);
+    const lookup = await lookForHost(false);
+    if (lookup.host === undefined || !idle()) return;
+    await moveFrom(current, 'the Grove host is back', lookup).catch(() => undefined);
   };
 
   const remember = (message: JSONRPCMessage): void => {

@@ -29,16 +29,12 @@ export interface WorktreeServerOptions {
 
 export interface WorktreeServer {
   readonly reconcile: ReconcileService;
-  /** The tools offered now (the just tasks only while turned on). */
-  readonly tools: ToolDefinition[];
   /**
    * Every tool the server may offer, opt-in ones included: what a listener registers, with
    * `isToolOffered` saying which are offered now (McpListenerOptions.isToolOffered).
    */
   readonly allTools: readonly ToolDefinition[];
   isToolOffered(name: string): boolean;
-  /** Whether list_just_tasks and run_just_task are offered. */
-  readonly justTasks: boolean;
   /**
    * Turns the just task tools on or off; true when that changed the offered tools (the caller
    * then sends tools/list_changed: McpListener.notify.toolsChanged).
@@ -76,14 +72,8 @@ export function createWorktreeServer(options: WorktreeServerOptions): WorktreeSe
   const isToolOffered = (name: string): boolean => justTasksOn || !optIn.has(name);
   return {
     reconcile,
-    get tools() {
-      return allTools.filter((tool) => isToolOffered(tool.name));
-    },
     allTools,
     isToolOffered,
-    get justTasks() {
-      return justTasksOn;
-    },
     setJustTasks(enabled) {
       const changed = enabled !== justTasksOn;
       justTasksOn = enabled;
