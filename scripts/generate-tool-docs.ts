@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { connectClient, startTestListener } from '../main/testing/mcp-clients.ts';
-import { registerReconcileMcp } from '../main/tools/reconcile-mcp.ts';
+import { registerReconcileMcp } from '../main/tools/reconcile-mcp-registration.ts';
 import { createReconcileTools } from '../main/tools/reconcile-tools.ts';
 import { createFileTools } from '../main/tools/index.ts';
 import { justTaskTools } from '../main/tools/just-tasks.ts';
@@ -274,7 +274,8 @@ export async function listServerExtras(): Promise<{
 }> {
   const server = await startTestListener({
     tools: serverTools(),
-    extendServer: (mcp) => registerReconcileMcp(mcp, { root: '/', defaultBase: () => 'main' }),
+    loadServerExtension: async () => (mcp) =>
+      registerReconcileMcp(mcp, { root: '/', defaultBase: () => 'main' }),
   });
   try {
     const { client } = await connectClient(server.port, 'legacy-http');

@@ -174,7 +174,7 @@ export async function serveLocally(
     isToolOffered: worktree.isToolOffered,
     serverInfo: worktree.serverInfo,
     instructions: worktree.instructions,
-    extendServer: (server) => worktree.extendServer(server),
+    extendServer: await worktree.loadServerExtension(),
     onError: (error) => log.error(error.message),
   });
   const [bridgeEnd, serverEnd] = InMemoryTransport.createLinkedPair();

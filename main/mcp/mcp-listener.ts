@@ -2,21 +2,20 @@
 // port: `GET /sse` + `POST /messages` (Grove's legacy SSE transport, for mcp-remote/Claude Desktop),
 // `/mcp` legacy Streamable HTTP with sessions (picked with isLegacyRequest), `/mcp` modern
 // stateless (createMcpHandler, legacy: 'reject'); plus `GET /healthz`. It owns the legacy session
-// map, idle reaping, the session cap, security checks on every route and client events.
+// map, idle reaping, the session cap, security checks on every route and client events. What
+// needs the MCP SDK (servers, the legs' transports, notifications) is mcp-routes.ts, loaded on the
+// first MCP request.
 import type * as NodeHttp from 'node:http';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import {
-  CLIENT_INFO_META_KEY,
-  createMcpHandler,
-  isLegacyRequest,
-} from '@modelcontextprotocol/server';
-import type { LoggingLevel, McpServer } from '@modelcontextprotocol/server';
-import type { toNodeHandler } from '@modelcontextprotocol/node';
-import type { ListenerNotifier, ToolDefinition } from '../tools/tool-definition.ts';
-import { toClientIdentity } from './client-events.ts';
-import type { McpClientEvent, McpClientIdentity, McpTransportKind } from './client-events.ts';
+import type { LoggingLevel } from '@modelcontextprotocol/server';
+import type {
+  ListenerNotifier,
+  ServerExtension,
+  ToolDefinition,
+} from '../tools/tool-definition.ts';
+import type { McpClientEvent } from './client-events.ts';
 import { LegacySessionRegistry } from './legacy-sessions.ts';
 import {
   hostOrOriginRefusal,
@@ -24,21 +23,18 @@ import {
   tokenRefusal,
 } from '../platform/http/request-guard.ts';
 import { isJsonMediaType, readJsonBody, sendJson } from '../platform/http/json-body.ts';
-import { createServerFactory } from './server-factory.ts';
-import type { ServerFactoryOptions, ToolCallRecord, ToolCallStart } from './server-factory.ts';
 import {
   MAX_BATCH_MESSAGES,
   MCP_METHODS,
   handleRouteError,
-  headersOnlyRequest,
   jsonRpcError,
   methodNotAllowed,
   splitUrl,
   unsupportedMediaType,
   LISTEN_HOST,
 } from './http-answers.ts';
-import { LegacyLegs, type LiveSession } from './legacy-legs.ts';
-import { loadNodeAdapter } from './node-adapter.ts';
+import type { LiveSession } from './legacy-legs.ts';
+import type { McpRoutes } from './mcp-routes.ts';
 
 /**
  * node:http through require, not an ESM import: Node's ESM facade of a builtin reads every export,
@@ -65,8 +61,11 @@ export interface McpListenerOptions {
   tools: readonly ToolDefinition[];
   serverInfo: { name: string; version: string };
   instructions?: string;
-  /** Registers more on every server after the tools (the reconciliation prompts and resources). */
-  extendServer?: ServerFactoryOptions['extendServer'];
+  /**
+   * Loads what registers more on every server after the tools (the reconciliation prompts and
+   * resources): called once, with the MCP routes, on the first request for /sse, /messages or /mcp.
+   */
+  loadServerExtension?: () => Promise<ServerExtension>;
   /**
    * Whether a tool of `tools` is offered now (default: all). When the answer changes, call
    * `notify.toolsChanged()`: open sessions are brought up to date and every client told.
@@ -131,81 +130,38 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     idleMs,
   });
 
-  /** What the start and the end of a call have in common: which call, of which client. */
-  const callIdentity = (call: ToolCallStart) => {
-    const clientInfo: McpClientIdentity | undefined =
-      call.leg.era === 'modern'
-        ? call.envelopeClientInfo
-        : call.sessionId === undefined
-          ? undefined
-          : sessions.get(call.sessionId)?.clientInfo;
-    return {
-      callId: call.callId,
-      tool: call.tool,
-      // The listener builds HTTP legs only ('stdio' is grove bridge's own server).
-      transport: call.leg.transport as McpTransportKind,
-      era: call.leg.era,
-      ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),
-      ...(clientInfo === undefined ? {} : { clientInfo }),
-      argumentsSummary: call.argumentsSummary,
-      at: Date.now(),
-    };
-  };
-  const onToolStarted = (call: ToolCallStart): void => {
-    emit({ type: 'tool-started', ...callIdentity(call) });
-  };
-  const onToolCalled = (call: ToolCallRecord): void => {
-    emit({
-      type: 'tool-called',
-      ...callIdentity(call),
-      isError: call.isError,
-      durationMs: call.durationMs,
-      resultBytes: call.resultBytes,
-      ...(call.error === undefined ? {} : { error: call.error }),
-    });
-  };
-
-  const buildServer = createServerFactory({
-    root: options.root,
-    tools: options.tools,
-    serverInfo: options.serverInfo,
-    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
-    ...(options.extendServer === undefined ? {} : { extendServer: options.extendServer }),
-    ...(options.isToolOffered === undefined ? {} : { isToolOffered: options.isToolOffered }),
-    ...(options.progressIntervalMs === undefined
-      ? {}
-      : { progressIntervalMs: options.progressIntervalMs }),
-    onToolStarted,
-    onToolCalled,
-    onError: reportError,
-  });
-
-  const modern = createMcpHandler(
-    () => buildServer({ era: 'modern', transport: 'streamable-http' }),
-    {
-      legacy: 'reject',
-      keepAliveMs,
-      maxRequestBodySize: MAX_BODY_BYTES,
-      onerror: reportError,
-    },
-  );
-  /** The modern leg's Node handler, made on the first modern request (see node-adapter.ts). */
-  let modernNode: Promise<ReturnType<typeof toNodeHandler>> | undefined;
-  const modernNodeHandler = (): Promise<ReturnType<typeof toNodeHandler>> =>
-    (modernNode ??= loadNodeAdapter().then((adapter) =>
-      adapter.toNodeHandler(modern, { onerror: reportError, maxRequestBodySize: MAX_BODY_BYTES }),
-    ));
-
-  /** Initialized legacy sessions' servers, by session id: where server log messages go. */
-  const logTargets = new Map<string, McpServer>();
-  const legacyLegs = new LegacyLegs({
-    logTargets,
-    buildServer,
-    sessions,
-    keepAliveMs,
-    emit,
-    reportError,
-  });
+  /**
+   * The MCP routes with the SDK (mcp-routes.ts), loaded by the first request that needs them: a
+   * listener no client has called answers /healthz and refusals without ever loading the SDK.
+   */
+  let routes: Promise<McpRoutes> | undefined;
+  /** The same, once loaded: notifications before then have no client to reach. */
+  let loadedRoutes: McpRoutes | undefined;
+  const mcpRoutes = (): Promise<McpRoutes> =>
+    (routes ??= (async () => {
+      const [{ createMcpRoutes }, extendServer] = await Promise.all([
+        import('./mcp-routes.ts'),
+        options.loadServerExtension?.(),
+      ]);
+      loadedRoutes = createMcpRoutes({
+        root: options.root,
+        tools: options.tools,
+        serverInfo: options.serverInfo,
+        instructions: options.instructions,
+        extendServer,
+        isToolOffered: options.isToolOffered,
+        progressIntervalMs: options.progressIntervalMs,
+        keepAliveMs,
+        maxBodyBytes: MAX_BODY_BYTES,
+        sessions,
+        emit,
+        reportError,
+      });
+      return loadedRoutes;
+    })().catch((error: unknown) => {
+      routes = undefined; // the next request tries again
+      throw error;
+    }));
 
   let access = { token: options.token, requireToken: options.requireToken ?? true };
   let boundPort = 0;
@@ -247,10 +203,10 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     switch (path) {
       case '/sse':
         if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
-        return legacyLegs.openSse(res);
+        return (await mcpRoutes()).openSse(res);
       case '/messages':
         if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
-        return legacyLegs.postSseMessage(req, res, sessionId, body);
+        return (await mcpRoutes()).postSseMessage(req, res, sessionId, body);
       case '/mcp':
         if (!MCP_METHODS.includes(req.method ?? '')) {
           const allow = MCP_METHODS.join(', ');
@@ -259,11 +215,7 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
           });
         }
         if (req.method === 'POST' && body === undefined) return unsupportedMediaType(res);
-        if (await isLegacyRequest(headersOnlyRequest(req), body)) {
-          return legacyLegs.handleStreamable(req, res, body);
-        }
-        reportModernClient(body, emit);
-        return (await modernNodeHandler())(req, res, body);
+        return (await mcpRoutes()).handleMcp(req, res, body);
       default:
         return sendJson(res, 404, { error: 'not found: use /sse, /messages, /mcp or /healthz' });
     }
@@ -272,12 +224,7 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
   const httpServer = createServer((req, res) => {
     route(req, res).catch((error: unknown) => handleRouteError(error, res, reportError));
   });
-  try {
-    await listen(httpServer, options.port);
-  } catch (error) {
-    await modern.close().catch(() => undefined);
-    throw error;
-  }
+  await listen(httpServer, options.port);
   boundPort = (httpServer.address() as AddressInfo).port;
 
   const reaper = setInterval(
@@ -294,44 +241,19 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     setAccess: (next) => {
       access = { ...next };
     },
-    cancelCall: (callId, message) => buildServer.cancelCall(callId, message),
-    log: (level, message, data) => {
-      const params = {
-        level,
-        logger: 'grove',
-        data: data === undefined ? message : { message, ...data },
-      };
-      for (const [sessionId, server] of logTargets) {
-        // The SDK drops it below the level this session set with logging/setLevel.
-        server.server.sendLoggingMessage(params, sessionId).catch(reportError);
-      }
-    },
+    cancelCall: (callId, message) => loadedRoutes?.cancelCall(callId, message) ?? false,
+    log: (level, message, data) => loadedRoutes?.log(level, message, data),
     notify: {
-      resourceUpdated: (uri) => {
-        for (const server of logTargets.values()) {
-          server.server.sendResourceUpdated({ uri }).catch(reportError);
-        }
-        modern.notify.resourceUpdated(uri);
-      },
-      resourcesChanged: () => {
-        for (const server of logTargets.values()) {
-          server.server.sendResourceListChanged().catch(reportError);
-        }
-        modern.notify.resourcesChanged();
-      },
-      toolsChanged: () => {
-        for (const server of logTargets.values()) {
-          buildServer.syncTools(server);
-          server.server.sendToolListChanged().catch(reportError);
-        }
-        modern.notify.toolsChanged();
-      },
+      resourceUpdated: (uri) => loadedRoutes?.notify.resourceUpdated(uri),
+      resourcesChanged: () => loadedRoutes?.notify.resourcesChanged(),
+      toolsChanged: () => loadedRoutes?.notify.toolsChanged(),
     },
     close: () => {
       closing ??= (async () => {
         clearInterval(reaper);
         await sessions.closeAll();
-        await modern.close().catch(reportError);
+        // Routes still loading are closed once loaded; a failed load has nothing to close.
+        await (await routes?.catch(() => undefined))?.close().catch(reportError);
         await new Promise<void>((resolve) => {
           httpServer.close(() => resolve());
           httpServer.closeAllConnections();
@@ -340,25 +262,6 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
       return closing;
     },
   };
-}
-
-/** Reports the identity a modern request carries in its `_meta` envelope. */
-function reportModernClient(body: unknown, emit: (event: McpClientEvent) => void): void {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
-  const { method, params } = body as {
-    method?: unknown;
-    params?: { _meta?: Record<string, unknown> };
-  };
-  if (typeof method !== 'string') return;
-  const clientInfo = toClientIdentity(params?._meta?.[CLIENT_INFO_META_KEY]);
-  emit({
-    type: 'client-seen',
-    transport: 'streamable-http',
-    era: 'modern',
-    ...(clientInfo ? { clientInfo } : {}),
-    method,
-    at: Date.now(),
-  });
 }
 
 /** Binds exactly 127.0.0.1:port; rejects with the listen error (code EADDRINUSE when taken). */

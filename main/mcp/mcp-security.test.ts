@@ -1,5 +1,6 @@
 // The security checks: predicates, and 403 JSON refusals on /sse, /messages and /mcp.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localhostAllowedOrigins, validateOriginHeader } from '@modelcontextprotocol/server';
 import { isAllowedHost, isAllowedOrigin, tokenMatches } from '../platform/http/request-guard.ts';
 import {
   authHeader,
@@ -33,6 +34,34 @@ describe('guard predicates', () => {
     expect(isAllowedOrigin('https://evil.example')).toBe(false);
     expect(isAllowedOrigin('http://localhost.evil.example')).toBe(false);
     expect(isAllowedOrigin('file://')).toBe(false);
+  });
+
+  it("decides every Origin as the SDK's validateOriginHeader with the localhost allowlist", () => {
+    const origins = [
+      undefined,
+      '',
+      'http://localhost',
+      'https://LOCALHOST:443',
+      'http://127.0.0.1:65535',
+      'http://[::1]',
+      'http://[0:0:0:0:0:0:0:1]:80',
+      'http://127.0.0.2',
+      'http://localhost.',
+      'http://user@localhost:1',
+      'chrome-extension://abcdef',
+      'moz-extension://*',
+      'null',
+      'not a url',
+      'http://',
+      'file:///etc/passwd',
+      'http://evil.example#localhost',
+      'http://localhost%2eevil.example',
+    ];
+    for (const origin of origins) {
+      expect(isAllowedOrigin(origin), String(origin)).toBe(
+        validateOriginHeader(origin, localhostAllowedOrigins()).ok,
+      );
+    }
   });
 
   it('compares tokens of any length without throwing', () => {

@@ -174,7 +174,7 @@ describe('a path swapped for a symlink to the outside while Grove reads it', () 
     const server = await startTestListener({
       root,
       tools: fx.service.tools,
-      extendServer: (mcp) => fx.service.extendServer(mcp),
+      loadServerExtension: () => fx.service.loadServerExtension(),
     });
     cleanups.push(() => server.close());
     const { client } = await connectClient(server.port, 'legacy-http');

@@ -41,7 +41,7 @@ async function serve() {
     root: repo.root,
     tools: service.tools,
     instructions: service.instructions,
-    extendServer: (mcp) => service.extendServer(mcp),
+    loadServerExtension: () => service.loadServerExtension(),
   });
   cleanups.push(() => server.close());
   return { repo, service, server, states };

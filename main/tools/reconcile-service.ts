@@ -1,25 +1,28 @@
 // The reconciliation side of one worktree process, assembled: the engine (one per worktree,
 // shared by every MCP session), its six tools, the server instructions, prompts and spec
-// resources (extendServer), and the watcher that keeps the ReconcileState current, reports it
+// resources (loadServerExtension), and the watcher that keeps the ReconcileState current, reports it
 // (`onState`) and tells connected clients when specs change. worktree-process.ts creates one
 // service at start and hands its parts to the MCP listener.
 //
 // Eager vs lazy, so that the worktree process listens fast and small:
 // - Eager (needed before `listening`): the tool definitions with their zod schemas
-//   (reconcile-tools.ts), the instructions, prompts and spec resources (reconcile-mcp.ts,
-//   spec-paths.ts). These import no engine, git, yaml, SQLite, hashing or watcher code.
+//   (reconcile-tools.ts), the instructions and resource names (reconcile-mcp.ts). These import no
+//   engine, git, yaml, SQLite, hashing or watcher code, and not the MCP SDK.
+// - With the MCP side (loadServerExtension, reconcile-mcp-registration.ts): the registration of
+//   prompts and spec resources, which imports the SDK: the listener loads it on the first MCP
+//   request, so a worktree process no client called never loads the SDK.
 // - Lazy (reconcile-runtime.ts): the engine and the watcher with everything they pull in. One
 //   shared dynamic import(), started by start() (right after `listening`) or by the first tool call,
 //   whichever comes first. If it fails, tool calls return that error and start() rejects with it
 //   (the process reports a warning); file tools and the MCP server keep working.
-import type { McpServer } from '@modelcontextprotocol/server';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import type { ListenerNotifier } from './tool-definition.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 import { SAMPLE_PATHS, type SpecSummary } from './get-project-context.ts';
 import { UserError } from '../platform/errors.ts';
 import type { ReconcileEngine } from '../reconcile/reconcile-engine.ts';
-import { RECONCILE_INSTRUCTIONS, registerReconcileMcp, specResourceUri } from './reconcile-mcp.ts';
+import { RECONCILE_INSTRUCTIONS, specResourceUri } from './reconcile-mcp.ts';
+import type { ServerExtension } from './tool-definition.ts';
 import { createReconcileTools } from './reconcile-tools.ts';
 import type { ReconcileWatcher, SpecChanges } from '../reconcile/reconcile-watcher.ts';
 
@@ -48,8 +51,11 @@ export interface ReconcileService {
    * one, which start() computes).
    */
   specSummary(signal: AbortSignal): Promise<SpecSummary>;
-  /** For McpListenerOptions.extendServer: prompts, spec resources, subscriptions. */
-  extendServer(server: McpServer): void;
+  /**
+   * For McpListenerOptions.loadServerExtension: loads what registers the prompts, spec resources
+   * and subscriptions on a server (with the MCP SDK).
+   */
+  loadServerExtension(): Promise<ServerExtension>;
   /**
    * Loads the engine, finds the default base (unless one was given), computes the first state and
    * starts watching; call it after the listener is up, so spec changes can be announced.
@@ -123,8 +129,11 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
     engine,
     tools: createReconcileTools(engine),
     instructions: RECONCILE_INSTRUCTIONS,
-    extendServer: (server) =>
-      registerReconcileMcp(server, { root: options.root, defaultBase: () => base ?? 'main' }),
+    async loadServerExtension() {
+      const { registerReconcileMcp } = await import('./reconcile-mcp-registration.ts');
+      return (server) =>
+        registerReconcileMcp(server, { root: options.root, defaultBase: () => base ?? 'main' });
+    },
     get base() {
       return base ?? 'main';
     },

@@ -2,6 +2,7 @@
 // annotations and handler. The MCP server registers every definition on every session (all
 // transports); the UI's tool console and docs/tools.md read the same list.
 import { z } from 'zod';
+import type { McpServer } from '@modelcontextprotocol/server';
 
 /** MCP log levels, least to most severe (RFC 5424 names). */
 export type ToolLogLevel =
@@ -86,6 +87,12 @@ export function defineTool<In extends z.ZodObject, Out extends z.ZodObject>(
 export function orNull<T extends z.ZodType>(schema: T) {
   return z.union([schema, z.literal(null)]);
 }
+
+/**
+ * Registers more on an MCP server besides the tools (the reconciliation prompts and resources).
+ * Loaded with the listener's MCP side (McpListenerOptions.loadServerExtension), not at start.
+ */
+export type ServerExtension = (server: McpServer) => void;
 
 /** The change notifications a listener can send to its clients. */
 export interface ListenerNotifier {

@@ -1,11 +1,14 @@
-// What a worktree process that no client has called keeps out of memory: undici (Node's fetch,
-// ~13 MB of RSS), which node:http's ESM facade and the SDK's Node adapter would load at start
-// (docs/performance.md, "Idle memory"). Checked on the real bundle with Node's own list of loaded
-// built-in modules, reported by a preloaded probe; the first Streamable HTTP client then loads it,
-// which shows the probe sees it.
+// What a worktree process that no client has called keeps out of memory (docs/performance.md,
+// "Idle memory"): undici (Node's fetch, ~13 MB of RSS), which node:http's ESM facade and the SDK's
+// Node adapter would load at start, and the MCP SDK itself (~9 MB: its entry module builds
+// hundreds of zod schemas as it loads), which the listener loads with its MCP routes. Checked on
+// the real bundle by a preloaded probe that reports Node's list of loaded built-in modules and
+// every module file loaded (the bundle's chunks name their sources in their source maps); the
+// first Streamable HTTP client then loads both, which shows the probe sees them.
 import { fork } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorktreeToHost } from '../../shared/worktree-protocol.ts';
 import { BUNDLED_WORKTREE_ENTRY } from '../host/worktree-launcher.ts';
@@ -19,13 +22,35 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** Writes process.moduleLoadList to $GROVE_MODULE_PROBE every 100 ms. */
+/** Writes the loaded built-ins and module files to $GROVE_MODULE_PROBE every 100 ms. */
 const PROBE = `import { writeFileSync } from 'node:fs';
-setInterval(() => writeFileSync(process.env.GROVE_MODULE_PROBE, JSON.stringify(process.moduleLoadList)), 100).unref();
+import { registerHooks } from 'node:module';
+const files = [];
+registerHooks({ load(url, context, next) { files.push(url); return next(url, context); } });
+setInterval(() => writeFileSync(process.env.GROVE_MODULE_PROBE, JSON.stringify({ builtins: process.moduleLoadList, files })), 100).unref();
 `;
 
+interface LoadedModules {
+  builtins: string[];
+  files: string[];
+}
+
+/** The bundle's chunks among `files` whose source map lists one of the MCP SDK's sources. */
+async function chunksWithSdk(files: string[]): Promise<string[]> {
+  const chunks = files.filter((url) => url.startsWith('file:') && url.endsWith('.js'));
+  const withSdk: string[] = [];
+  for (const url of chunks) {
+    const map = await readFile(`${fileURLToPath(url)}.map`, 'utf8').catch(() => '{}');
+    const sources = (JSON.parse(map) as { sources?: string[] }).sources ?? [];
+    if (sources.some((source) => source.includes('@modelcontextprotocol/server/'))) {
+      withSdk.push(path.basename(fileURLToPath(url)));
+    }
+  }
+  return withSdk;
+}
+
 describe('a worktree process no client has called', () => {
-  it('has not loaded undici; the first Streamable HTTP client loads it', async () => {
+  it('has loaded neither undici nor the MCP SDK; the first Streamable HTTP client loads both', async () => {
     const repo = await makeTempRepo({ 'a.txt': 'a\n' });
     cleanups.push(() => repo.cleanup());
     const dir = await makeTempDir('grove-module-probe-');
@@ -47,12 +72,18 @@ describe('a worktree process no client has called', () => {
       'the first state',
       20_000,
     );
-    const loaded = async (): Promise<string[]> =>
-      JSON.parse(await readFile(report, 'utf8').catch(() => '[]')) as string[];
-    const undici = (list: string[]) => list.filter((name) => name.includes('undici'));
-    await waitFor(async () => (await loaded()).length > 0, 'the probe report');
+    const loaded = async (): Promise<LoadedModules> =>
+      JSON.parse(
+        await readFile(report, 'utf8').catch(() => '{"builtins":[],"files":[]}'),
+      ) as LoadedModules;
+    const undici = (list: LoadedModules) => list.builtins.filter((name) => name.includes('undici'));
+    await waitFor(async () => (await loaded()).builtins.length > 0, 'the probe report');
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(undici(await loaded())).toEqual([]);
+    const atRest = await loaded();
+    expect(undici(atRest)).toEqual([]);
+    // The probe does see the bundle's chunks (the entry and the engine's, loaded after listening).
+    expect(atRest.files.some((url) => url.endsWith('/worktree-process.js'))).toBe(true);
+    expect(await chunksWithSdk(atRest.files)).toEqual([]);
 
     const listening = messages.find((m) => m.type === 'listening');
     if (listening?.type !== 'listening') throw new Error('no listening message');
@@ -60,5 +91,6 @@ describe('a worktree process no client has called', () => {
     cleanups.push(() => client.close());
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
     await waitFor(async () => undici(await loaded()).length > 0, 'undici once a client came');
+    expect(await chunksWithSdk((await loaded()).files)).not.toEqual([]);
   });
 });

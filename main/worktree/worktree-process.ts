@@ -161,7 +161,7 @@ export function runWorktreeProcess(channel: HostChannel): void {
             tools: assembled.allTools,
             isToolOffered: assembled.isToolOffered,
             instructions: assembled.instructions,
-            extendServer: assembled.extendServer,
+            loadServerExtension: assembled.loadServerExtension,
             serverInfo: assembled.serverInfo,
             onClientEvent: (event) => clients.handle(event),
             onRequest: idleMemory.activity,

@@ -3,13 +3,12 @@
 // watcher) and the server's name. The worktree process hands these to its HTTP listener
 // (worktree-process.ts); `grove bridge` without a running host serves them over stdio
 // (main/bridge/). One assembly, so both offer exactly the same tools.
-import type { McpServer } from '@modelcontextprotocol/server';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import { createFileTools } from '../tools/index.ts';
 import { createJustTasks } from '../tools/just-tasks.ts';
 import type { ServerEndpoints } from '../tools/get-project-context.ts';
 import { createReconcileService, type ReconcileService } from '../tools/reconcile-service.ts';
-import type { ToolDefinition } from '../tools/tool-definition.ts';
+import type { ServerExtension, ToolDefinition } from '../tools/tool-definition.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 
 export interface WorktreeServerOptions {
@@ -42,8 +41,11 @@ export interface WorktreeServer {
   setJustTasks(enabled: boolean): boolean;
   readonly instructions: string;
   readonly serverInfo: { name: string; version: string };
-  /** Registers the prompts and spec resources on a server (McpListenerOptions.extendServer). */
-  extendServer(server: McpServer): void;
+  /**
+   * Loads what registers the prompts and spec resources on a server (with the MCP SDK: the
+   * listener calls it on its first MCP request; McpListenerOptions.loadServerExtension).
+   */
+  loadServerExtension(): Promise<ServerExtension>;
 }
 
 /** Cheap and synchronous: the engine loads when reconcile.start() or the first call needs it. */
@@ -81,6 +83,6 @@ export function createWorktreeServer(options: WorktreeServerOptions): WorktreeSe
     },
     instructions: reconcile.instructions,
     serverInfo: { name: 'grove', version: GROVE_VERSION },
-    extendServer: (server) => reconcile.extendServer(server),
+    loadServerExtension: () => reconcile.loadServerExtension(),
   };
 }

@@ -8,8 +8,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { localhostAllowedOrigins, validateOriginHeader } from '@modelcontextprotocol/server';
 
+/**
+ * The loopback names a Host or Origin may carry: the SDK's `localhostAllowedHostnames()`. Written
+ * out here rather than imported: the SDK's entry module builds hundreds of zod schemas as it
+ * loads, and a worktree process no client called must not pay for that (docs/performance.md).
+ */
 const LOOPBACK_HOSTNAMES = ['127.0.0.1', 'localhost', '[::1]'];
 
 /** True when a Host header value is exactly one of this server's loopback names with its port. */
@@ -19,9 +23,16 @@ export function isAllowedHost(host: string | undefined, port: number): boolean {
   return LOOPBACK_HOSTNAMES.some((name) => normalized === `${name}:${port}`);
 }
 
-/** True for no Origin (non-browser clients) or a localhost-class origin on any port. */
+/**
+ * True for no Origin (non-browser clients) or a localhost-class origin on any port; anything that
+ * does not parse as a URL with a host (`null`, `file://`) is refused. The SDK's
+ * `validateOriginHeader(origin, localhostAllowedOrigins())` rule, which mcp-security.test.ts
+ * checks this against.
+ */
 export function isAllowedOrigin(origin: string | undefined): boolean {
-  return validateOriginHeader(origin, localhostAllowedOrigins()).ok;
+  if (origin === undefined || origin === '') return true;
+  const hostname = URL.parse(origin)?.hostname;
+  return hostname !== undefined && LOOPBACK_HOSTNAMES.includes(hostname);
 }
 
 const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
