@@ -51,6 +51,12 @@ export async function buildWorktreeBundle(): Promise<void> {
       entryFileNames: '[name].js',
       chunkFileNames: '[name]-[hash].js',
       sourcemap: true,
+      // A chunk's source stays in the V8 heap while the process runs: a single non-ASCII
+      // character makes V8 keep all of it as two bytes per character, and comments are half of
+      // some dependencies' text. ASCII escapes and no comments: 1.2 MB less RSS per worktree
+      // process (docs/performance.md, idle memory); the source maps still point at the sources.
+      charset: 'ascii',
+      comments: false,
     },
   });
   const current = new Set(output.flatMap((file) => [file.fileName, `${file.fileName}.map`]));

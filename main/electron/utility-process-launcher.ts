@@ -2,7 +2,7 @@
 // managed by Chromium's process model), implementing the same WorktreeLauncher interface as the
 // headless fork launcher.
 import { utilityProcess } from 'electron';
-import type { WorktreeLauncher } from '../host/worktree-launcher.ts';
+import { worktreeProcessEnv, type WorktreeLauncher } from '../host/worktree-launcher.ts';
 
 export function utilityProcessLauncher(entryPath: string): WorktreeLauncher {
   return {
@@ -10,6 +10,7 @@ export function utilityProcessLauncher(entryPath: string): WorktreeLauncher {
       const child = utilityProcess.fork(entryPath, [], {
         serviceName: 'Grove worktree server',
         stdio: 'inherit',
+        env: worktreeProcessEnv(),
       });
       return {
         get pid() {

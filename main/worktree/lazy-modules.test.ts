@@ -1,7 +1,8 @@
 // What a worktree process that no client has called keeps out of memory (docs/performance.md,
 // "Idle memory"): undici (Node's fetch, ~13 MB of RSS), which node:http's ESM facade and the SDK's
 // Node adapter would load at start, and the MCP SDK itself (~9 MB: its entry module builds
-// hundreds of zod schemas as it loads), which the listener loads with its MCP routes. Checked on
+// hundreds of zod schemas as it loads), which the listener loads with its MCP routes, and
+// node:crypto (platform/crypto-on-demand.ts), first needed by a client's token. Checked on
 // the real bundle by a preloaded probe that reports Node's list of loaded built-in modules and
 // every module file loaded (the bundle's chunks name their sources in their source maps); the
 // first Streamable HTTP client then loads both, which shows the probe sees them.
@@ -50,7 +51,7 @@ async function chunksWithSdk(files: string[]): Promise<string[]> {
 }
 
 describe('a worktree process no client has called', () => {
-  it('has loaded neither undici nor the MCP SDK; the first Streamable HTTP client loads both', async () => {
+  it('has loaded neither undici, the MCP SDK nor node:crypto; the first client loads them', async () => {
     const repo = await makeTempRepo({ 'a.txt': 'a\n' });
     cleanups.push(() => repo.cleanup());
     const dir = await makeTempDir('grove-module-probe-');
@@ -77,10 +78,12 @@ describe('a worktree process no client has called', () => {
         await readFile(report, 'utf8').catch(() => '{"builtins":[],"files":[]}'),
       ) as LoadedModules;
     const undici = (list: LoadedModules) => list.builtins.filter((name) => name.includes('undici'));
+    const crypto = (list: LoadedModules) => list.builtins.includes('NativeModule crypto');
     await waitFor(async () => (await loaded()).builtins.length > 0, 'the probe report');
     await new Promise((resolve) => setTimeout(resolve, 300));
     const atRest = await loaded();
     expect(undici(atRest)).toEqual([]);
+    expect(crypto(atRest)).toBe(false);
     // The probe does see the bundle's chunks (the entry and the engine's, loaded after listening).
     expect(atRest.files.some((url) => url.endsWith('/worktree-process.js'))).toBe(true);
     expect(await chunksWithSdk(atRest.files)).toEqual([]);
@@ -91,6 +94,8 @@ describe('a worktree process no client has called', () => {
     cleanups.push(() => client.close());
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
     await waitFor(async () => undici(await loaded()).length > 0, 'undici once a client came');
-    expect(await chunksWithSdk((await loaded()).files)).not.toEqual([]);
+    const afterClient = await loaded();
+    expect(await chunksWithSdk(afterClient.files)).not.toEqual([]);
+    expect(crypto(afterClient)).toBe(true);
   });
 });

@@ -1,6 +1,5 @@
 // Writes inside the root: never through a symlink, atomic (temp file + rename in the same
 // verified directory).
-import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
@@ -15,6 +14,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../errors.ts';
+import { nodeCrypto } from '../crypto-on-demand.ts';
 import { PROC_FD, descriptorPrefix, writeAsync } from './descriptors.ts';
 import { checkLexically, errnoCode, toRelativePosix } from './resolve.ts';
 import { DIRECTORY_FLAGS } from './verified-directories.ts';
@@ -180,7 +180,7 @@ export async function writeFileAtomicInsideRoot(
   const name = segments.pop() as string;
   const directory = openWritableDirectory(root, segments, true, shown) as WritableDirectory;
   const target = `${directory.prefix}/${name}`;
-  const temporary = `${directory.prefix}/.${name}.${randomBytes(6).toString('hex')}.tmp`;
+  const temporary = `${directory.prefix}/.${name}.${nodeCrypto().randomBytes(6).toString('hex')}.tmp`;
   let created = false;
   try {
     const existing = entryKind(lstatSync(target, { throwIfNoEntry: false }));

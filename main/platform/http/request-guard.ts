@@ -5,9 +5,9 @@
 // (a server may accept something else instead, e.g. a live SSE session id on `POST /messages`).
 // Every refusal is 403 with a JSON `{ "error": ... }` body: never 401, which sends mcp-remote and
 // Claude Code into OAuth discovery. Tokens are compared in constant time and never echoed or logged.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { nodeCrypto } from '../crypto-on-demand.ts';
 
 /**
  * The loopback names a Host or Origin may carry: the SDK's `localhostAllowedHostnames()`. Written
@@ -35,7 +35,8 @@ export function isAllowedOrigin(origin: string | undefined): boolean {
   return hostname !== undefined && LOOPBACK_HOSTNAMES.includes(hostname);
 }
 
-const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
+const digest = (value: string): Buffer =>
+  nodeCrypto().createHash('sha256').update(value, 'utf8').digest();
 
 /** The expected token's digest, kept while the token stays the same (it is asked per request). */
 let expectedDigest: { token: string; digest: Buffer } | undefined;
@@ -44,7 +45,7 @@ let expectedDigest: { token: string; digest: Buffer } | undefined;
 export function tokenMatches(presented: string, expected: string): boolean {
   if (expectedDigest?.token !== expected)
     expectedDigest = { token: expected, digest: digest(expected) };
-  return timingSafeEqual(digest(presented), expectedDigest.digest);
+  return nodeCrypto().timingSafeEqual(digest(presented), expectedDigest.digest);
 }
 
 /** Every token a request presents: the Bearer credential and/or the `token` query parameter. */
