@@ -147,6 +147,49 @@ describe('hash cache', () => {
     cache.close();
   });
 
+  it('writes every row of a big batch, in any order, and updates the rows already there', async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root);
+    const paths = Array.from({ length: 1234 }, (_, index) => `d${index % 7}/f${index}.ts`);
+    const hashOf = (file: string, version: number) =>
+      (file.length.toString(16) + version).padEnd(64, String(version));
+    try {
+      await cache.writeReconciled(
+        paths.slice(0, 300).map((file) => ({ path: file, hash: hashOf(file, 1) })),
+        paths.slice(0, 300).map((file) => ({ ...row(file), size: 1 })),
+        1,
+      );
+      // Not sorted, and overlapping the first batch: every path ends with the second write.
+      const second = [...paths].reverse();
+      await cache.writeReconciled(
+        second.map((file) => ({ path: file, hash: hashOf(file, 2) })),
+        second.map((file) => ({ ...row(file), size: 2 })),
+        2,
+      );
+      await cache.flush();
+    } finally {
+      cache.close();
+    }
+    // As NotarAI's CLI (and Grove's next process) reads them: its own connections.
+    const notarai = new Database(path.join(root, CACHE_DB), { readonly: true });
+    const stats = new Database(path.join(root, STATS_DB), { readonly: true });
+    try {
+      const rows = notarai
+        .prepare('SELECT path, blake3_hash, updated_at FROM file_cache ORDER BY path')
+        .raw(true)
+        .all();
+      expect(rows).toEqual([...paths].sort().map((file) => [file, hashOf(file, 2), 2]));
+      const statRows = stats
+        .prepare('SELECT path, size, blake3_hash FROM grove_stat_cache ORDER BY path')
+        .raw(true)
+        .all();
+      expect(statRows).toEqual([...paths].sort().map((file) => [file, 2, 'a'.repeat(64)]));
+    } finally {
+      notarai.close();
+      stats.close();
+    }
+  });
+
   it('recreates a corrupt database with a warning instead of failing', async () => {
     const root = await tempRoot();
     await mkdir(path.join(root, '.notarai/.cache'), { recursive: true });
