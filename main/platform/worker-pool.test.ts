@@ -5,7 +5,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GrepChunkRequest, GrepChunkResult } from '../tools/grep-search.ts';
-import type { FileOutcome } from '../reconcile/file-jobs.ts';
+import { confinedOutcomes, type ConfinedResult } from '../reconcile/file-jobs.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
 import { UserError } from './errors.ts';
 import { WorkerPool } from './worker-pool.ts';
@@ -40,7 +40,9 @@ describe('the worker pool', () => {
     try {
       const found = await pool.run<GrepChunkResult>('grep-chunk', chunk('hit', 'hit.txt'));
       expect(found.files.map((file) => file.path)).toEqual(['hit.txt']);
-      const [hashed] = await pool.run<FileOutcome[]>('file-job', hashJob(['hit.txt']));
+      const [hashed] = confinedOutcomes(
+        await pool.run<ConfinedResult>('file-job', hashJob(['hit.txt'])),
+      );
       expect(hashed).toMatchObject({ code: 'hashed' });
       await expect(pool.run('no-such-kind', {})).rejects.toThrow(/unknown job kind: no-such-kind/);
     } finally {
@@ -55,7 +57,9 @@ describe('the worker pool', () => {
       runaway.catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, 200)); // the runaway holds the only worker
       const started = Date.now();
-      const [hashed] = await pool.run<FileOutcome[]>('file-job', hashJob(['hit.txt']));
+      const [hashed] = confinedOutcomes(
+        await pool.run<ConfinedResult>('file-job', hashJob(['hit.txt'])),
+      );
       expect(hashed).toMatchObject({ code: 'hashed' });
       expect(Date.now() - started).toBeLessThan(1_000); // an overflow worker, not after the deadline
       const error = await runaway.then(

@@ -6,8 +6,15 @@
 // started (a bundle without the worker entry) or a worker dies, chunks run on the main thread
 // instead, yielding between chunks.
 import { workerPool, type WorkerPool } from '../platform/worker-pool.ts';
-import { fingerprintFiles, hashFilesConfined, KNOWN_STRIDE, runFileJob } from './file-jobs.ts';
+import {
+  confinedOutcomes,
+  fingerprintFiles,
+  hashFilesConfined,
+  KNOWN_STRIDE,
+  runFileJob,
+} from './file-jobs.ts';
 import type {
+  ConfinedResult,
   FileJob,
   FileJobResult,
   FileOutcome,
@@ -76,9 +83,10 @@ export class FileJobRunner {
     const codes = new Uint8Array(paths.length);
     const hashed: HashedEntry[] = [];
     const owner = {}; // the chunks of one job share the pool as one owner
+    const plan = chunkPlan(paths.length, this.#pool.size);
     await Promise.all(
-      chunkStarts(paths.length).map(async (start) => {
-        const end = Math.min(start + CHUNK_SIZE, paths.length);
+      plan.starts.map(async (start) => {
+        const end = Math.min(start + plan.size, paths.length);
         const result = (await this.#runChunk(
           {
             kind: 'fingerprint',
@@ -104,7 +112,7 @@ export class FileJobRunner {
   ): Promise<FileOutcome[]> {
     if (paths.length <= MAIN_THREAD_MAX_PATHS) {
       signal?.throwIfAborted();
-      const inline = hashFilesConfined(root, paths, MAIN_THREAD_HASH_BYTES);
+      const inline = confinedOutcomes(hashFilesConfined(root, paths, MAIN_THREAD_HASH_BYTES));
       if (inline.length === paths.length) return inline;
       return [...inline, ...(await this.#hashInWorkers(root, paths.slice(inline.length), signal))];
     }
@@ -117,21 +125,22 @@ export class FileJobRunner {
     signal?: AbortSignal,
   ): Promise<FileOutcome[]> {
     const owner = {}; // the chunks of one job share the pool as one owner
+    const plan = chunkPlan(paths.length, this.#pool.size);
     const parts = await Promise.all(
-      chunkStarts(paths.length).map(
+      plan.starts.map(
         async (start) =>
           (await this.#runChunk(
             {
               kind: 'hash-confined',
               root,
-              paths: paths.slice(start, start + CHUNK_SIZE).join('\0'),
+              paths: paths.slice(start, start + plan.size).join('\0'),
             },
             owner,
             signal,
-          )) as FileOutcome[],
+          )) as ConfinedResult,
       ),
     );
-    return parts.flat();
+    return parts.flatMap(confinedOutcomes);
   }
 
   /** Later jobs run on the main thread (the pool itself is shared and stays). */
@@ -163,8 +172,17 @@ export class FileJobRunner {
   }
 }
 
-function chunkStarts(length: number): number[] {
+/**
+ * Where each chunk of a job of `length` paths starts, and how long chunks are: at most CHUNK_SIZE
+ * paths, as many chunks as a multiple of the pool's workers, all of one length (the last one
+ * shorter), so every worker gets the same share and none finishes a long last chunk alone while
+ * the others wait (20,001 paths in chunks of 4,096 left one worker three chunks, the other two).
+ */
+export function chunkPlan(length: number, workers: number): { starts: number[]; size: number } {
+  const perRound = Math.max(1, workers);
+  const count = Math.ceil(Math.ceil(length / CHUNK_SIZE) / perRound) * perRound;
+  const size = Math.max(1, Math.ceil(length / Math.max(1, count)));
   const starts: number[] = [];
-  for (let start = 0; start < length; start += CHUNK_SIZE) starts.push(start);
-  return starts;
+  for (let start = 0; start < length; start += size) starts.push(start);
+  return { starts, size };
 }

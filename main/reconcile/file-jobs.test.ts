@@ -6,9 +6,17 @@ import { blake3 } from '@napi-rs/blake-hash';
 import { afterEach, describe, expect, it } from 'vitest';
 import { worstLoopStall } from '../testing/event-loop.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
-import { HASHED, HIT, KNOWN_STRIDE, MISSING, READ_CHUNK_BYTES, runFileJob } from './file-jobs.ts';
-import type { FileOutcome } from './file-jobs.ts';
-import { CHUNK_SIZE, FileJobRunner } from './file-job-runner.ts';
+import {
+  confinedOutcomes,
+  HASHED,
+  HIT,
+  KNOWN_STRIDE,
+  MISSING,
+  READ_CHUNK_BYTES,
+  runFileJob,
+} from './file-jobs.ts';
+import type { ConfinedResult, FileOutcome } from './file-jobs.ts';
+import { CHUNK_SIZE, chunkPlan, FileJobRunner } from './file-job-runner.ts';
 import { WorkerPool } from '../platform/worker-pool.ts';
 
 const POOL_WORKER = new URL('../worktree/pool-worker.ts', import.meta.url);
@@ -26,11 +34,13 @@ function b3sum(file: string): string | null {
 
 /** BLAKE3 of one file as the engine computes it (a hash-confined job on its directory). */
 function hashPath(file: string): string {
-  const [outcome] = runFileJob({
-    kind: 'hash-confined',
-    root: path.dirname(file),
-    paths: path.basename(file),
-  }) as FileOutcome[];
+  const [outcome] = confinedOutcomes(
+    runFileJob({
+      kind: 'hash-confined',
+      root: path.dirname(file),
+      paths: path.basename(file),
+    }) as ConfinedResult,
+  );
   if (outcome?.code !== 'hashed') throw new Error(`not hashed: ${file} (${outcome?.code})`);
   return outcome.hash;
 }
@@ -71,11 +81,13 @@ describe('file jobs', () => {
     await writeFile(path.join(dir, 'outside.txt'), 'secret');
     await symlink(path.join(dir, 'outside.txt'), path.join(root, 'link-out'));
     await symlink('a.txt', path.join(root, 'link-in'));
-    const outcomes = runFileJob({
-      kind: 'hash-confined',
-      root,
-      paths: ['a.txt', 'sub', 'link-out', 'link-in', 'missing.txt'].join('\0'),
-    }) as FileOutcome[];
+    const outcomes = confinedOutcomes(
+      runFileJob({
+        kind: 'hash-confined',
+        root,
+        paths: ['a.txt', 'sub', 'link-out', 'link-in', 'missing.txt'].join('\0'),
+      }) as ConfinedResult,
+    );
     expect(outcomes.map((outcome) => outcome.code)).toEqual([
       'hashed',
       'directory',
@@ -121,11 +133,13 @@ describe('file jobs', () => {
     const pool = new FileJobRunner(workers);
     try {
       const pooled = await pool.hashConfined(dir, paths);
-      const inline = runFileJob({
-        kind: 'hash-confined',
-        root: dir,
-        paths: paths.join('\0'),
-      }) as FileOutcome[];
+      const inline = confinedOutcomes(
+        runFileJob({
+          kind: 'hash-confined',
+          root: dir,
+          paths: paths.join('\0'),
+        }) as ConfinedResult,
+      );
       expect(pooled).toEqual(
         inline.map((outcome) =>
           expect.objectContaining({
@@ -144,6 +158,26 @@ describe('file jobs', () => {
       expect(byIndex.get(4999)).toBe((inline[4999] as { hash: string }).hash);
     } finally {
       await workers.close();
+    }
+  });
+
+  it('gives every worker the same share of a job, in chunks of at most CHUNK_SIZE paths', () => {
+    for (const [length, workers] of [
+      [20_001, 2],
+      [200_000, 2],
+      [5_000, 4],
+      [CHUNK_SIZE * 3, 2],
+      [1_500, 1],
+    ] as const) {
+      const { starts, size } = chunkPlan(length, workers);
+      const sizes = starts.map((start) => Math.min(start + size, length) - start);
+      expect(sizes.reduce((sum, part) => sum + part, 0)).toBe(length);
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(CHUNK_SIZE);
+      // Chunks are taken in order by whichever worker is free: each worker's share.
+      const shares = new Array<number>(workers).fill(0);
+      sizes.forEach((part, index) => (shares[index % workers]! += part));
+      expect(Math.max(...shares) - Math.min(...shares)).toBeLessThanOrEqual(size);
+      expect(Math.max(...shares)).toBeLessThanOrEqual(Math.ceil(length / workers) + workers);
     }
   });
 
