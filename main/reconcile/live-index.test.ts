@@ -3,8 +3,9 @@
 // made and the call follows at once, with no pause for the watcher, and the answer must equal that
 // of a fresh engine that scans everything. Edits that keep size and mtime, renames, deletes,
 // creations, touches, commits and a moved base are all tried.
-import { rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { blake3 } from '@napi-rs/blake-hash';
 import { afterEach, describe, expect, it } from 'vitest';
 import { git, makeTempRepo, writeFiles, type TempRepo } from '../testing/temp-repo.ts';
 import { ReconcileEngine } from './reconcile-engine.ts';
@@ -101,6 +102,67 @@ describe('the live index', () => {
     const again = await engine.getSpecDiff(ARGS);
     expect(answeredFromIndex(engine)).toBe(true);
     expect(again).toEqual(await scanned(repo.root));
+  });
+
+  it('mark_reconciled takes the hashes it vouches for, and reads every file changed right before', async () => {
+    const repo = await makeTempRepo({
+      '.notarai/app.spec.yaml': SPEC,
+      'src/a.ts': 'alpha\n',
+      'src/b.ts': 'bravo\n',
+      'src/c.ts': 'charlie\n',
+      'src/d.ts': 'delta\n',
+    });
+    cleanups.push(() => repo.cleanup());
+    const engine = await watched(repo);
+    const all = ['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/d.ts', SPEC_PATH];
+    /** What the cache holds for each file, against the BLAKE3 of what is on disk now. */
+    const recorded = async () => {
+      const rows = await engine.cache.readReconciled();
+      const onDisk = await Promise.all(
+        all.map(async (file) => {
+          const bytes = await readFile(path.join(repo.root, file)).catch(() => undefined);
+          return [file, bytes === undefined ? undefined : blake3(bytes).toString('hex')];
+        }),
+      );
+      return { cache: all.map((file) => [file, rows.get(file)?.hash]), onDisk };
+    };
+    await engine.markReconciled(all);
+    await engine.getSpecDiff(ARGS); // the index now holds every file's hash
+    await engine.clearCache(); // not an event: the cache holds no worktree content
+    await engine.markReconciled(all);
+    expect(engine.lastMark).toEqual({ read: 0, vouched: all.length });
+    let state = await recorded();
+    expect(state.cache).toEqual(state.onDisk);
+
+    const file = (name: string) => path.join(repo.root, name);
+    const changes: [string, () => Promise<unknown>][] = [
+      [
+        'an edit that keeps size and mtime',
+        async () => {
+          const before = await stat(file('src/a.ts'));
+          await writeFile(file('src/a.ts'), 'ALPHA\n');
+          await utimes(file('src/a.ts'), before.atime, before.mtime);
+        },
+      ],
+      ['a second edit in the same second', () => writeFile(file('src/b.ts'), 'BRAVO\n')],
+      [
+        'a file replaced by a rename over it',
+        async () => {
+          await writeFile(file('src/c.tmp'), 'CHARLIE\n');
+          await rename(file('src/c.tmp'), file('src/c.ts'));
+        },
+      ],
+      ['an edit of the spec', () => writeFile(file(SPEC_PATH), `${SPEC}# edited\n`)],
+      ['an edit of another file', () => writeFiles(repo.root, { 'src/other.ts': 'other\n' })],
+    ];
+    for (const [what, change] of changes) {
+      await engine.getSpecDiff(ARGS); // an index that holds every hash
+      await change();
+      await engine.markReconciled(all); // at once: no wait for the watcher
+      expect(engine.lastMark.vouched, what).toBe(0);
+      state = await recorded();
+      expect(state.cache, what).toEqual(state.onDisk);
+    }
   });
 
   it('never vouches for files the watcher skips (node_modules/)', async () => {

@@ -14,32 +14,62 @@ export async function markFilesReconciled(
   parts: EngineParts,
   files: readonly string[],
   signal?: AbortSignal,
+  /** Told how many files were read and how many the live index vouched for (diagnostics). */
+  report?: (counts: { read: number; vouched: number }) => void,
 ): Promise<MarkReconciledResult> {
-  // The hashes read here describe the files as of now: the live index may keep them.
-  const sequence = parts.index?.current();
+  // The hashes read here describe the files as of now: the live index may keep them. Where it
+  // already holds a file's hash and the watcher vouches that nothing moved since (a sync, whose
+  // cookie is in flight while the other files are hashed), the file is not read again.
+  const index = parts.index;
+  const sequence = index?.current();
+  const syncing = index?.hasSnapshot ? index.sync() : undefined;
+  syncing?.catch(() => undefined);
+  const known = syncing ? index?.snapshot(sequence)?.hashes : undefined;
   const rejections: { index: number; path: string; reason: string }[] = [];
-  const order = new Map<string, number>();
-  files.forEach((file, index) => {
-    if (!order.has(file)) order.set(file, index);
-  });
+  let order: Map<string, number> | undefined;
   const reject = (file: string, reason: string): void => {
+    if (!order) {
+      const first = new Map<string, number>();
+      files.forEach((name, position) => {
+        if (!first.has(name)) first.set(name, position);
+      });
+      order = first;
+    }
     rejections.push({ index: order.get(file) ?? 0, path: file, reason });
   };
   // Plain relative paths go straight to the file workers, which check them with the sandbox's
   // own predicates; anything else (absolute, `..`, odd characters) and anything the workers
   // cannot prove to be inside goes through resolveInsideRoot, which also words the refusal.
   const direct: { requested: string; relative: string }[] = [];
+  const vouchable: { requested: string; relative: string; hash: string }[] = [];
   const viaSandbox: string[] = [];
   for (const requested of files) {
     const relative = simpleRelative(requested);
-    if (relative === null) viaSandbox.push(requested);
-    else direct.push({ requested, relative });
+    if (relative === null) {
+      viaSandbox.push(requested);
+      continue;
+    }
+    const hash = known?.get(relative);
+    if (hash === undefined) direct.push({ requested, relative });
+    else vouchable.push({ requested, relative, hash });
   }
   const outcomes = await parts.files.hashConfined(
     parts.root,
     direct.map((entry) => entry.relative),
     signal,
   );
+  // Vouched for only when nothing moved up to the sync; otherwise these files are read as well.
+  if (vouchable.length > 0 && (await syncing) !== sequence) {
+    const rest = vouchable.splice(0);
+    direct.push(...rest);
+    outcomes.push(
+      ...(await parts.files.hashConfined(
+        parts.root,
+        rest.map((entry) => entry.relative),
+        signal,
+      )),
+    );
+  }
   const rows = new Map<string, StatRow>();
   direct.forEach((entry, index) => {
     const outcome = outcomes[index];
@@ -99,8 +129,14 @@ export async function markFilesReconciled(
   parts.index?.record(sequence, (snapshot) => {
     for (const row of hashed) snapshot.hashes.set(row.path, row.hash);
   });
+  // NotarAI's rows: the files read now, and those the index vouched for (no stat row: the scan
+  // that hashed them wrote one, and a missing row only means a file is read again once).
+  const reconciled = new Map<string, string>();
+  for (const { relative, hash } of vouchable) reconciled.set(relative, hash);
+  for (const row of hashed) reconciled.set(row.path, row.hash);
+  report?.({ read: direct.length + viaSandbox.length, vouched: vouchable.length });
   const updated = await parts.cache.writeReconciled(
-    hashed.map((row) => ({ path: row.path, hash: row.hash })),
+    [...reconciled].map(([file, hash]) => ({ path: file, hash })),
     hashed,
     Math.floor(parts.now() / 1000),
   );
@@ -110,6 +146,9 @@ export async function markFilesReconciled(
   return { updated, rejected };
 }
 
+/** Segments of at least one character, none starting with '.', no backslash, NUL or '//'. */
+const PLAIN_PATH = /^[^./\\\0][^/\\\0]*(?:\/[^./\\\0][^/\\\0]*)*$/;
+
 const DIRECTORY_REFUSAL = 'is a directory: mark the files in it instead (get_spec_diff lists them)';
 
 /**
@@ -118,6 +157,9 @@ const DIRECTORY_REFUSAL = 'is a directory: mark the files in it instead (get_spe
  */
 function simpleRelative(requested: string): string | null {
   if (requested.length === 0 || requested.length > MAX_PATH_LENGTH) return null;
+  // The usual case, at a glance: no segment starts with '.' (so none is '.', '..' or '.git'), none
+  // is empty, no backslash or NUL. As it is.
+  if (PLAIN_PATH.test(requested)) return requested;
   if (/[\\\0]/.test(requested) || requested.startsWith('/')) return null;
   const segments = requested.split('/');
   while (segments[0] === '.' && segments.length > 1) segments.shift();

@@ -63,6 +63,8 @@ export class ReconcileEngine {
   #gitDirs: Promise<{ gitDir: string; commonDir: string; objectFormat: string }> | undefined;
   /** Milliseconds spent in each phase of the last get_spec_diff (benchmark and diagnostics). */
   lastTimings: Record<string, number> = {};
+  /** Files the last mark_reconciled read, and those the live index vouched for (diagnostics). */
+  lastMark: { read: number; vouched: number } = { read: 0, vouched: 0 };
 
   constructor(options: ReconcileEngineOptions) {
     this.root = options.root;
@@ -199,7 +201,8 @@ export class ReconcileEngine {
   // ---- mark_reconciled -----------------------------------------------------------------------
 
   markReconciled(files: readonly string[], signal?: AbortSignal): Promise<MarkReconciledResult> {
-    return markFilesReconciled(this.#parts, files, signal).then((result) =>
+    const report = (counts: { read: number; vouched: number }) => (this.lastMark = counts);
+    return markFilesReconciled(this.#parts, files, signal, report).then((result) =>
       this.#withWarnings(result),
     );
   }
