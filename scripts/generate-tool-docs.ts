@@ -274,8 +274,7 @@ export async function listServerExtras(): Promise<{
 }> {
   const server = await startTestListener({
     tools: serverTools(),
-    loadServerExtension: async () => (mcp) =>
-      registerReconcileMcp(mcp, { root: '/', defaultBase: () => 'main' }),
+    extendServer: (mcp) => registerReconcileMcp(mcp, { root: '/', defaultBase: () => 'main' }),
   });
   try {
     const { client } = await connectClient(server.port, 'legacy-http');

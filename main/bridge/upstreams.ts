@@ -168,13 +168,14 @@ export async function serveLocally(
     // The worktree's own setting in the app database: the host offers the same.
     justTasks: settings.justTasks,
   });
+  const parts = await worktree.loadServerParts();
   const buildServer = createServerFactory({
     root,
-    tools: worktree.allTools,
+    tools: parts.tools,
     isToolOffered: worktree.isToolOffered,
     serverInfo: worktree.serverInfo,
     instructions: worktree.instructions,
-    extendServer: await worktree.loadServerExtension(),
+    ...(parts.extendServer === undefined ? {} : { extendServer: parts.extendServer }),
     onError: (error) => log.error(error.message),
   });
   const [bridgeEnd, serverEnd] = InMemoryTransport.createLinkedPair();

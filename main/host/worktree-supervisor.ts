@@ -11,7 +11,7 @@
 import type { Logger } from '../platform/log.ts';
 import type { ActivityEntry, ClientInfo, RunningCall, ServerStatus } from '../../shared/model.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
-import { WorktreeToHostSchema } from '../../shared/worktree-protocol.ts';
+import { WorktreeToHostSchema } from '../../shared/worktree-to-host.ts';
 import type { WorktreeLauncher, WorktreeProcessHandle } from './worktree-launcher.ts';
 
 export interface SupervisorOptions {

@@ -369,7 +369,7 @@ describe('listening', () => {
       root: '/tmp',
       token: TEST_TOKEN,
       port: server.port,
-      tools: testTools,
+      loadServerParts: async () => ({ tools: testTools }),
       serverInfo: { name: 'second', version: '0' },
     });
     await expect(attempt).rejects.toMatchObject({ code: 'EADDRINUSE' });

@@ -10,11 +10,7 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { LoggingLevel } from '@modelcontextprotocol/server';
-import type {
-  ListenerNotifier,
-  ServerExtension,
-  ToolDefinition,
-} from '../tools/tool-definition.ts';
+import type { ListenerNotifier, ServerParts } from '../tools/tool-definition.ts';
 import type { McpClientEvent } from './client-events.ts';
 import { LegacySessionRegistry } from './legacy-sessions.ts';
 import {
@@ -58,14 +54,13 @@ export interface McpListenerOptions {
   requireToken?: boolean;
   /** Exactly this port on 127.0.0.1 (0 picks a free one). Taken -> rejects with code EADDRINUSE. */
   port: number;
-  tools: readonly ToolDefinition[];
+  /**
+   * Loads the tools and extension every server registers (ServerParts): called once, with the
+   * MCP routes, on the first request for /sse, /messages or /mcp.
+   */
+  loadServerParts: () => Promise<ServerParts>;
   serverInfo: { name: string; version: string };
   instructions?: string;
-  /**
-   * Loads what registers more on every server after the tools (the reconciliation prompts and
-   * resources): called once, with the MCP routes, on the first request for /sse, /messages or /mcp.
-   */
-  loadServerExtension?: () => Promise<ServerExtension>;
   /**
    * Whether a tool of `tools` is offered now (default: all). When the answer changes, call
    * `notify.toolsChanged()`: open sessions are brought up to date and every client told.
@@ -139,16 +134,16 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
   let loadedRoutes: McpRoutes | undefined;
   const mcpRoutes = (): Promise<McpRoutes> =>
     (routes ??= (async () => {
-      const [{ createMcpRoutes }, extendServer] = await Promise.all([
+      const [{ createMcpRoutes }, parts] = await Promise.all([
         import('./mcp-routes.ts'),
-        options.loadServerExtension?.(),
+        options.loadServerParts(),
       ]);
       loadedRoutes = createMcpRoutes({
         root: options.root,
-        tools: options.tools,
+        tools: parts.tools,
         serverInfo: options.serverInfo,
         instructions: options.instructions,
-        extendServer,
+        extendServer: parts.extendServer,
         isToolOffered: options.isToolOffered,
         progressIntervalMs: options.progressIntervalMs,
         keepAliveMs,

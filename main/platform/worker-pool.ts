@@ -14,9 +14,18 @@
 //   own deadline, which does the same for that job with a UserError `timed-out`.
 // - If a worker cannot start at all (a bundle without the worker entry), run() rejects with
 //   WorkersUnavailableError and callers do the work on the main thread, in slices.
+import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { Worker, type Transferable } from 'node:worker_threads';
+import type * as WorkerThreads from 'node:worker_threads';
+import type { Transferable, Worker } from 'node:worker_threads';
 import { UserError } from './errors.ts';
+
+/**
+ * node:worker_threads, required when the first worker starts: loading it (with its messaging and
+ * serialization internals) costs a worktree process ~1 MB of RSS it does not need at rest.
+ */
+const requireBuiltin = createRequire(import.meta.url);
+let workerThreads: typeof WorkerThreads | undefined;
 
 /** Workers are ended after this long without work. */
 export const IDLE_MS = 10_000;
@@ -221,7 +230,8 @@ export class WorkerPool {
   #spawn(): Slot | undefined {
     let worker: Worker;
     try {
-      worker = new Worker(this.#workerUrl);
+      workerThreads ??= requireBuiltin('node:worker_threads') as typeof WorkerThreads;
+      worker = new workerThreads.Worker(this.#workerUrl);
     } catch (error) {
       this.#fail(error);
       return undefined;

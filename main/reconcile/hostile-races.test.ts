@@ -173,8 +173,7 @@ describe('a path swapped for a symlink to the outside while Grove reads it', () 
     // The spec resources, served by the real listener to a real client.
     const server = await startTestListener({
       root,
-      tools: fx.service.tools,
-      loadServerExtension: () => fx.service.loadServerExtension(),
+      loadServerParts: () => fx.service.loadServerParts(),
     });
     cleanups.push(() => server.close());
     const { client } = await connectClient(server.port, 'legacy-http');

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
 import { connectClient, waitUntil } from '../testing/mcp-clients.ts';
 import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
-import { WorktreeToHostSchema } from '../../shared/worktree-protocol.ts';
+import { WorktreeToHostSchema } from '../../shared/worktree-to-host.ts';
 import type { WorktreeToHost } from '../../shared/worktree-protocol.ts';
 
 const ENTRY = fileURLToPath(new URL('../worktree/worktree-process.ts', import.meta.url));

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { waitUntil } from './mcp-clients.ts';
-import { WorktreeToHostSchema } from '../../shared/worktree-protocol.ts';
+import { WorktreeToHostSchema } from '../../shared/worktree-to-host.ts';
 import type { WorktreeToHost } from '../../shared/worktree-protocol.ts';
 
 const execFileAsync = promisify(execFile);

@@ -10,7 +10,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { UserError } from '../platform/errors.ts';
 import { defineTool, readOnlyLocal } from '../tools/tool-definition.ts';
-import type { ToolDefinition } from '../tools/tool-definition.ts';
+import type { ServerParts, ToolDefinition } from '../tools/tool-definition.ts';
 import type { McpClientEvent } from '../mcp/client-events.ts';
 import { createMcpListener } from '../mcp/mcp-listener.ts';
 import type { McpListener, McpListenerOptions } from '../mcp/mcp-listener.ts';
@@ -106,20 +106,26 @@ export interface TestListener {
   close(): Promise<void>;
 }
 
+/**
+ * A listener on a free port with the test tools. `tools` and `extendServer` stand for
+ * `loadServerParts` (which a listener calls on its first MCP request), for tests that have them
+ * at hand.
+ */
 export async function startTestListener(
-  overrides: Partial<McpListenerOptions> = {},
+  overrides: Partial<McpListenerOptions> & Partial<ServerParts> = {},
 ): Promise<TestListener> {
   const events: McpClientEvent[] = [];
   const errors: Error[] = [];
+  const { tools = testTools, extendServer, ...listenerOptions } = overrides;
   const listener = await createMcpListener({
     root: '/tmp/grove-test-root',
     token: TEST_TOKEN,
     port: 0,
-    tools: testTools,
+    loadServerParts: async () => ({ tools, ...(extendServer ? { extendServer } : {}) }),
     serverInfo: { name: 'grove-test-server', version: '9.9.9' },
     onClientEvent: (event) => events.push(event),
     onError: (error) => errors.push(error),
-    ...overrides,
+    ...listenerOptions,
   });
   return { listener, port: listener.port, events, errors, close: () => listener.close() };
 }

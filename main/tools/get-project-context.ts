@@ -12,9 +12,7 @@ import { otherWorktrees, repositoryStatus } from '../platform/git/repository-sta
 import { childEnvironment, runProcess, type ProcessOutput } from '../platform/run-process.ts';
 import { parseToolArguments } from './tool-arguments.ts';
 import { defineTool, orNull, readOnlyLocal, type ToolDefinition } from './tool-definition.ts';
-
-/** Paths listed per kind (changed, untracked) and specs listed. */
-export const SAMPLE_PATHS = 10;
+import { SAMPLE_PATHS } from './tool-constants.ts';
 
 /** The server's own endpoints (never the token). */
 export interface ServerEndpoints {

@@ -13,6 +13,7 @@ import { UserError } from '../platform/errors.ts';
 import { childEnvironment, runProcess, type ProcessOutput } from '../platform/run-process.ts';
 import { parseToolArguments } from './tool-arguments.ts';
 import { defineTool, orNull, type ToolContext, type ToolDefinition } from './tool-definition.ts';
+import { LIST_JUST_TASKS, RUN_JUST_TASK } from './tool-constants.ts';
 
 /** Names `just` finds a justfile under, looked for in the worktree root only. */
 export const JUSTFILE_NAMES = ['justfile', 'Justfile', 'JUSTFILE', '.justfile'] as const;
@@ -312,7 +313,7 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
   };
 
   const listTool = defineTool({
-    name: 'list_just_tasks',
+    name: LIST_JUST_TASKS,
     title: 'List just tasks',
     description:
       "The recipes of this worktree's justfile (the one in its root), with their doc comments " +
@@ -334,7 +335,7 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
   });
 
   const runTool = defineTool({
-    name: 'run_just_task',
+    name: RUN_JUST_TASK,
     title: 'Run a just task',
     description:
       "Runs one recipe of this worktree's justfile (a name list_just_tasks returns) in the " +

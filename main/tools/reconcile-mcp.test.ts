@@ -39,9 +39,8 @@ async function serve() {
   cleanups.push(() => service.close());
   const server = await startTestListener({
     root: repo.root,
-    tools: service.tools,
     instructions: service.instructions,
-    loadServerExtension: () => service.loadServerExtension(),
+    loadServerParts: () => service.loadServerParts(),
   });
   cleanups.push(() => server.close());
   return { repo, service, server, states };

@@ -25,7 +25,8 @@ it('loads the engine only when needed, and reports a failure to load as a tool e
     onWarning: (warning) => warnings.push(warning),
   });
   cleanups.push(() => service.close());
-  expect(service.tools.map((tool) => tool.name)).toEqual([
+  const { tools } = await service.loadServerParts();
+  expect(tools.map((tool) => tool.name)).toEqual([
     'list_affected_specs',
     'get_spec_diff',
     'get_changed_artifacts',
@@ -37,7 +38,7 @@ it('loads the engine only when needed, and reports a failure to load as a tool e
   expect(runtime.loads).toBe(0);
 
   const ctx: ToolContext = { root: '/nonexistent', signal: new AbortController().signal };
-  const [listAffected, , , , clearCache] = service.tools;
+  const [listAffected, , , , clearCache] = tools;
   await expect(listAffected?.handler({ base_branch: 'main' }, ctx)).rejects.toThrow(
     /^reconciliation engine failed to load: /,
   );

@@ -1,29 +1,26 @@
 // The reconciliation side of one worktree process, assembled: the engine (one per worktree,
 // shared by every MCP session), its six tools, the server instructions, prompts and spec
-// resources (loadServerExtension), and the watcher that keeps the ReconcileState current, reports it
+// resources (loadServerParts), and the watcher that keeps the ReconcileState current, reports it
 // (`onState`) and tells connected clients when specs change. worktree-process.ts creates one
 // service at start and hands its parts to the MCP listener.
 //
 // Eager vs lazy, so that the worktree process listens fast and small:
-// - Eager (needed before `listening`): the tool definitions with their zod schemas
-//   (reconcile-tools.ts), the instructions and resource names (reconcile-mcp.ts). These import no
-//   engine, git, yaml, SQLite, hashing or watcher code, and not the MCP SDK.
-// - With the MCP side (loadServerExtension, reconcile-mcp-registration.ts): the registration of
-//   prompts and spec resources, which imports the SDK: the listener loads it on the first MCP
-//   request, so a worktree process no client called never loads the SDK.
+// - Eager (needed before `listening`): the instructions and resource names (reconcile-mcp.ts).
+// - With the MCP side (loadServerParts): the six tool definitions with their zod schemas
+//   (reconcile-tools.ts) and the registration of prompts and spec resources, which imports the
+//   SDK (reconcile-mcp-registration.ts). The listener loads them on the first MCP request, so a
+//   worktree process no client has called builds neither.
 // - Lazy (reconcile-runtime.ts): the engine and the watcher with everything they pull in. One
 //   shared dynamic import(), started by start() (right after `listening`) or by the first tool call,
 //   whichever comes first. If it fails, tool calls return that error and start() rejects with it
 //   (the process reports a warning); file tools and the MCP server keep working.
 import type { ReconcileState } from '../../shared/reconcile.ts';
-import type { ListenerNotifier } from './tool-definition.ts';
-import type { ToolDefinition } from './tool-definition.ts';
-import { SAMPLE_PATHS, type SpecSummary } from './get-project-context.ts';
+import type { ListenerNotifier, ServerParts, ToolDefinition } from './tool-definition.ts';
+import type { SpecSummary } from './get-project-context.ts';
+import { SAMPLE_PATHS } from './tool-constants.ts';
 import { UserError } from '../platform/errors.ts';
 import type { ReconcileEngine } from '../reconcile/reconcile-engine.ts';
 import { RECONCILE_INSTRUCTIONS, specResourceUri } from './reconcile-mcp.ts';
-import type { ServerExtension } from './tool-definition.ts';
-import { createReconcileTools } from './reconcile-tools.ts';
 import type { ReconcileWatcher, SpecChanges } from '../reconcile/reconcile-watcher.ts';
 
 export interface ReconcileServiceOptions {
@@ -44,7 +41,6 @@ export interface NotifyingListener {
 export interface ReconcileService {
   /** The engine, loaded (once) on first call; rejects if the engine's modules cannot load. */
   engine(): Promise<ReconcileEngine>;
-  readonly tools: ToolDefinition[];
   readonly instructions: string;
   /**
    * get_project_context's spec summary, from the live reconciliation state (waits for the first
@@ -52,10 +48,10 @@ export interface ReconcileService {
    */
   specSummary(signal: AbortSignal): Promise<SpecSummary>;
   /**
-   * For McpListenerOptions.loadServerExtension: loads what registers the prompts, spec resources
-   * and subscriptions on a server (with the MCP SDK).
+   * Loads (once) the six tools and what registers the prompts, spec resources and subscriptions
+   * on a server (with the MCP SDK); for McpListenerOptions.loadServerParts.
    */
-  loadServerExtension(): Promise<ServerExtension>;
+  loadServerParts(): Promise<ServerParts & { tools: ToolDefinition[] }>;
   /**
    * Loads the engine, finds the default base (unless one was given), computes the first state and
    * starts watching; call it after the listener is up, so spec changes can be announced.
@@ -80,6 +76,8 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
   let base = options.base;
   let started = false;
   let closed = false;
+  /** The tools and server extension, loaded once by the first loadServerParts(). */
+  let serverParts: ReturnType<ReconcileService['loadServerParts']> | undefined;
   let watcher: ReconcileWatcher | undefined;
   const warn = (message: string): void => options.onWarning?.(message);
 
@@ -127,13 +125,22 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
 
   return {
     engine,
-    tools: createReconcileTools(engine),
     instructions: RECONCILE_INSTRUCTIONS,
-    async loadServerExtension() {
-      const { registerReconcileMcp } = await import('./reconcile-mcp-registration.ts');
-      return (server) =>
-        registerReconcileMcp(server, { root: options.root, defaultBase: () => base ?? 'main' });
-    },
+    loadServerParts: () =>
+      (serverParts ??= (async () => {
+        const [{ createReconcileTools }, { registerReconcileMcp }] = await Promise.all([
+          import('./reconcile-tools.ts'),
+          import('./reconcile-mcp-registration.ts'),
+        ]);
+        return {
+          tools: createReconcileTools(engine),
+          extendServer: (server) =>
+            registerReconcileMcp(server, {
+              root: options.root,
+              defaultBase: () => base ?? 'main',
+            }),
+        };
+      })()),
     get base() {
       return base ?? 'main';
     },

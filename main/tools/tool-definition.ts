@@ -88,11 +88,19 @@ export function orNull<T extends z.ZodType>(schema: T) {
   return z.union([schema, z.literal(null)]);
 }
 
-/**
- * Registers more on an MCP server besides the tools (the reconciliation prompts and resources).
- * Loaded with the listener's MCP side (McpListenerOptions.loadServerExtension), not at start.
- */
+/** Registers more on an MCP server besides the tools (the reconciliation prompts and resources). */
 export type ServerExtension = (server: McpServer) => void;
+
+/**
+ * What every MCP server of a worktree registers: its tools and an extension. Loaded with the
+ * listener's MCP routes on the first MCP request (McpListenerOptions.loadServerParts), not at
+ * start: the tools' zod schemas, and the SDK the extension imports, are memory a worktree process
+ * no client has called does without (docs/performance.md, idle memory).
+ */
+export interface ServerParts {
+  tools: readonly ToolDefinition[];
+  extendServer?: ServerExtension;
+}
 
 /** The change notifications a listener can send to its clients. */
 export interface ListenerNotifier {

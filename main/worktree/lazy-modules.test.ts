@@ -1,7 +1,8 @@
 // What a worktree process that no client has called keeps out of memory (docs/performance.md,
 // "Idle memory"): undici (Node's fetch, ~13 MB of RSS), which node:http's ESM facade and the SDK's
 // Node adapter would load at start, and the MCP SDK itself (~9 MB: its entry module builds
-// hundreds of zod schemas as it loads), which the listener loads with its MCP routes, and
+// hundreds of zod schemas as it loads) and the tool definitions with their schemas, which the
+// listener loads with its MCP routes, and
 // node:crypto (platform/crypto-on-demand.ts), first needed by a client's token. Checked on
 // the real bundle by a preloaded probe that reports Node's list of loaded built-in modules and
 // every module file loaded (the bundle's chunks name their sources in their source maps); the
@@ -31,19 +32,23 @@ registerHooks({ load(url, context, next) { files.push(url); return next(url, con
 setInterval(() => writeFileSync(process.env.GROVE_MODULE_PROBE, JSON.stringify({ builtins: process.moduleLoadList, files })), 100).unref();
 `;
 
+/** The MCP SDK's sources, and one tool's (the tool definitions load with the first client). */
+const SDK = '@modelcontextprotocol/server/';
+const A_TOOL = 'main/tools/read-file.ts';
+
 interface LoadedModules {
   builtins: string[];
   files: string[];
 }
 
-/** The bundle's chunks among `files` whose source map lists one of the MCP SDK's sources. */
-async function chunksWithSdk(files: string[]): Promise<string[]> {
+/** The bundle's chunks among `files` whose source map lists a source whose path contains `source`. */
+async function chunksWith(files: string[], source: string): Promise<string[]> {
   const chunks = files.filter((url) => url.startsWith('file:') && url.endsWith('.js'));
   const withSdk: string[] = [];
   for (const url of chunks) {
     const map = await readFile(`${fileURLToPath(url)}.map`, 'utf8').catch(() => '{}');
     const sources = (JSON.parse(map) as { sources?: string[] }).sources ?? [];
-    if (sources.some((source) => source.includes('@modelcontextprotocol/server/'))) {
+    if (sources.some((path) => path.includes(source))) {
       withSdk.push(path.basename(fileURLToPath(url)));
     }
   }
@@ -51,7 +56,7 @@ async function chunksWithSdk(files: string[]): Promise<string[]> {
 }
 
 describe('a worktree process no client has called', () => {
-  it('has loaded neither undici, the MCP SDK nor node:crypto; the first client loads them', async () => {
+  it('has loaded neither undici, the MCP SDK, the tools nor node:crypto; the first client does', async () => {
     const repo = await makeTempRepo({ 'a.txt': 'a\n' });
     cleanups.push(() => repo.cleanup());
     const dir = await makeTempDir('grove-module-probe-');
@@ -84,9 +89,12 @@ describe('a worktree process no client has called', () => {
     const atRest = await loaded();
     expect(undici(atRest)).toEqual([]);
     expect(crypto(atRest)).toBe(false);
+    // The worker pool starts on its first job; node:util's ESM facade would load it at start too.
+    expect(atRest.builtins).not.toContain('NativeModule worker_threads');
     // The probe does see the bundle's chunks (the entry and the engine's, loaded after listening).
     expect(atRest.files.some((url) => url.endsWith('/worktree-process.js'))).toBe(true);
-    expect(await chunksWithSdk(atRest.files)).toEqual([]);
+    expect(await chunksWith(atRest.files, SDK)).toEqual([]);
+    expect(await chunksWith(atRest.files, A_TOOL)).toEqual([]);
 
     const listening = messages.find((m) => m.type === 'listening');
     if (listening?.type !== 'listening') throw new Error('no listening message');
@@ -95,7 +103,8 @@ describe('a worktree process no client has called', () => {
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
     await waitFor(async () => undici(await loaded()).length > 0, 'undici once a client came');
     const afterClient = await loaded();
-    expect(await chunksWithSdk(afterClient.files)).not.toEqual([]);
+    expect(await chunksWith(afterClient.files, SDK)).not.toEqual([]);
+    expect(await chunksWith(afterClient.files, A_TOOL)).not.toEqual([]);
     expect(crypto(afterClient)).toBe(true);
   });
 });

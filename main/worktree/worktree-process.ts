@@ -158,10 +158,9 @@ export function runWorktreeProcess(channel: HostChannel): void {
           {
             root,
             ...access,
-            tools: assembled.allTools,
             isToolOffered: assembled.isToolOffered,
             instructions: assembled.instructions,
-            loadServerExtension: assembled.loadServerExtension,
+            loadServerParts: assembled.loadServerParts,
             serverInfo: assembled.serverInfo,
             onClientEvent: (event) => clients.handle(event),
             onRequest: idleMemory.activity,

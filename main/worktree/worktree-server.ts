@@ -2,13 +2,13 @@
 // tools, the reconciliation service (engine, tools, instructions, prompts, spec resources and the
 // watcher) and the server's name. The worktree process hands these to its HTTP listener
 // (worktree-process.ts); `grove bridge` without a running host serves them over stdio
-// (main/bridge/). One assembly, so both offer exactly the same tools.
+// (main/bridge/). One assembly, so both offer exactly the same tools. The tools themselves load
+// with the first MCP request (loadServerParts), not with the process.
 import type { ReconcileState } from '../../shared/reconcile.ts';
-import { createFileTools } from '../tools/index.ts';
-import { createJustTasks } from '../tools/just-tasks.ts';
 import type { ServerEndpoints } from '../tools/get-project-context.ts';
 import { createReconcileService, type ReconcileService } from '../tools/reconcile-service.ts';
-import type { ServerExtension, ToolDefinition } from '../tools/tool-definition.ts';
+import type { ServerParts } from '../tools/tool-definition.ts';
+import { JUST_TASK_TOOL_NAMES } from '../tools/tool-constants.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 
 export interface WorktreeServerOptions {
@@ -29,10 +29,11 @@ export interface WorktreeServerOptions {
 export interface WorktreeServer {
   readonly reconcile: ReconcileService;
   /**
-   * Every tool the server may offer, opt-in ones included: what a listener registers, with
-   * `isToolOffered` saying which are offered now (McpListenerOptions.isToolOffered).
+   * Loads (once) every tool the server may offer, opt-in ones included, and the reconciliation
+   * prompts and resources: what a listener registers on each server, with `isToolOffered` saying
+   * which tools are offered now (McpListenerOptions.loadServerParts and isToolOffered).
    */
-  readonly allTools: readonly ToolDefinition[];
+  loadServerParts(): Promise<ServerParts>;
   isToolOffered(name: string): boolean;
   /**
    * Turns the just task tools on or off; true when that changed the offered tools (the caller
@@ -41,14 +42,12 @@ export interface WorktreeServer {
   setJustTasks(enabled: boolean): boolean;
   readonly instructions: string;
   readonly serverInfo: { name: string; version: string };
-  /**
-   * Loads what registers the prompts and spec resources on a server (with the MCP SDK: the
-   * listener calls it on its first MCP request; McpListenerOptions.loadServerExtension).
-   */
-  loadServerExtension(): Promise<ServerExtension>;
 }
 
-/** Cheap and synchronous: the engine loads when reconcile.start() or the first call needs it. */
+/**
+ * Cheap and synchronous: the engine loads when reconcile.start() or the first call needs it, the
+ * tools when the listener's first MCP request (or the bridge) asks for loadServerParts().
+ */
 export function createWorktreeServer(options: WorktreeServerOptions): WorktreeServer {
   const reconcile = createReconcileService({
     root: options.root,
@@ -56,26 +55,39 @@ export function createWorktreeServer(options: WorktreeServerOptions): WorktreeSe
     onState: options.onState,
     onWarning: options.onWarning,
   });
-  const justTasks = createJustTasks();
   let justTasksOn = options.justTasks === true;
-  const optIn = new Set(justTasks.tools.map((tool) => tool.name));
-  const allTools = createFileTools({
-    specSummary: (signal) => reconcile.specSummary(signal),
-    serverUrls: options.serverUrls,
-    activeTasks: {
-      enabled: () => justTasksOn,
-      running: () => justTasks.running(),
-      recipes: async (root, signal) =>
-        (await justTasks.listRecipes(root, signal)).recipes.map((recipe) => recipe.name),
-    },
-  })
-    .concat(reconcile.tools)
-    .concat(justTasks.tools);
-  const isToolOffered = (name: string): boolean => justTasksOn || !optIn.has(name);
+  const optIn = new Set(JUST_TASK_TOOL_NAMES);
+  let parts: Promise<ServerParts> | undefined;
+  const loadParts = async (): Promise<ServerParts> => {
+    const [{ createFileTools }, { createJustTasks }, reconcileParts] = await Promise.all([
+      import('../tools/index.ts'),
+      import('../tools/just-tasks.ts'),
+      reconcile.loadServerParts(),
+    ]);
+    const justTasks = createJustTasks();
+    const fileTools = createFileTools({
+      specSummary: (signal) => reconcile.specSummary(signal),
+      serverUrls: options.serverUrls,
+      activeTasks: {
+        enabled: () => justTasksOn,
+        running: () => justTasks.running(),
+        recipes: async (root, signal) =>
+          (await justTasks.listRecipes(root, signal)).recipes.map((recipe) => recipe.name),
+      },
+    });
+    return {
+      tools: [...fileTools, ...reconcileParts.tools, ...justTasks.tools],
+      extendServer: reconcileParts.extendServer,
+    };
+  };
   return {
     reconcile,
-    allTools,
-    isToolOffered,
+    loadServerParts: () =>
+      (parts ??= loadParts().catch((error: unknown) => {
+        parts = undefined; // the next request tries again
+        throw error;
+      })),
+    isToolOffered: (name) => justTasksOn || !optIn.has(name),
     setJustTasks(enabled) {
       const changed = enabled !== justTasksOn;
       justTasksOn = enabled;
@@ -83,6 +95,5 @@ export function createWorktreeServer(options: WorktreeServerOptions): WorktreeSe
     },
     instructions: reconcile.instructions,
     serverInfo: { name: 'grove', version: GROVE_VERSION },
-    loadServerExtension: () => reconcile.loadServerExtension(),
   };
 }
