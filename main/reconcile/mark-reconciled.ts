@@ -8,6 +8,7 @@ import type { MarkReconciledResult } from '../../shared/reconcile-results.ts';
 import { isGitName, MAX_PATH_LENGTH, resolveInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
 import type { EngineParts } from './classify.ts';
+import type { FileOutcome } from './file-jobs.ts';
 import type { StatRow } from './hash-cache.ts';
 
 export async function markFilesReconciled(
@@ -61,14 +62,16 @@ export async function markFilesReconciled(
   // Vouched for only when nothing moved up to the sync; otherwise these files are read as well.
   if (vouchable.length > 0 && (await syncing) !== sequence) {
     const rest = vouchable.splice(0);
-    direct.push(...rest);
-    outcomes.push(
-      ...(await parts.files.hashConfined(
-        parts.root,
-        rest.map((entry) => entry.relative),
-        signal,
-      )),
+    const more = await parts.files.hashConfined(
+      parts.root,
+      rest.map((entry) => entry.relative),
+      signal,
     );
+    // One at a time: spreading 200,000 arguments into push() overflows the stack.
+    rest.forEach((entry, index) => {
+      direct.push(entry);
+      outcomes.push(more[index] as FileOutcome);
+    });
   }
   const rows = new Map<string, StatRow>();
   direct.forEach((entry, index) => {
