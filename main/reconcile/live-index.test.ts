@@ -3,7 +3,7 @@
 // made and the call follows at once, with no pause for the watcher, and the answer must equal that
 // of a fresh engine that scans everything. Edits that keep size and mtime, renames, deletes,
 // creations, touches, commits and a moved base are all tried.
-import { readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { blake3 } from '@napi-rs/blake-hash';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -180,6 +180,41 @@ describe('the live index', () => {
     const answer = await engine.getSpecDiff(ARGS);
     expect(answer.files).toEqual(['node_modules/lib/index.js']);
     expect(answer).toEqual(await scanned(repo.root));
+  });
+
+  it('never vouches for a file no event reports: node_modules/, a link to it, a committed cache file', async () => {
+    const repo = await makeTempRepo({
+      '.notarai/app.spec.yaml': `${SPEC}    - path: '.notarai/.cache/**'\n`,
+      '.gitignore': 'node_modules/\n',
+      'src/a.ts': 'alpha\n',
+      // Committed inside the cache directory, whose events the index takes for its own files.
+      '.notarai/.cache/committed.ts': 'one\n',
+    });
+    cleanups.push(() => repo.cleanup());
+    await writeFiles(repo.root, { 'node_modules/lib/index.js': 'one\n' });
+    await symlink('node_modules/lib', path.join(repo.root, 'vendor')); // git lists the link only
+    const engine = await watched(repo);
+    const marked = [
+      'node_modules/lib/index.js',
+      'vendor/index.js',
+      '.notarai/.cache/committed.ts',
+      'src/a.ts',
+      SPEC_PATH,
+    ];
+    await engine.markReconciled(marked);
+    await engine.getSpecDiff(ARGS);
+    await engine.markReconciled(marked); // what the index could keep
+    await writeFile(path.join(repo.root, 'node_modules/lib/index.js'), 'two\n');
+    await writeFile(path.join(repo.root, '.notarai/.cache/committed.ts'), 'two\n');
+    await new Promise((resolve) => setTimeout(resolve, 200)); // no event will come, wait or not
+    const answer = await engine.getSpecDiff(ARGS);
+    expect(answer.files).toEqual(['.notarai/.cache/committed.ts']);
+    expect(answer).toEqual(await scanned(repo.root));
+    await engine.markReconciled(marked);
+    const rows = await engine.cache.readReconciled();
+    const hashOf = async (file: string) =>
+      blake3(await readFile(path.join(repo.root, file))).toString('hex');
+    for (const file of marked) expect(rows.get(file)?.hash, file).toBe(await hashOf(file));
   });
 
   it('scans when there is no cache directory to sync through (and never creates one)', async () => {

@@ -160,13 +160,35 @@ export class LiveIndex {
 }
 
 /**
- * False when git lists files the watcher does not watch (under node_modules/, which it skips for
- * its churn): no event would tell that they changed, so no snapshot may vouch for them.
+ * False when git lists files no event reports: under node_modules/ (the watcher skips it for its
+ * churn) or under the cache directory (its events are taken for Grove's and NotarAI's own files;
+ * a file committed there would change unseen). No snapshot may vouch for them.
  */
 function isWatched(listing: WorktreeFiles): boolean {
   const unwatched = (file: string) =>
-    file.startsWith('node_modules/') || file.includes('/node_modules/');
+    file.startsWith('node_modules/') ||
+    file.includes('/node_modules/') ||
+    file.startsWith(`${COOKIE_DIR}/`);
   return !listing.present.some(unwatched) && ![...listing.untracked].some(unwatched);
+}
+
+const listedSets = new WeakMap<WorktreeFiles, ReadonlySet<string>>();
+
+/**
+ * The files of the snapshot's listing (git's, which passed isWatched), or undefined without one:
+ * the only paths whose content hash a snapshot may vouch for to mark_reconciled. A client may name
+ * any file, and a file git does not list can change without an event: one under node_modules/, or
+ * reached through a symbolic link to a directory the watcher skips (git lists the link itself).
+ */
+export function listedFiles(snapshot: ScanSnapshot | undefined): ReadonlySet<string> | undefined {
+  const listing = snapshot?.listing;
+  if (!listing) return undefined;
+  let listed = listedSets.get(listing);
+  if (!listed) {
+    listed = new Set(listing.present);
+    listedSets.set(listing, listed);
+  }
+  return listed;
 }
 
 /** The worktree's listing and specs: the snapshot's when it has both, else read now. */

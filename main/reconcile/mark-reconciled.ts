@@ -10,6 +10,7 @@ import { UserError } from '../platform/errors.ts';
 import type { EngineParts } from './classify.ts';
 import type { FileOutcome } from './file-jobs.ts';
 import type { StatRow } from './hash-cache.ts';
+import { listedFiles } from './live-index.ts';
 
 export async function markFilesReconciled(
   parts: EngineParts,
@@ -25,7 +26,10 @@ export async function markFilesReconciled(
   const sequence = index?.current();
   const syncing = index?.hasSnapshot ? index.sync() : undefined;
   syncing?.catch(() => undefined);
-  const known = syncing ? index?.snapshot(sequence)?.hashes : undefined;
+  const snapshot = syncing ? index?.snapshot(sequence) : undefined;
+  const known = snapshot?.hashes;
+  // Only files git lists: any other can change without an event (live-index.ts, listedFiles).
+  const listed = listedFiles(snapshot);
   const rejections: { index: number; path: string; reason: string }[] = [];
   let order: Map<string, number> | undefined;
   const reject = (file: string, reason: string): void => {
@@ -50,7 +54,7 @@ export async function markFilesReconciled(
       viaSandbox.push(requested);
       continue;
     }
-    const hash = known?.get(relative);
+    const hash = listed?.has(relative) ? known?.get(relative) : undefined;
     if (hash === undefined) direct.push({ requested, relative });
     else vouchable.push({ requested, relative, hash });
   }
@@ -129,8 +133,9 @@ export async function markFilesReconciled(
     }
   }
   const hashed = [...rows.values()];
-  parts.index?.record(sequence, (snapshot) => {
-    for (const row of hashed) snapshot.hashes.set(row.path, row.hash);
+  parts.index?.record(sequence, (kept) => {
+    const files = listedFiles(kept);
+    for (const row of hashed) if (files?.has(row.path)) kept.hashes.set(row.path, row.hash);
   });
   // NotarAI's rows: the files read now, and those the index vouched for (no stat row: the scan
   // that hashed them wrote one, and a missing row only means a file is read again once).
