@@ -27,6 +27,8 @@ export interface Classification {
   stats: StatRow[];
   /** The current content hash of every path compared (for the live index). */
   hashes: Map<string, string>;
+  /** Those of `hashes` read from the file now (not from a stat row or the live index). */
+  read: Map<string, string>;
 }
 
 /**
@@ -47,6 +49,7 @@ export async function classifyAgainstCache(
     missing: new Set(),
     stats: [],
     hashes: new Map(),
+    read: new Map(),
   };
   const toCheck: string[] = [];
   for (const file of new Set(paths)) {
@@ -80,6 +83,7 @@ export async function classifyAgainstCache(
   for (const entry of hashed) {
     const file = toCheck[entry.index] as string;
     fresh.set(entry.index, entry.hash);
+    result.read.set(file, entry.hash);
     result.stats.push({
       path: file,
       size: entry.size,

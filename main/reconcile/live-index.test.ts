@@ -165,6 +165,25 @@ describe('the live index', () => {
     }
   });
 
+  it('mark_reconciled reads a file whose hash came from a stat row an edit kept valid', async () => {
+    const repo = await makeTempRepo({ '.notarai/app.spec.yaml': SPEC, 'src/a.ts': 'alpha\n' });
+    cleanups.push(() => repo.cleanup());
+    const file = path.join(repo.root, 'src/a.ts');
+    const second = Math.floor(Date.now() / 1000) - 10; // whole seconds: utimes restores it exactly
+    await utimes(file, second, second);
+    const engine = await watched(repo);
+    await engine.markReconciled(['src/a.ts', SPEC_PATH]); // a stat row valid at once
+    await engine.cache.flush();
+    // Same size, same inode, same mtime: the stat fast path takes the old hash (as git would).
+    await writeFile(file, 'ALPHA\n');
+    await utimes(file, second, second);
+    await engine.getSpecDiff(ARGS); // the index holds the stat row's hash
+    await engine.markReconciled(['src/a.ts']);
+    expect(engine.lastMark.vouched).toBe(0);
+    const rows = await engine.cache.readReconciled();
+    expect(rows.get('src/a.ts')?.hash).toBe(blake3(await readFile(file)).toString('hex'));
+  });
+
   it('never vouches for files the watcher skips (node_modules/)', async () => {
     const repo = await makeTempRepo({
       '.notarai/app.spec.yaml': SPEC.replace('src/**', 'node_modules/**'),

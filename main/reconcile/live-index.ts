@@ -37,6 +37,12 @@ export interface ScanSnapshot {
   changed: Map<string, ChangedEntry[]>;
   /** Path -> its content hash (BLAKE3, hex), as the scan read it or the stat fast path vouched. */
   hashes: Map<string, string>;
+  /**
+   * The hashes of `hashes` that were read from the file's bytes (by a scan or a mark), not taken
+   * from a stat row: only these are recorded by mark_reconciled without reading, since an edit
+   * that keeps size, mtime and inode fools the stat fast path, and a read then mends the row.
+   */
+  read: Map<string, string>;
   /** Spec path -> the listed files its globs govern (matching 20,000 paths per spec costs). */
   governed: Map<string, string[]>;
 }
@@ -150,6 +156,7 @@ export class LiveIndex {
         bases: new Map(),
         changed: new Map(),
         hashes: new Map(),
+        read: new Map(),
         governed: new Map(),
       };
     }

@@ -27,7 +27,8 @@ export async function markFilesReconciled(
   const syncing = index?.hasSnapshot ? index.sync() : undefined;
   syncing?.catch(() => undefined);
   const snapshot = syncing ? index?.snapshot(sequence) : undefined;
-  const known = snapshot?.hashes;
+  // Hashes read from the bytes: a stat row's can be fooled by an edit that keeps size and mtime.
+  const known = snapshot?.read;
   // Only files git lists: any other can change without an event (live-index.ts, listedFiles).
   const listed = listedFiles(snapshot);
   const rejections: { index: number; path: string; reason: string }[] = [];
@@ -135,7 +136,11 @@ export async function markFilesReconciled(
   const hashed = [...rows.values()];
   parts.index?.record(sequence, (kept) => {
     const files = listedFiles(kept);
-    for (const row of hashed) if (files?.has(row.path)) kept.hashes.set(row.path, row.hash);
+    for (const row of hashed) {
+      if (!files?.has(row.path)) continue;
+      kept.hashes.set(row.path, row.hash);
+      kept.read.set(row.path, row.hash);
+    }
   });
   // NotarAI's rows: the files read now, and those the index vouched for (no stat row: the scan
   // that hashed them wrote one, and a missing row only means a file is read again once).

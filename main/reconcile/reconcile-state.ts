@@ -79,6 +79,7 @@ export async function computeReconcileState(
       snapshot.listing = files;
       snapshot.specs = specs;
       for (const [file, hash] of classification.hashes) snapshot.hashes.set(file, hash);
+      for (const [file, hash] of classification.read) snapshot.read.set(file, hash);
       for (const [spec, governed] of governedListed) snapshot.governed.set(spec, governed);
     });
   } catch (error) {

@@ -111,6 +111,7 @@ async function specDiffFrom(
     snapshot.specs = specs;
     snapshot.governed.set(specPath, governedListed);
     for (const [file, hash] of classification.hashes) snapshot.hashes.set(file, hash);
+    for (const [file, hash] of classification.read) snapshot.read.set(file, hash);
   });
   const changed = withUntracked(tracked, files.untracked);
   lap('changed-vs-base (wait)');
