@@ -217,6 +217,20 @@ describe('hash cache', () => {
     cache.close();
   });
 
+  it('a mark answered while clear_cache waits does not bring the stat file back without the database', async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root);
+    await cache.writeReconciled([{ path: 'a', hash: 'a'.repeat(64) }], [row('a')], 1);
+    const clearing = cache.clear(); // waits for the first mark's stat rows
+    // A second client's mark answers meanwhile; its stat rows are written on a later turn.
+    await cache.writeReconciled([{ path: 'b', hash: 'b'.repeat(64) }], [row('b')], 1);
+    await clearing;
+    await cache.flush();
+    expect(existsSync(cache.dbPath)).toBe(false);
+    expect(existsSync(cache.statsPath)).toBe(false);
+    cache.close();
+  });
+
   it('clear deletes the database', async () => {
     const root = await tempRoot();
     const cache = new HashCache(root);

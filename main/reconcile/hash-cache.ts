@@ -200,7 +200,8 @@ export class HashCache {
     // later turn of the event loop: a microtask would still run before the answer is sent.
     this.#statsWriting = this.#statsWriting
       .then(() => new Promise((resolve) => setImmediate(resolve)))
-      .then(() => this.#writeStats(stats))
+      // Not after a clear_cache that ran meanwhile: stat rows only live beside NotarAI's rows.
+      .then(() => (this.#notarai.exists() ? this.#writeStats(stats) : undefined))
       .catch((error: unknown) => {
         this.#warnings.push(
           `Grove's stat cache could not record the files just marked (${
