@@ -424,10 +424,20 @@ describe('a path swapped for a symlink to the outside while Grove writes it', ()
           outside: victimDir,
         },
       ],
-      RACE_MS,
+      RACE_MS * 3,
     );
     cleanups.push(() => swapper.kill());
     const counts = { markReconciled: tally(), clearCache: tally(), recordStats: tally() };
+    // At least RACE_MS, and on until both calls met the swapped directory and the real one (a
+    // loaded machine may take longer to land a clear_cache on a swap), at most 3 x RACE_MS.
+    const started = Date.now();
+    const racing = (): boolean => {
+      const bothSeen = [counts.markReconciled, counts.clearCache].every(
+        (c) => c.inside > 0 && c.refused > 0,
+      );
+      if (Date.now() - started >= RACE_MS && bothSeen) swapper.stop();
+      return swapper.running();
+    };
     // Mostly writes on the open database (each one checked first), and now and then the
     // database deleted and created again; meanwhile the stat rows every reconciliation tool
     // records (get_spec_diff, get_changed_artifacts, the watcher's state).
@@ -441,10 +451,10 @@ describe('a path swapped for a symlink to the outside while Grove writes it', ()
       recordedMs: 2,
     };
     // (A no-op while there is no database: counted, not classified.)
-    const recording = loop(swapper.running, counts.recordStats, async () => {
+    const recording = loop(racing, counts.recordStats, async () => {
       await engine.cache.recordStats([{ ...statRow, recordedMs: round }]);
     });
-    await loop(swapper.running, counts.markReconciled, async (c) => {
+    await loop(racing, counts.markReconciled, async (c) => {
       if (round++ % 10 === 0) {
         counts.clearCache.iterations++;
         try {

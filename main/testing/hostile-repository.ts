@@ -6,7 +6,9 @@
 import { execFile, fork, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
-import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
+import { lstat, readdir, readFile, readlink, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -139,7 +141,7 @@ export interface SwapSpec {
 
 const SWAPPER = String.raw`
 const fs = require('node:fs');
-const [specsJson, durationText] = process.argv.slice(1);
+const [specsJson, durationText, stopFile] = process.argv.slice(1);
 const specs = JSON.parse(specsJson);
 const deadline = Date.now() + Number(durationText);
 let swaps = 0, strays = 0, errors = 0, iteration = 0;
@@ -179,7 +181,7 @@ const toInside = (s) => {
   }
   swaps++;
 };
-while (Date.now() < deadline) {
+while (Date.now() < deadline && !fs.existsSync(stopFile)) {
   iteration++;
   for (const s of specs) {
     try { toLink(s); } catch { errors++; }
@@ -214,14 +216,17 @@ export interface Swapper {
   readonly done: Promise<SwapReport>;
   /** True until the swapper has finished. */
   running(): boolean;
+  /** Asks it to finish now (it leaves every target as its inside version and reports, as at the end). */
+  stop(): void;
   kill(): void;
 }
 
 /** Starts a node process swapping `specs` for `durationMs`; resolves once it has started. */
 export async function startSwapper(specs: SwapSpec[], durationMs: number): Promise<Swapper> {
+  const stopFile = path.join(tmpdir(), `grove-swapper-stop-${randomBytes(8).toString('hex')}`);
   const child = spawn(
     process.execPath,
-    ['-e', SWAPPER, JSON.stringify(specs), String(durationMs)],
+    ['-e', SWAPPER, JSON.stringify(specs), String(durationMs), stopFile],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -243,7 +248,16 @@ export async function startSwapper(specs: SwapSpec[], durationMs: number): Promi
     child.once('spawn', () => resolve());
     child.once('error', reject);
   });
-  return { done, running: () => !finished, kill: () => child.kill() };
+  const removeStopFile = () => rm(stopFile, { force: true }).catch(() => undefined);
+  void done.then(removeStopFile, removeStopFile);
+  return {
+    done,
+    running: () => !finished,
+    stop: () => {
+      if (!finished) writeFileSync(stopFile, '');
+    },
+    kill: () => child.kill(),
+  };
 }
 
 // ---- A real worktree process, driven as the host drives it ----------------------------------
