@@ -22,7 +22,7 @@ hello name="world":
 
 [doc('Prints its words, one per line')]
 words first +rest:
-    printf '%s\\n' {{first}} {{rest}}
+    @printf '%s\\n' {{first}} {{rest}}
 
 fail:
     echo going >&2
@@ -269,6 +269,8 @@ describe('run_just_task', () => {
     expect(result.note).toMatch(/stdout truncated to its last 1000 bytes/);
   });
 
+  // `words` is quiet (@): just echoes a recipe's lines on stderr, a pipe of its own whose chunk
+  // may be read before or after stdout's, so the last progress message would be either.
   it('streams output to the client as log messages and progress', async () => {
     const logs: string[] = [];
     const progress: (string | undefined)[] = [];
