@@ -40,18 +40,21 @@ async function scanned(root: string) {
   }
 }
 
+/** A spec governing src/ and four files under it. */
+const FOUR_FILES = {
+  '.notarai/app.spec.yaml': SPEC,
+  'src/a.ts': 'alpha\n',
+  'src/b.ts': 'bravo\n',
+  'src/c.ts': 'charlie\n',
+  'src/d.ts': 'delta\n',
+};
+
 const answeredFromIndex = (engine: ReconcileEngine): boolean =>
   'spec+base (live index)' in engine.lastTimings;
 
 describe('the live index', () => {
   it('answers a warm call from memory, and every change right after it from a scan', async () => {
-    const repo = await makeTempRepo({
-      '.notarai/app.spec.yaml': SPEC,
-      'src/a.ts': 'alpha\n',
-      'src/b.ts': 'bravo\n',
-      'src/c.ts': 'charlie\n',
-      'src/d.ts': 'delta\n',
-    });
+    const repo = await makeTempRepo(FOUR_FILES);
     cleanups.push(() => repo.cleanup());
     await git(repo.root, 'checkout', '-q', '-b', 'feature');
     const engine = await watched(repo);
@@ -105,13 +108,7 @@ describe('the live index', () => {
   });
 
   it('mark_reconciled takes the hashes it vouches for, and reads every file changed right before', async () => {
-    const repo = await makeTempRepo({
-      '.notarai/app.spec.yaml': SPEC,
-      'src/a.ts': 'alpha\n',
-      'src/b.ts': 'bravo\n',
-      'src/c.ts': 'charlie\n',
-      'src/d.ts': 'delta\n',
-    });
+    const repo = await makeTempRepo(FOUR_FILES);
     cleanups.push(() => repo.cleanup());
     const engine = await watched(repo);
     const all = ['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/d.ts', SPEC_PATH];
