@@ -7,7 +7,6 @@
 // first MCP request.
 import type * as NodeHttp from 'node:http';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { LoggingLevel } from '@modelcontextprotocol/server';
 import type { ListenerNotifier, ServerParts } from '../tools/tool-definition.ts';
@@ -18,6 +17,7 @@ import {
   presentedTokens,
   tokenRefusal,
 } from '../platform/http/request-guard.ts';
+import { requireBuiltin } from '../platform/builtins.ts';
 import { isJsonMediaType, readJsonBody, sendJson } from '../platform/http/json-body.ts';
 import {
   MAX_BATCH_MESSAGES,
@@ -32,12 +32,8 @@ import {
 import type { LiveSession } from './legacy-legs.ts';
 import type { McpRoutes } from './mcp-routes.ts';
 
-/**
- * node:http through require, not an ESM import: Node's ESM facade of a builtin reads every export,
- * and node:http's lazy `WebSocket`/`CloseEvent` getters load undici — 12.7 MB of RSS in every
- * worktree process, which never uses them (docs/performance.md, idle memory).
- */
-const { createServer } = createRequire(import.meta.url)('node:http') as typeof NodeHttp;
+/** node:http required, not imported: its ESM facade would load undici (platform/builtins.ts). */
+const { createServer } = requireBuiltin<typeof NodeHttp>('node:http');
 
 /** JSON bodies above this are refused with 413. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;

@@ -14,18 +14,10 @@
 //   own deadline, which does the same for that job with a UserError `timed-out`.
 // - If a worker cannot start at all (a bundle without the worker entry), run() rejects with
 //   WorkersUnavailableError and callers do the work on the main thread, in slices.
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import type * as WorkerThreads from 'node:worker_threads';
 import type { Transferable, Worker } from 'node:worker_threads';
+import { nodeWorkerThreads } from './builtins.ts';
 import { UserError } from './errors.ts';
-
-/**
- * node:worker_threads, required when the first worker starts: loading it (with its messaging and
- * serialization internals) costs a worktree process ~1 MB of RSS it does not need at rest.
- */
-const requireBuiltin = createRequire(import.meta.url);
-let workerThreads: typeof WorkerThreads | undefined;
 
 /** Workers are ended after this long without work. */
 export const IDLE_MS = 10_000;
@@ -230,8 +222,8 @@ export class WorkerPool {
   #spawn(): Slot | undefined {
     let worker: Worker;
     try {
-      workerThreads ??= requireBuiltin('node:worker_threads') as typeof WorkerThreads;
-      worker = new workerThreads.Worker(this.#workerUrl);
+      // Loaded with the first worker: a worktree process at rest has none (platform/builtins.ts).
+      worker = new (nodeWorkerThreads().Worker)(this.#workerUrl);
     } catch (error) {
       this.#fail(error);
       return undefined;

@@ -48,8 +48,8 @@ export interface ReconcileService {
    */
   specSummary(signal: AbortSignal): Promise<SpecSummary>;
   /**
-   * Loads (once) the six tools and what registers the prompts, spec resources and subscriptions
-   * on a server (with the MCP SDK); for McpListenerOptions.loadServerParts.
+   * Loads the six tools and what registers the prompts, spec resources and subscriptions on a
+   * server (with the MCP SDK); for McpListenerOptions.loadServerParts, which calls it once.
    */
   loadServerParts(): Promise<ServerParts & { tools: ToolDefinition[] }>;
   /**
@@ -76,8 +76,6 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
   let base = options.base;
   let started = false;
   let closed = false;
-  /** The tools and server extension, loaded once by the first loadServerParts(). */
-  let serverParts: ReturnType<ReconcileService['loadServerParts']> | undefined;
   let watcher: ReconcileWatcher | undefined;
   const warn = (message: string): void => options.onWarning?.(message);
 
@@ -126,21 +124,20 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
   return {
     engine,
     instructions: RECONCILE_INSTRUCTIONS,
-    loadServerParts: () =>
-      (serverParts ??= (async () => {
-        const [{ createReconcileTools }, { registerReconcileMcp }] = await Promise.all([
-          import('./reconcile-tools.ts'),
-          import('./reconcile-mcp-registration.ts'),
-        ]);
-        return {
-          tools: createReconcileTools(engine),
-          extendServer: (server) =>
-            registerReconcileMcp(server, {
-              root: options.root,
-              defaultBase: () => base ?? 'main',
-            }),
-        };
-      })()),
+    async loadServerParts() {
+      const [{ createReconcileTools }, { registerReconcileMcp }] = await Promise.all([
+        import('./reconcile-tools.ts'),
+        import('./reconcile-mcp-registration.ts'),
+      ]);
+      return {
+        tools: createReconcileTools(engine),
+        extendServer: (server) =>
+          registerReconcileMcp(server, {
+            root: options.root,
+            defaultBase: () => base ?? 'main',
+          }),
+      };
+    },
     get base() {
       return base ?? 'main';
     },

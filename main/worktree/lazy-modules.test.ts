@@ -3,7 +3,7 @@
 // Node adapter would load at start, and the MCP SDK itself (~9 MB: its entry module builds
 // hundreds of zod schemas as it loads) and the tool definitions with their schemas, which the
 // listener loads with its MCP routes, and
-// node:crypto (platform/crypto-on-demand.ts), first needed by a client's token. Checked on
+// node:crypto (platform/builtins.ts), first needed by a client's token. Checked on
 // the real bundle by a preloaded probe that reports Node's list of loaded built-in modules and
 // every module file loaded (the bundle's chunks name their sources in their source maps); the
 // first Streamable HTTP client then loads both, which shows the probe sees them.

@@ -29,9 +29,9 @@ export interface WorktreeServerOptions {
 export interface WorktreeServer {
   readonly reconcile: ReconcileService;
   /**
-   * Loads (once) every tool the server may offer, opt-in ones included, and the reconciliation
+   * Loads every tool the server may offer, opt-in ones included, and the reconciliation
    * prompts and resources: what a listener registers on each server, with `isToolOffered` saying
-   * which tools are offered now (McpListenerOptions.loadServerParts and isToolOffered).
+   * which tools are offered now (McpListenerOptions.loadServerParts, called once, and isToolOffered).
    */
   loadServerParts(): Promise<ServerParts>;
   isToolOffered(name: string): boolean;
@@ -57,8 +57,7 @@ export function createWorktreeServer(options: WorktreeServerOptions): WorktreeSe
   });
   let justTasksOn = options.justTasks === true;
   const optIn = new Set(JUST_TASK_TOOL_NAMES);
-  let parts: Promise<ServerParts> | undefined;
-  const loadParts = async (): Promise<ServerParts> => {
+  const loadServerParts = async (): Promise<ServerParts> => {
     const [{ createFileTools }, { createJustTasks }, reconcileParts] = await Promise.all([
       import('../tools/index.ts'),
       import('../tools/just-tasks.ts'),
@@ -82,11 +81,7 @@ export function createWorktreeServer(options: WorktreeServerOptions): WorktreeSe
   };
   return {
     reconcile,
-    loadServerParts: () =>
-      (parts ??= loadParts().catch((error: unknown) => {
-        parts = undefined; // the next request tries again
-        throw error;
-      })),
+    loadServerParts,
     isToolOffered: (name) => justTasksOn || !optIn.has(name),
     setJustTasks(enabled) {
       const changed = enabled !== justTasksOn;

@@ -12,16 +12,13 @@ import {
   write,
   type Stats,
 } from 'node:fs';
-import { createRequire } from 'node:module';
 import type * as NodeUtil from 'node:util';
+import { requireBuiltin } from '../builtins.ts';
 import { UserError } from '../errors.ts';
 import type { SandboxPath } from './resolve.ts';
 
-/**
- * node:util through require: its ESM facade reads every export, and the lazy ones load
- * worker_threads, parseArgs and the diff code (~1 MB of RSS in a worktree process at rest).
- */
-const { promisify } = createRequire(import.meta.url)('node:util') as typeof NodeUtil;
+/** node:util required, not imported (platform/builtins.ts says why). */
+const { promisify } = requireBuiltin<typeof NodeUtil>('node:util');
 export const readAsync = promisify(read);
 export const writeAsync = promisify(write);
 /** One realpath(3) call (libuv's), as fs/promises' realpath, without the thread-pool trip. */

@@ -14,7 +14,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../errors.ts';
-import { nodeCrypto } from '../crypto-on-demand.ts';
+import { nodeCrypto } from '../builtins.ts';
 import { PROC_FD, descriptorPrefix, writeAsync } from './descriptors.ts';
 import { checkLexically, errnoCode, toRelativePosix } from './resolve.ts';
 import { DIRECTORY_FLAGS } from './verified-directories.ts';

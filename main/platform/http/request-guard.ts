@@ -7,7 +7,7 @@
 // Claude Code into OAuth discovery. Tokens are compared in constant time and never echoed or logged.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { nodeCrypto } from '../crypto-on-demand.ts';
+import { nodeCrypto } from '../builtins.ts';
 
 /**
  * The loopback names a Host or Origin may carry: the SDK's `localhostAllowedHostnames()`. Written
