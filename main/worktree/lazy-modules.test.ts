@@ -24,12 +24,19 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** Writes the loaded built-ins and module files to $GROVE_MODULE_PROBE every 100 ms. */
-const PROBE = `import { writeFileSync } from 'node:fs';
+/**
+ * Writes the loaded built-ins and module files to $GROVE_MODULE_PROBE every 100 ms, through a
+ * temporary file renamed over it, so the test never reads a report half written.
+ */
+const PROBE = `import { renameSync, writeFileSync } from 'node:fs';
 import { registerHooks } from 'node:module';
 const files = [];
 registerHooks({ load(url, context, next) { files.push(url); return next(url, context); } });
-setInterval(() => writeFileSync(process.env.GROVE_MODULE_PROBE, JSON.stringify({ builtins: process.moduleLoadList, files })), 100).unref();
+const report = process.env.GROVE_MODULE_PROBE;
+setInterval(() => {
+  writeFileSync(report + '.tmp', JSON.stringify({ builtins: process.moduleLoadList, files }));
+  renameSync(report + '.tmp', report);
+}, 100).unref();
 `;
 
 /** The MCP SDK's sources, and one tool's (the tool definitions load with the first client). */
