@@ -5,14 +5,22 @@
 // worst and median read_file latency the observer saw meanwhile, and whether the server process
 // was restarted. Figures, not a timed test: results go to docs/performance.md.
 //
-//   node scripts/bench-attacks.ts [--json]      (GROVE_ATTACK=<part of a name> runs only that one)
-import { execFile } from 'node:child_process';
+// The last attacks are not hostile, only big: a second repository of --files files (100,000 by
+// default, all governed by one spec), whose worktree server gets its own observer while a client
+// runs each reconciliation tool over every file. Long loops there run in slices of the event loop
+// (main/platform/time-slices.ts); the observer's worst latency shows what is left.
+//
+//   node scripts/bench-attacks.ts [--json] [--files N]
+//   (GROVE_ATTACK=<part of a name> runs only that one; --files 0 skips the big repository)
+import { execFile, fork } from 'node:child_process';
 import { mkdir, rm, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/client';
 import { Host } from '../main/host/host.ts';
+import { mapLimit } from '../main/reconcile/concurrency.ts';
 import { connectClient } from '../main/testing/mcp-clients.ts';
 import { lockSqliteFromAnotherProcess } from '../main/testing/event-loop.ts';
 import { randomFirstPort } from '../main/testing/net.ts';
@@ -47,6 +55,37 @@ behaviors:
     then: it backtracks
 `;
 
+/** A repository of `count` governed files (100 per directory) on a branch `feature` off `main`. */
+async function makeBigRepo(count: number): Promise<{ root: string; files: string[] }> {
+  const dir = await makeTempDir('grove-bench-big-');
+  const root = path.join(dir, 'repo');
+  const files = Array.from(
+    { length: count },
+    (_, index) => `src/d${Math.floor(index / 100)}/f${index % 100}.ts`,
+  );
+  await mkdir(root);
+  await git(root, 'init', '-q', '-b', 'main');
+  for (let d = 0; d < Math.ceil(count / 100); d++) {
+    await mkdir(path.join(root, 'src', `d${d}`), { recursive: true });
+  }
+  await mapLimit(files, 64, (file, index) =>
+    writeFile(path.join(root, file), `export const v${index} = ${index};\n`.repeat(20)),
+  );
+  await mkdir(path.join(root, '.notarai'));
+  await writeFile(path.join(root, '.notarai/app.spec.yaml'), SPEC);
+  await writeFile(path.join(root, FILE), CONTENT);
+  await git(root, 'add', '-A');
+  await git(root, 'commit', '-q', '-m', 'base');
+  await git(root, 'checkout', '-q', '-b', 'feature');
+  // 1% changed on the branch: the diff has something to show.
+  await mapLimit(
+    files.filter((_, index) => index % 100 === 0),
+    64,
+    (file) => writeFile(path.join(root, file), 'export const changed = true;\n'),
+  );
+  return { root: dir, files };
+}
+
 interface AttackFigures {
   attack: string;
   attacker: string;
@@ -63,12 +102,57 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
-/** Calls read_file every 20 ms until stopped; latencies of each call. */
-function observe(client: Client): { stop(): Promise<{ latencies: number[]; failures: number }> } {
-  let running = true;
-  const latencies: number[] = [];
-  let failures = 0;
-  const loop = (async () => {
+/** What the observer process reports for one attack. */
+interface Observed {
+  latencies: number[];
+  failures: number;
+}
+
+/**
+ * The observer: another client in a process of its own (as another user's agent would be), so
+ * that what it waits for is the server, not the attacker's client in this process parsing a 10 MB
+ * answer. It connects to `port` and calls read_file every 20 ms between a `start` and a `stop`
+ * message, then reports the latency of each call.
+ */
+async function startObserver(
+  port: number,
+  token: string,
+): Promise<{
+  observe(): { stop(): Promise<Observed> };
+  close(): void;
+}> {
+  const child = fork(fileURLToPath(import.meta.url), ['--observe', String(port)], {
+    env: { ...process.env, GROVE_OBSERVER_TOKEN: token },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const next = () =>
+    new Promise<unknown>((resolve, reject) => {
+      child.once('message', resolve);
+      child.once('exit', () => reject(new Error('the observer process exited')));
+    });
+  await next(); // connected
+  return {
+    observe() {
+      child.send('start');
+      return {
+        async stop() {
+          const report = next();
+          child.send('stop');
+          return (await report) as Observed;
+        },
+      };
+    },
+    close: () => child.kill(),
+  };
+}
+
+/** The observer process's side (see startObserver). */
+async function runObserver(port: number, token: string): Promise<void> {
+  const { client } = await connectClient(port, 'modern-http', token);
+  let running = false;
+  let loop: Promise<Observed> | undefined;
+  const calls = async (): Promise<Observed> => {
+    const observed: Observed = { latencies: [], failures: 0 };
     while (running) {
       const started = performance.now();
       try {
@@ -76,21 +160,26 @@ function observe(client: Client): { stop(): Promise<{ latencies: number[]; failu
           { name: 'read_file', arguments: { path: FILE } },
           { timeout: 120_000 },
         );
-        if (result.isError) failures++;
+        if (result.isError) observed.failures++;
       } catch {
-        failures++;
+        observed.failures++;
       }
-      latencies.push(performance.now() - started);
+      observed.latencies.push(performance.now() - started);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return { latencies, failures };
-    },
+    return observed;
   };
+  process.on('message', (message) => {
+    if (message === 'start') {
+      running = true;
+      loop = calls();
+    } else if (message === 'stop') {
+      running = false;
+      void loop?.then((observed) => process.send?.(observed));
+    }
+  });
+  process.on('disconnect', () => void client.close().finally(() => process.exit(0)));
+  process.send?.('ready');
 }
 
 function describeResult(result: unknown): string {
@@ -100,7 +189,18 @@ function describeResult(result: unknown): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { json: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({
+    options: {
+      json: { type: 'boolean', default: false },
+      files: { type: 'string', default: '100000' },
+      observe: { type: 'string' },
+    },
+  });
+  if (values.observe !== undefined) {
+    await runObserver(Number(values.observe), process.env['GROVE_OBSERVER_TOKEN'] ?? '');
+    return;
+  }
+  const bigCount = Number(values.files);
   await buildWorktreeBundle();
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
@@ -120,6 +220,10 @@ async function main(): Promise<void> {
     await writeFile(path.join(repo.root, 'src/a.ts'), 'export const a = 2;\n');
     await writeFile(path.join(repo.root, `src/${LONG_NAME}`), 'long name, changed\n');
 
+    // Made before the host starts, removed after it stopped.
+    const big = bigCount > 0 ? await makeBigRepo(bigCount) : undefined;
+    if (big) cleanups.push(() => rm(big.root, { recursive: true, force: true }));
+
     const dataDir = await makeTempDir('grove-bench-data-');
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     const host = await Host.open({ dataDir, firstPort: randomFirstPort(), worktreePollMs: 0 });
@@ -129,12 +233,13 @@ async function main(): Promise<void> {
     await host.startServer(id);
     const { token, urls } = host.getConnectionInfo(id);
     const port = Number(new URL(urls.sse).port);
-    const connect = async () => {
-      const { client } = await connectClient(port, 'modern-http', token);
+    const connect = async (to = port, bearer = token) => {
+      const { client } = await connectClient(to, 'modern-http', bearer);
       cleanups.push(() => client.close());
       return client;
     };
-    const observer = await connect();
+    const observer = await startObserver(port, token);
+    cleanups.push(async () => observer.close());
     const attacker = await connect();
     const second = await connect();
     const call = (client: Client, name: string, args: Record<string, unknown>) =>
@@ -143,7 +248,12 @@ async function main(): Promise<void> {
     await call(attacker, 'mark_reconciled', { files: ['src/a.ts'] });
 
     const only = process.env['GROVE_ATTACK'];
-    const attacks: { name: string; run(): Promise<string> }[] = [
+    const attacks: {
+      name: string;
+      run(): Promise<string>;
+      observer?: typeof observer;
+      serverId?: string;
+    }[] = [
       {
         name: 'cache locked by another process for 5 s: get_spec_diff + mark_reconciled',
         async run() {
@@ -217,11 +327,42 @@ async function main(): Promise<void> {
       },
     ];
 
+    if (big) {
+      const bigAdded = await host.addRepo(path.join(big.root, 'repo'));
+      const bigId = bigAdded.worktrees[0]!.id;
+      await host.startServer(bigId);
+      const bigInfo = host.getConnectionInfo(bigId);
+      const bigPort = Number(new URL(bigInfo.urls.sse).port);
+      const bigObserver = await startObserver(bigPort, bigInfo.token);
+      cleanups.push(async () => bigObserver.close());
+      const bigClient = await connect(bigPort, bigInfo.token);
+      // The window's first state of 100,000 files is worked out at start: let it finish.
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      const files = `${bigCount.toLocaleString('en-US')} files:`;
+      const diff = { spec_path: '.notarai/app.spec.yaml', base_branch: 'main' };
+      const bigAttack = (name: string, tool: string, args: Record<string, unknown>) => ({
+        name: `${files} ${name}`,
+        observer: bigObserver,
+        serverId: bigId,
+        async run() {
+          return describeResult(await call(bigClient, tool, args));
+        },
+      });
+      attacks.push(
+        bigAttack('list_affected_specs', 'list_affected_specs', { base_branch: 'main' }),
+        bigAttack('get_spec_diff, nothing reconciled yet', 'get_spec_diff', diff),
+        bigAttack('mark_reconciled of every file', 'mark_reconciled', { files: big.files }),
+        bigAttack('get_spec_diff, warm', 'get_spec_diff', diff),
+        bigAttack('mark_reconciled of every file again', 'mark_reconciled', { files: big.files }),
+      );
+    }
+
     const figures: AttackFigures[] = [];
     for (const attack of attacks.filter((candidate) => !only || candidate.name.includes(only))) {
-      const pidBefore = host.processId(id);
+      const attackedId = attack.serverId ?? id;
+      const pidBefore = host.processId(attackedId);
       await new Promise((resolve) => setTimeout(resolve, 500));
-      const watching = observe(observer);
+      const watching = (attack.observer ?? observer).observe();
       await new Promise((resolve) => setTimeout(resolve, 200));
       const started = performance.now();
       let outcome: string;
@@ -241,7 +382,7 @@ async function main(): Promise<void> {
         observerWorstMs: Math.max(...latencies),
         observerMedianMs: median(latencies),
         observerFailures: failures,
-        restarted: host.processId(id) !== pidBefore,
+        restarted: host.processId(attackedId) !== pidBefore,
       });
     }
 

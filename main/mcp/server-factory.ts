@@ -5,6 +5,7 @@
 import { CLIENT_INFO_META_KEY, McpServer } from '@modelcontextprotocol/server';
 import type { CallToolResult, RegisteredTool, ServerContext } from '@modelcontextprotocol/server';
 import { UserError } from '../platform/errors.ts';
+import { nextSlice, sliceUsedUp } from '../platform/time-slices.ts';
 import { toolDeadlineMs, type ToolContext, type ToolDefinition } from '../tools/tool-definition.ts';
 import { toClientIdentity } from './client-events.ts';
 import type { McpClientIdentity, McpEra, McpTransportKind } from './client-events.ts';
@@ -111,7 +112,7 @@ export interface ServerFactory {
 
 type JsonSchemaObject = Record<string, unknown>;
 interface StandardJsonSchemaProps {
-  validate: unknown;
+  validate: (value: unknown) => unknown;
   jsonSchema?: Record<'input' | 'output', (options: { target: string }) => JsonSchemaObject>;
 }
 
@@ -120,8 +121,10 @@ interface StandardJsonSchemaProps {
  * The SDK converts a tool's schemas through the schema's public Standard JSON Schema interface
  * (`~standard.jsonSchema.input/output`, which zod 4 implements): the modern leg builds a server per
  * request, so without this every modern call would pay zod's conversion (the largest per-call
- * cost measured). The returned object inherits everything else from the zod schema (validation
- * included); only `jsonSchema` answers from a memo.
+ * cost measured). The returned object inherits everything else from the zod schema; `jsonSchema`
+ * answers from a memo, and `validate` (which the SDK awaits) validates in a turn of the event loop
+ * of its own once the current slice is used up: checking a 100,000-file answer takes ~100 ms, and
+ * so does the SDK's writing of it that follows (platform/time-slices.ts).
  */
 export function withJsonSchemaConvertedOnce<T extends object>(schema: T): T {
   const standard = (schema as { '~standard'?: StandardJsonSchemaProps })['~standard'];
@@ -140,19 +143,34 @@ export function withJsonSchemaConvertedOnce<T extends object>(schema: T): T {
       return json;
     };
   const wrapped = Object.create(schema) as T;
+  const validate = async (value: unknown): Promise<unknown> => {
+    if (sliceUsedUp()) await nextSlice();
+    const result = await standard.validate(value);
+    if (sliceUsedUp()) await nextSlice();
+    return result;
+  };
   Object.defineProperty(wrapped, '~standard', {
-    value: { ...standard, jsonSchema: { input: memoised('input'), output: memoised('output') } },
+    value: {
+      ...standard,
+      validate,
+      jsonSchema: { input: memoised('input'), output: memoised('output') },
+    },
   });
   return wrapped;
 }
 
-/** A successful result: sorted-key JSON as text, and the same value as structuredContent. */
-export function toolResult(value: unknown): CallToolResult {
+/**
+ * A successful result: sorted-key JSON as text, and the same value as structuredContent. A big
+ * answer (get_spec_diff of 100,000 files: ~5 MB of text) takes tens of ms per step, so the event
+ * loop gets a turn between the steps (and before the SDK validates and sends it) once a slice is
+ * used up (platform/time-slices.ts).
+ */
+export async function toolResult(value: unknown): Promise<CallToolResult> {
   const text = stableStringify(value);
-  return {
-    content: [{ type: 'text', text }],
-    structuredContent: JSON.parse(text) as Record<string, unknown>,
-  };
+  if (sliceUsedUp()) await nextSlice();
+  const structuredContent = JSON.parse(text) as Record<string, unknown>;
+  if (sliceUsedUp()) await nextSlice();
+  return { content: [{ type: 'text', text }], structuredContent };
 }
 
 /** A failed call as a result the model can read (`isError: true`), never a protocol error. */
@@ -230,7 +248,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
               }),
               control.ended,
             ]);
-            result = toolResult(value);
+            result = await toolResult(value);
           } catch (error) {
             if (!(error instanceof UserError)) {
               onError?.(

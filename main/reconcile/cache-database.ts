@@ -4,6 +4,8 @@
 // else deletes or replaces it, and recreated with a warning when it is corrupt or `prepare` says
 // its schema is not the expected one; it is a cache, so losing it only costs time. SQLite's own
 // busy handler would sleep on the event loop, so it is off and `use` retries on a timer instead.
+// Work on a connection may span several turns of the event loop (a 100,000-row transaction is
+// written in slices), so the uses of one file run one after another.
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import {
@@ -64,6 +66,8 @@ export class CacheDatabase {
   #db: Database.Database | undefined;
   /** Inode of the file #db was opened on (to notice deletion or replacement by another tool). */
   #ino: number | undefined;
+  /** The last use queued: each use starts once the one before it has ended. */
+  #queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: CacheDatabaseOptions) {
     this.#options = options;
@@ -99,11 +103,33 @@ export class CacheDatabase {
   }
 
   /**
-   * Runs `work` on an open database. `createIfMissing` false: does nothing when there is no file.
-   * While another process holds a lock, retries on a timer for up to the lock budget, then ends the
-   * call with a UserError saying so (a transaction that met the lock was rolled back whole).
+   * Runs `work` on an open database, after the uses queued before it. `createIfMissing` false:
+   * does nothing when there is no file. While another process holds a lock, retries on a timer for
+   * up to the lock budget, then ends the call with a UserError saying so (a transaction that met
+   * the lock was rolled back whole).
    */
-  async use(createIfMissing: boolean, work: (db: Database.Database) => void): Promise<void> {
+  use(
+    createIfMissing: boolean,
+    work: (db: Database.Database) => void | Promise<void>,
+  ): Promise<void> {
+    return this.#inTurn(() => this.#useRetrying(createIfMissing, work));
+  }
+
+  /** Closes the connection and deletes the files, once the uses queued before have ended. */
+  removeInTurn(): Promise<boolean> {
+    return this.#inTurn(() => Promise.resolve(this.remove()));
+  }
+
+  #inTurn<T>(run: () => Promise<T>): Promise<T> {
+    const turn = this.#queue.then(run);
+    this.#queue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  async #useRetrying(
+    createIfMissing: boolean,
+    work: (db: Database.Database) => void | Promise<void>,
+  ): Promise<void> {
     const deadline = Date.now() + this.#lockWaitMs;
     for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
       try {
@@ -127,14 +153,14 @@ export class CacheDatabase {
   /** One attempt of use: a corrupt database is recreated (with a warning) and `work` retried once. */
   async #useUnlocked(
     createIfMissing: boolean,
-    work: (db: Database.Database) => void,
+    work: (db: Database.Database) => void | Promise<void>,
   ): Promise<void> {
     let create = createIfMissing;
     for (let attempt = 0; attempt < 2; attempt++) {
       const db = await this.#open(create);
       if (!db) return;
       try {
-        work(db);
+        await work(db);
         return;
       } catch (error) {
         if (!isCorruption(error) || attempt > 0) throw error;
@@ -144,7 +170,10 @@ export class CacheDatabase {
     }
   }
 
-  /** Closes the connection and deletes the file and its companions. True if the file existed. */
+  /**
+   * Closes the connection and deletes the file and its companions at once (a use in progress
+   * fails). True if the file existed.
+   */
   remove(): boolean {
     this.close();
     const removed = this.#files.map((name) =>
@@ -245,6 +274,25 @@ export class CacheDatabase {
         '# Created by Grove: the NotarAI hash cache is local state.\n*\n',
       );
     }
+  }
+}
+
+/**
+ * Runs `work` in one transaction that may span several turns of the event loop (its writes in
+ * slices): committed when it ends, rolled back whole if it throws. Only inside `use`, which keeps
+ * every other use of the connection waiting meanwhile.
+ */
+export async function inSlicedTransaction(
+  db: Database.Database,
+  work: () => Promise<void>,
+): Promise<void> {
+  db.exec('BEGIN');
+  try {
+    await work();
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.open && db.inTransaction) db.exec('ROLLBACK');
+    throw error;
   }
 }
 

@@ -5,6 +5,7 @@ import type { FileJobRunner } from './file-job-runner.ts';
 import { HASHED, HIT, KNOWN_STRIDE, MISSING } from './file-jobs.ts';
 import type { HashCache, ReconciledRow, StatRow } from './hash-cache.ts';
 import type { LiveIndex } from './live-index.ts';
+import { forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
 
 /** What the engine's operations work with (ReconcileEngine builds it once). */
 export interface EngineParts {
@@ -52,6 +53,7 @@ export async function classifyAgainstCache(
     read: new Map(),
   };
   const toCheck: string[] = [];
+  // Every loop here runs over up to every governed file: in slices (platform/time-slices.ts).
   for (const file of new Set(paths)) {
     const row = reconciled.get(file);
     const current = known?.get(file);
@@ -63,46 +65,59 @@ export async function classifyAgainstCache(
     } else {
       toCheck.push(file);
     }
+    if (sliceDue()) await nextSlice(signal);
   }
   if (toCheck.length === 0) return result;
   const statRows = await parts.cache.readStats();
   const signatures = new Float64Array(toCheck.length * KNOWN_STRIDE).fill(Number.NaN);
   const rowHashes: (string | undefined)[] = new Array<string | undefined>(toCheck.length);
-  toCheck.forEach((file, index) => {
-    const row = statRows.get(file);
-    if (!row) return;
-    const base = index * KNOWN_STRIDE;
-    signatures[base] = row.size;
-    signatures[base + 1] = row.mtimeMs;
-    signatures[base + 2] = row.ino;
-    signatures[base + 3] = row.recordedMs;
-    rowHashes[index] = row.hash;
-  });
+  await forEachInSlices(
+    toCheck,
+    (file, index) => {
+      const row = statRows.get(file);
+      if (!row) return;
+      const base = index * KNOWN_STRIDE;
+      signatures[base] = row.size;
+      signatures[base + 1] = row.mtimeMs;
+      signatures[base + 2] = row.ino;
+      signatures[base + 3] = row.recordedMs;
+      rowHashes[index] = row.hash;
+    },
+    signal,
+  );
   const { codes, hashed } = await parts.files.fingerprint(parts.root, toCheck, signatures, signal);
   const fresh = new Map<number, string>();
-  for (const entry of hashed) {
-    const file = toCheck[entry.index] as string;
-    fresh.set(entry.index, entry.hash);
-    result.read.set(file, entry.hash);
-    result.stats.push({
-      path: file,
-      size: entry.size,
-      mtimeMs: entry.mtimeMs,
-      ino: entry.ino,
-      hash: entry.hash,
-      recordedMs: entry.recordedMs,
-    });
-  }
-  toCheck.forEach((file, index) => {
-    const code = codes[index];
-    if (code === MISSING) {
-      result.missing.add(file);
-      return;
-    }
-    const hash = code === HIT ? rowHashes[index] : code === HASHED ? fresh.get(index) : undefined;
-    if (hash !== undefined) result.hashes.set(file, hash);
-    const matches = hash !== undefined && hash === reconciled.get(file)?.hash;
-    (matches ? result.unchanged : result.changed).add(file);
-  });
+  await forEachInSlices(
+    hashed,
+    (entry) => {
+      const file = toCheck[entry.index] as string;
+      fresh.set(entry.index, entry.hash);
+      result.read.set(file, entry.hash);
+      result.stats.push({
+        path: file,
+        size: entry.size,
+        mtimeMs: entry.mtimeMs,
+        ino: entry.ino,
+        hash: entry.hash,
+        recordedMs: entry.recordedMs,
+      });
+    },
+    signal,
+  );
+  await forEachInSlices(
+    toCheck,
+    (file, index) => {
+      const code = codes[index];
+      if (code === MISSING) {
+        result.missing.add(file);
+        return;
+      }
+      const hash = code === HIT ? rowHashes[index] : code === HASHED ? fresh.get(index) : undefined;
+      if (hash !== undefined) result.hashes.set(file, hash);
+      const matches = hash !== undefined && hash === reconciled.get(file)?.hash;
+      (matches ? result.unchanged : result.changed).add(file);
+    },
+    signal,
+  );
   return result;
 }

@@ -190,6 +190,55 @@ describe('hash cache', () => {
     }
   });
 
+  it('writes a big batch in slices: other work runs meanwhile, and a read on the same connection sees all of it, never part', async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root);
+    try {
+      await cache.writeReconciled([{ path: 'first', hash: 'a'.repeat(64) }], [], 1);
+      const rows = Array.from({ length: 60_000 }, (_, index) => ({
+        path: `src/f${String(index).padStart(6, '0')}.ts`,
+        hash: 'b'.repeat(64),
+      }));
+      let written = false;
+      const writing = cache.writeReconciled(rows, [], 2).then(() => (written = true));
+      let turnsMeanwhile = 0;
+      const otherWork = (async () => {
+        while (!written) {
+          await new Promise((resolve) => setImmediate(resolve));
+          turnsMeanwhile++;
+        }
+      })();
+      await new Promise((resolve) => setImmediate(resolve)); // the write is under way
+      expect(written).toBe(false);
+      expect((await cache.readReconciled()).size).toBe(60_001);
+      await writing;
+      await otherWork;
+      expect(turnsMeanwhile).toBeGreaterThan(2);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it('a big batch cut short (the cache closed mid-write) leaves none of its rows', async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root);
+    await cache.writeReconciled([{ path: 'first', hash: 'a'.repeat(64) }], [], 1);
+    const rows = Array.from({ length: 60_000 }, (_, index) => ({
+      path: `src/f${String(index).padStart(6, '0')}.ts`,
+      hash: 'b'.repeat(64),
+    }));
+    const writing = cache.writeReconciled(rows, [], 2);
+    await new Promise((resolve) => setImmediate(resolve));
+    cache.close();
+    await expect(writing).rejects.toThrow();
+    const again = new HashCache(root);
+    try {
+      expect([...(await again.readReconciled()).keys()]).toEqual(['first']);
+    } finally {
+      again.close();
+    }
+  });
+
   it('recreates a corrupt database with a warning instead of failing', async () => {
     const root = await tempRoot();
     await mkdir(path.join(root, '.notarai/.cache'), { recursive: true });

@@ -15,8 +15,9 @@
 // A `grove_stat_cache` table that an earlier Grove left inside `notarai.db` is dropped.
 import type Database from 'better-sqlite3';
 import path from 'node:path';
-import { CACHE_DIR, CacheDatabase, schemaMismatch } from './cache-database.ts';
+import { CACHE_DIR, CacheDatabase, inSlicedTransaction, schemaMismatch } from './cache-database.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
+import { nextSlice, sliceDue } from '../platform/time-slices.ts';
 import type { StatRow } from './stat-fast-path.ts';
 
 export type { StatRow } from './stat-fast-path.ts';
@@ -179,15 +180,15 @@ export class HashCache {
     updatedAt: number,
   ): Promise<number> {
     let written = 0;
-    await this.#notarai.use(true, (db) => {
+    await this.#notarai.use(true, async (db) => {
       // In key order, B-tree inserts stay sequential.
-      db.transaction(() => {
+      await inSlicedTransaction(db, () =>
         upsertRows(db, NOTARAI_UPSERT, sortedByPath(rows), (row, values, at) => {
           values[at] = row.path;
           values[at + 1] = row.hash;
           values[at + 2] = updatedAt;
-        });
-      })();
+        }),
+      );
       written = rows.length;
       if (this.#reconciledMemo?.db === db) {
         for (const row of rows) {
@@ -220,8 +221,8 @@ export class HashCache {
 
   async #writeStats(stats: readonly StatRow[]): Promise<void> {
     if (stats.length === 0) return;
-    await this.#stats.use(true, (db) => {
-      db.transaction(() => {
+    await this.#stats.use(true, async (db) => {
+      await inSlicedTransaction(db, () =>
         upsertRows(db, STATS_UPSERT, sortedByPath(stats), (row, values, at) => {
           values[at] = row.path;
           values[at + 1] = row.size;
@@ -229,8 +230,8 @@ export class HashCache {
           values[at + 3] = row.ino;
           values[at + 4] = row.hash;
           values[at + 5] = row.recordedMs;
-        });
-      })();
+        }),
+      );
       if (this.#statsMemo?.db === db)
         for (const row of stats) this.#statsMemo.rows.set(row.path, row);
     });
@@ -246,8 +247,9 @@ export class HashCache {
     await this.#statsWriting; // a pending write must not bring the stat file back
     this.#reconciledMemo = undefined;
     this.#statsMemo = undefined;
-    this.#stats.remove();
-    return this.#notarai.remove();
+    // Once the writes in progress have ended (they span several turns of the event loop).
+    await this.#stats.removeInTurn();
+    return this.#notarai.removeInTurn();
   }
 
   /** Waits for writes deferred past a call's answer (Grove's stat rows). */
@@ -303,14 +305,15 @@ const ROWS_PER_STATEMENT = 200;
 
 /**
  * Upserts `rows` in order, ROWS_PER_STATEMENT per statement (the same rows, written in the same
- * order, as one statement each: 20,000 rows in ~17 ms instead of ~35). Run inside a transaction.
+ * order, as one statement each: 20,000 rows in ~17 ms instead of ~35), in slices of the event
+ * loop (100,000 rows take ~100 ms). Run inside inSlicedTransaction.
  */
-function upsertRows<T>(
+async function upsertRows<T>(
   db: Database.Database,
   upsert: Upsert,
   rows: readonly T[],
   fill: (row: T, values: unknown[], at: number) => void,
-): void {
+): Promise<void> {
   const placeholders = `(${new Array<string>(upsert.columns).fill('?').join(', ')})`;
   const statement = (count: number) =>
     db.prepare(
@@ -324,6 +327,7 @@ function upsertRows<T>(
       fill(rows[start + offset] as T, values, offset * upsert.columns);
     }
     full.run(values);
+    if (sliceDue(ROWS_PER_STATEMENT)) await nextSlice();
   }
   const rest = rows.length - start;
   if (rest === 0) return;

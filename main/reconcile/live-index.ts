@@ -18,6 +18,7 @@ import {
   removeFileInsideRoot,
   writeFileAtomicInsideRoot,
 } from '../platform/confined-fs.ts';
+import { forEachInSlices } from '../platform/time-slices.ts';
 import { listWorktreeFileSets, type ChangedEntry, type WorktreeFiles } from './git-queries.ts';
 import { loadSpecs, type SpecSet } from './spec-loader.ts';
 
@@ -163,6 +164,27 @@ export class LiveIndex {
     update(this.#snapshot);
     const listing = this.#snapshot.listing;
     if (listing && listing !== before && !isWatched(listing)) this.#snapshot = undefined;
+  }
+
+  /**
+   * Adds content hashes to the snapshot recorded at `sequence`, if it is still the snapshot (see
+   * record; hashes alone never start one). `read`: those the scan read from the files' bytes.
+   * `only`: keeps only these paths. Merged in slices (100,000 hashes): an event meanwhile ends
+   * the snapshot, and what is still merged goes into one that no call reads any more.
+   */
+  async recordHashes(
+    sequence: number | undefined,
+    hashes: Iterable<readonly [string, string]>,
+    read: Iterable<readonly [string, string]>,
+    only?: (file: string) => boolean,
+  ): Promise<void> {
+    const snapshot = this.snapshot(sequence);
+    if (!snapshot) return;
+    const into = (target: Map<string, string>) => (entry: readonly [string, string]) => {
+      if (!only || only(entry[0])) target.set(entry[0], entry[1]);
+    };
+    await forEachInSlices(hashes, into(snapshot.hashes));
+    await forEachInSlices(read, into(snapshot.read));
   }
 }
 

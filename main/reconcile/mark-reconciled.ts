@@ -11,6 +11,7 @@ import type { EngineParts } from './classify.ts';
 import type { FileOutcome } from './file-jobs.ts';
 import type { StatRow } from './hash-cache.ts';
 import { listedFiles } from './live-index.ts';
+import { forEachInSlices } from '../platform/time-slices.ts';
 
 export async function markFilesReconciled(
   parts: EngineParts,
@@ -49,16 +50,21 @@ export async function markFilesReconciled(
   const direct: { requested: string; relative: string }[] = [];
   const vouchable: { requested: string; relative: string; hash: string }[] = [];
   const viaSandbox: string[] = [];
-  for (const requested of files) {
-    const relative = simpleRelative(requested);
-    if (relative === null) {
-      viaSandbox.push(requested);
-      continue;
-    }
-    const hash = listed?.has(relative) ? known?.get(relative) : undefined;
-    if (hash === undefined) direct.push({ requested, relative });
-    else vouchable.push({ requested, relative, hash });
-  }
+  // Loops over every file named run in slices (platform/time-slices.ts).
+  await forEachInSlices(
+    files,
+    (requested) => {
+      const relative = simpleRelative(requested);
+      if (relative === null) {
+        viaSandbox.push(requested);
+        return;
+      }
+      const hash = listed?.has(relative) ? known?.get(relative) : undefined;
+      if (hash === undefined) direct.push({ requested, relative });
+      else vouchable.push({ requested, relative, hash });
+    },
+    signal,
+  );
   const outcomes = await parts.files.hashConfined(
     parts.root,
     direct.map((entry) => entry.relative),
@@ -79,31 +85,35 @@ export async function markFilesReconciled(
     });
   }
   const rows = new Map<string, StatRow>();
-  direct.forEach((entry, index) => {
-    const outcome = outcomes[index];
-    switch (outcome?.code) {
-      case 'hashed':
-        rows.set(entry.relative, {
-          path: entry.relative,
-          size: outcome.size,
-          mtimeMs: outcome.mtimeMs,
-          ino: outcome.ino,
-          hash: outcome.hash,
-          recordedMs: outcome.recordedMs,
-        });
-        return;
-      case 'directory':
-        reject(entry.requested, DIRECTORY_REFUSAL);
-        return;
-      case 'special':
-        reject(entry.requested, 'not a regular file');
-        return;
-      case 'missing':
-        return;
-      default:
-        viaSandbox.push(entry.requested);
-    }
-  });
+  await forEachInSlices(
+    direct,
+    (entry, index) => {
+      const outcome = outcomes[index];
+      switch (outcome?.code) {
+        case 'hashed':
+          rows.set(entry.relative, {
+            path: entry.relative,
+            size: outcome.size,
+            mtimeMs: outcome.mtimeMs,
+            ino: outcome.ino,
+            hash: outcome.hash,
+            recordedMs: outcome.recordedMs,
+          });
+          return;
+        case 'directory':
+          reject(entry.requested, DIRECTORY_REFUSAL);
+          return;
+        case 'special':
+          reject(entry.requested, 'not a regular file');
+          return;
+        case 'missing':
+          return;
+        default:
+          viaSandbox.push(entry.requested);
+      }
+    },
+    signal,
+  );
   for (const requested of viaSandbox) {
     let resolved;
     try {
@@ -134,14 +144,12 @@ export async function markFilesReconciled(
     }
   }
   const hashed = [...rows.values()];
-  parts.index?.record(sequence, (kept) => {
-    const files = listedFiles(kept);
-    for (const row of hashed) {
-      if (!files?.has(row.path)) continue;
-      kept.hashes.set(row.path, row.hash);
-      kept.read.set(row.path, row.hash);
-    }
-  });
+  // Into the snapshot the mark began with, if nothing moved since: only files git lists.
+  const listedNow = listedFiles(parts.index?.snapshot(sequence));
+  if (listedNow) {
+    const pairs = hashed.map((row) => [row.path, row.hash] as const);
+    await parts.index?.recordHashes(sequence, pairs, pairs, (file) => listedNow.has(file));
+  }
   // NotarAI's rows: the files read now, and those the index vouched for (no stat row: the scan
   // that hashed them wrote one, and a missing row only means a file is read again once).
   const reconciled = new Map<string, string>();

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { ReconcileState, SpecReconcileState } from '../../shared/reconcile.ts';
 import { RECONCILE_PATHS_CAP } from '../../shared/reconcile.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
+import { filterInSlices, forEachInSlices } from '../platform/time-slices.ts';
 import { listingAndSpecs } from './live-index.ts';
 import { classifyAgainstCache, type Classification, type EngineParts } from './classify.ts';
 import {
@@ -46,14 +47,16 @@ export async function computeReconcileState(
   }
   trackedPromise.catch(() => undefined);
   const [files, specs] = await listingAndSpecs(parts.root, known, signal);
-  // Each spec's governed files, matched once per listing (the live index keeps them).
+  // Each spec's governed files, matched once per listing (the live index keeps them). Loops over
+  // every listed or governed file run in slices (platform/time-slices.ts).
   const governedListed = new Map<string, string[]>();
   const listed = new Set<string>();
   for (const spec of specs.valid) {
     const governed =
-      known?.governed.get(spec.path) ?? files.present.filter((file) => governs(spec, file));
+      known?.governed.get(spec.path) ??
+      (await filterInSlices(files.present, (file) => governs(spec, file), signal));
     governedListed.set(spec.path, governed);
-    for (const file of governed) listed.add(file);
+    await forEachInSlices(governed, (file) => listed.add(file), signal);
   }
   // The window's view: what the hash cache says was reconciled, and, for what it has no row
   // for, the committed snapshot (a fresh clone has only that).
@@ -78,10 +81,9 @@ export async function computeReconcileState(
       }
       snapshot.listing = files;
       snapshot.specs = specs;
-      for (const [file, hash] of classification.hashes) snapshot.hashes.set(file, hash);
-      for (const [file, hash] of classification.read) snapshot.read.set(file, hash);
       for (const [spec, governed] of governedListed) snapshot.governed.set(spec, governed);
     });
+    await parts.index?.recordHashes(sequence, classification.hashes, classification.read);
   } catch (error) {
     baseError = error instanceof Error ? error.message : String(error);
   }
@@ -89,26 +91,37 @@ export async function computeReconcileState(
   const governedBySpec = new Map<string, string[]>();
   const governedUnion = new Set<string>();
   for (const spec of specs.valid) {
-    const governed = (governedListed.get(spec.path) ?? []).filter(
+    const governed = await filterInSlices(
+      governedListed.get(spec.path) ?? [],
       (file) => !gone.has(file) && !classification.missing.has(file),
+      signal,
     );
-    governed.sort(compareUtf8);
+    governed.sort(compareUtf8); // the listing's order already: git lists paths sorted
     governedBySpec.set(spec.path, governed);
-    for (const file of governed) governedUnion.add(file);
+    await forEachInSlices(governed, (file) => governedUnion.add(file), signal);
   }
   await parts.cache.recordStats(classification.stats);
-  const states = specs.valid.map((spec) =>
-    specState(
-      spec,
-      specs,
-      governedBySpec.get(spec.path) ?? [],
-      classification,
-      reconciled,
-      cacheRows,
-      changed,
-    ),
-  );
+  const states: SpecReconcileState[] = [];
+  for (const spec of specs.valid) {
+    states.push(
+      await specState(
+        spec,
+        specs,
+        governedBySpec.get(spec.path) ?? [],
+        classification,
+        reconciled,
+        cacheRows,
+        changed,
+        signal,
+      ),
+    );
+  }
   const governedTotal = [...governedUnion];
+  const changedTotal = await filterInSlices(
+    governedTotal,
+    (file) => classification.changed.has(file),
+    signal,
+  );
   return {
     base,
     baseError,
@@ -129,8 +142,7 @@ export async function computeReconcileState(
       affectedSpecs: states.filter((state) => state.affected).length,
       specsNeedingReconciliation: states.filter((state) => state.changedSinceReconciled > 0).length,
       governedFiles: governedTotal.length,
-      changedSinceReconciled: governedTotal.filter((file) => classification.changed.has(file))
-        .length,
+      changedSinceReconciled: changedTotal.length,
       changedVsBase: changed?.paths.length ?? 0,
     },
     specErrors: specs.errors,
@@ -156,7 +168,7 @@ function firstLine(intent: string): string {
   return line.length > 100 ? `${line.slice(0, 99)}…` : line;
 }
 
-function specState(
+async function specState(
   spec: ValidSpec,
   specs: SpecSet,
   governed: readonly string[],
@@ -164,19 +176,21 @@ function specState(
   reconciled: ReadonlyMap<string, ReconciledRow>,
   cacheRows: ReadonlyMap<string, ReconciledRow>,
   changed: ChangedVsBase | null,
-): SpecReconcileState {
-  const changedFiles = governed
-    .filter((file) => classification.changed.has(file))
-    .sort(compareUtf8);
-  const affected = changed ? changed.paths.filter((file) => governs(spec, file)) : [];
+  signal: AbortSignal | undefined,
+): Promise<SpecReconcileState> {
+  const changedFiles = (
+    await filterInSlices(governed, (file) => classification.changed.has(file), signal)
+  ).sort(compareUtf8);
+  const affected = changed
+    ? await filterInSlices(changed.paths, (file) => governs(spec, file), signal)
+    : [];
   // A spec was reconciled when its own file was marked (the reconcile prompt marks the spec with
   // the files reviewed): another spec marking a shared file does not make this one reconciled.
   const own = reconciled.get(spec.path);
   const last = own ? own.updatedAt * 1000 : null;
   const reconciledBy = own ? (cacheRows.has(spec.path) ? 'cache' : 'snapshot') : null;
   const specInvalidated =
-    classification.changed.has(spec.path) ||
-    governed.some((file) => isSpecPath(file) && classification.changed.has(file));
+    classification.changed.has(spec.path) || changedFiles.some((file) => isSpecPath(file));
   return {
     path: spec.path,
     title: firstLine(spec.spec.intent),

@@ -12,6 +12,7 @@ import { diffPathsAgainstBase } from './intersection-diff.ts';
 import { compareUtf8, sortedUtf8 } from '../platform/path-order.ts';
 import { categoryOf, formatSpecError, governs, isSpecPath } from './spec-loader.ts';
 import { readSpecText } from './spec-paths.ts';
+import { filterInSlices, forEachInSlices } from '../platform/time-slices.ts';
 
 import { listingAndSpecs } from './live-index.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
@@ -86,8 +87,10 @@ async function specDiffFrom(
   trackedPromise.catch(() => undefined);
   const [files, specs] = await listingAndSpecs(context.root, known, signal);
   lap('ls-files+specs');
+  // Loops over every listed or governed file run in slices (platform/time-slices.ts).
   const governedListed =
-    known?.governed.get(specPath) ?? files.present.filter((file) => governs(spec, file));
+    known?.governed.get(specPath) ??
+    (await filterInSlices(files.present, (file) => governs(spec, file), signal));
   lap('globs');
   // NotarAI opens (so creates) its cache here unless the cache is bypassed or the spec governs
   // no file at all.
@@ -110,26 +113,29 @@ async function specDiffFrom(
     snapshot.listing = files;
     snapshot.specs = specs;
     snapshot.governed.set(specPath, governedListed);
-    for (const [file, hash] of classification.hashes) snapshot.hashes.set(file, hash);
-    for (const [file, hash] of classification.read) snapshot.read.set(file, hash);
   });
+  await index?.recordHashes(sequence, classification.hashes, classification.read);
   const changed = withUntracked(tracked, files.untracked);
   lap('changed-vs-base (wait)');
   // One pass over the governed files (200,000 of them in the benchmark).
   const filesOut: string[] = [];
   let skipped: string[] = [];
   const changedSpecs: string[] = [];
-  for (const file of governedListed) {
-    if (changed.gone.has(file) || classification.missing.has(file)) continue;
-    const differs = classification.changed.has(file);
-    if (isSpecPath(file)) {
-      if (differs) changedSpecs.push(file);
-    } else if (differs) {
-      filesOut.push(file);
-    } else if (classification.unchanged.has(file)) {
-      skipped.push(file);
-    }
-  }
+  await forEachInSlices(
+    governedListed,
+    (file) => {
+      if (changed.gone.has(file) || classification.missing.has(file)) return;
+      const differs = classification.changed.has(file);
+      if (isSpecPath(file)) {
+        if (differs) changedSpecs.push(file);
+      } else if (differs) {
+        filesOut.push(file);
+      } else if (classification.unchanged.has(file)) {
+        skipped.push(file);
+      }
+    },
+    signal,
+  );
   const primaryChanged = !bypass && classification.changed.has(specPath);
   let specInvalidated: string[] = [];
   if (primaryChanged || changedSpecs.length > 0) {
@@ -148,9 +154,11 @@ async function specDiffFrom(
     .filter((file) => !isSpecPath(file) && governs(spec, file))
     .sort(compareUtf8);
   const excludes = compileExcludePatterns(excludePatterns);
-  const binaryChanges: string[] = filesOut.filter((file) => isBinaryByExtension(file));
-  const candidates = filesOut.filter(
+  const binaryChanges: string[] = await filterInSlices(filesOut, isBinaryByExtension, signal);
+  const candidates = await filterInSlices(
+    filesOut,
     (file) => changedSet.has(file) && !isBinaryByExtension(file) && !excludes.test(file),
+    signal,
   );
   const textPaths: string[] = [];
   const sniffed = await mapLimit(
@@ -195,10 +203,14 @@ async function specDiffFrom(
       : { path: systemPath, content: await specText(systemPath) };
   }
   const file_categories: Record<string, string> = {};
-  for (const file of filesOut) {
-    const category = categoryOf(spec, file);
-    if (category !== null) file_categories[file] = category;
-  }
+  await forEachInSlices(
+    filesOut,
+    (file) => {
+      const category = categoryOf(spec, file);
+      if (category !== null) file_categories[file] = category;
+    },
+    signal,
+  );
   await context.cache.recordStats(classification.stats);
   lap('specs+record');
   return {

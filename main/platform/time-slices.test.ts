@@ -1,0 +1,75 @@
+// Long loops in slices: a request to an HTTP server in the same process is answered while a loop
+// over many items runs (it would wait for the end of a plain loop), and a cancelled call stops
+// its loop at the next slice.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { filterInSlices, forEachInSlices, SLICE_MS } from './time-slices.ts';
+
+let server: Server | undefined;
+afterEach(async () => {
+  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  server = undefined;
+});
+
+/** An HTTP server on 127.0.0.1 that notes when each request came in. */
+async function listen(answered: string[]): Promise<string> {
+  server = createServer((_request, response) => {
+    answered.push('request');
+    response.end('ok');
+  });
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+}
+
+/** Keeps the thread busy for `ms` (the cost of one item of a heavy loop). */
+function busyFor(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // spinning
+  }
+}
+
+/** Enough items that the loop lasts 30 slices. */
+const ITEMS = Array.from({ length: (SLICE_MS * 30) / 0.05 }, (_, index) => index);
+
+describe('work in slices', () => {
+  it('lets an HTTP request be answered while a long loop runs', async () => {
+    const events: string[] = [];
+    const url = await listen(events);
+    const request = fetch(url).then((response) => response.text());
+    await forEachInSlices(ITEMS, () => busyFor(0.05));
+    events.push('loop done');
+    expect(await request).toBe('ok');
+    expect(events).toEqual(['request', 'loop done']);
+  });
+
+  it('(the same loop without slices keeps the request waiting until it ends)', async () => {
+    const events: string[] = [];
+    const url = await listen(events);
+    const request = fetch(url).then((response) => response.text());
+    for (const _item of ITEMS) busyFor(0.05);
+    events.push('loop done');
+    expect(await request).toBe('ok');
+    expect(events).toEqual(['loop done', 'request']);
+  });
+
+  it('filters in order, and stops at the next slice once the call is cancelled', async () => {
+    expect(await filterInSlices([5, 1, 4, 2, 3], (value) => value % 2 === 1)).toEqual([5, 1, 3]);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('the client cancelled')), SLICE_MS * 3);
+    let seen = 0;
+    await expect(
+      forEachInSlices(
+        ITEMS,
+        () => {
+          seen++;
+          busyFor(0.05);
+        },
+        controller.signal,
+      ),
+    ).rejects.toThrow('the client cancelled');
+    expect(seen).toBeGreaterThan(0);
+    expect(seen).toBeLessThan(ITEMS.length);
+  });
+});
