@@ -166,6 +166,7 @@ export function withJsonSchemaConvertedOnce<T extends object>(schema: T): T {
  * used up (platform/time-slices.ts).
  */
 export async function toolResult(value: unknown): Promise<CallToolResult> {
+  if (sliceUsedUp()) await nextSlice(); // (a check before a long step also starts the clock)
   const text = stableStringify(value);
   if (sliceUsedUp()) await nextSlice();
   const structuredContent = JSON.parse(text) as Record<string, unknown>;

@@ -1,8 +1,9 @@
 // Loops whose length grows with the repository (100,000 governed files: classifying them against
 // the cache, matching them against specs, writing their cache rows) run on the event loop, which
-// every client of a worktree shares. They run in slices: once SLICE_MS have passed since the event
-// loop last had its turn, the loop waits for setImmediate, so the sockets are polled and other
-// clients' requests are served before it goes on. A call on a big repository then takes a little
+// every client of a worktree shares. They run in slices: once SLICE_MS have passed since the first
+// check after the event loop's last turn, the loop waits for setImmediate, so the sockets are
+// polled and other clients' requests are served before it goes on. (A slice is not cut short
+// because a loop starts after an await: that yield would only hand the loop to other work.) A call on a big repository then takes a little
 // longer; nobody else waits for all of it.
 //
 //   for (const file of files) {
@@ -16,8 +17,10 @@ export const SLICE_MS = 10;
 /** Calls to sliceDue between two reads of the clock. */
 const CHECK_EVERY = 64;
 
-/** When the event loop last had a turn (as far as sliced work knows). */
-let sliceStarted = performance.now();
+/** When the current slice began: the first check after the event loop's last turn. */
+let sliceStarted = 0;
+/** True while a slice runs: set by its first check, cleared by the event loop's next turn. */
+let inSlice = false;
 let untilCheck = CHECK_EVERY;
 
 /**
@@ -34,7 +37,16 @@ export function sliceDue(items = 1): boolean {
 /** True when the current slice is used up (reads the clock: for steps that are long each). */
 export function sliceUsedUp(): boolean {
   untilCheck = CHECK_EVERY;
-  return performance.now() - sliceStarted >= SLICE_MS;
+  const now = performance.now();
+  if (!inSlice) {
+    // The first check since the event loop's last turn (work resumed after I/O, or a new call):
+    // the slice starts now, and ends at the next turn, whoever gives it.
+    inSlice = true;
+    sliceStarted = now;
+    setImmediate(() => (inSlice = false));
+    return false;
+  }
+  return now - sliceStarted >= SLICE_MS;
 }
 
 /**
@@ -43,7 +55,7 @@ export function sliceUsedUp(): boolean {
  */
 export async function nextSlice(signal?: AbortSignal): Promise<void> {
   await new Promise<void>((resolve) => setImmediate(resolve));
-  sliceStarted = performance.now();
+  inSlice = false; // the next check starts a slice
   untilCheck = CHECK_EVERY;
   signal?.throwIfAborted();
 }

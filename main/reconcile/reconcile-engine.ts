@@ -39,6 +39,7 @@ import { HashCache } from './hash-cache.ts';
 import type { ReconciledRow } from './hash-cache.ts';
 import { STATE_FILE } from './state-file.ts';
 import { sortedUtf8 } from '../platform/path-order.ts';
+import { filterInSlices, forEachInSlices } from '../platform/time-slices.ts';
 import { formatSpecError, governs, isSpecPath, loadSpecs } from './spec-loader.ts';
 
 export { STATE_FILE };
@@ -65,6 +66,10 @@ export class ReconcileEngine {
   lastTimings: Record<string, number> = {};
   /** Files the last mark_reconciled read, and those the live index vouched for (diagnostics). */
   lastMark: { read: number; vouched: number } = { read: 0, vouched: 0 };
+  /** Clients' calls running now (every public operation but computeState). */
+  #callsRunning = 0;
+  /** Waiting for #callsRunning to reach 0 (whenNoCallsRunning). */
+  #noCallsWaiters: (() => void)[] = [];
 
   constructor(options: ReconcileEngineOptions) {
     this.root = options.root;
@@ -82,6 +87,33 @@ export class ReconcileEngine {
   close(): void {
     this.cache.close();
     this.#files.close();
+  }
+
+  /**
+   * Resolves once no client's call is running, or after `maxWaitMs`: the window's background
+   * refresh (reconcile-watcher.ts) starts then, so it does not take turns of the event loop from
+   * a call (a mark of 20,000 files waited ~20 ms more for a refresh running beside it).
+   */
+  whenNoCallsRunning(maxWaitMs: number): Promise<void> {
+    if (this.#callsRunning === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(done, maxWaitMs);
+      this.#noCallsWaiters.push(done);
+    });
+  }
+
+  /** Runs a client's call, counted in #callsRunning. */
+  async #call<T>(run: () => Promise<T>): Promise<T> {
+    this.#callsRunning++;
+    try {
+      return await run();
+    } finally {
+      if (--this.#callsRunning === 0) for (const done of this.#noCallsWaiters.splice(0)) done();
+    }
   }
 
   /** The repository's default base: origin/HEAD, else main, else master, else the current branch. */
@@ -103,7 +135,11 @@ export class ReconcileEngine {
 
   // ---- list_affected_specs -------------------------------------------------------------------
 
-  async listAffectedSpecs(base: string, signal?: AbortSignal): Promise<ListAffectedSpecsResult> {
+  listAffectedSpecs(base: string, signal?: AbortSignal): Promise<ListAffectedSpecsResult> {
+    return this.#call(() => this.#listAffectedSpecs(base, signal));
+  }
+
+  async #listAffectedSpecs(base: string, signal?: AbortSignal): Promise<ListAffectedSpecsResult> {
     const sha = await resolveBase(this.root, base);
     // Two git processes at once: the tracked changes and the untracked files.
     const [tracked, untracked, specs] = await Promise.all([
@@ -130,7 +166,11 @@ export class ReconcileEngine {
 
   // ---- get_spec_diff -------------------------------------------------------------------------
 
-  async getSpecDiff(request: SpecDiffRequest, signal?: AbortSignal): Promise<SpecDiffResult> {
+  getSpecDiff(request: SpecDiffRequest, signal?: AbortSignal): Promise<SpecDiffResult> {
+    return this.#call(() => this.#getSpecDiff(request, signal));
+  }
+
+  async #getSpecDiff(request: SpecDiffRequest, signal?: AbortSignal): Promise<SpecDiffResult> {
     const { result, warnings } = await computeSpecDiff(
       {
         ...this.#parts,
@@ -147,7 +187,14 @@ export class ReconcileEngine {
 
   // ---- get_changed_artifacts -----------------------------------------------------------------
 
-  async getChangedArtifacts(
+  getChangedArtifacts(
+    request: { spec_path: string; artifact_type?: string | undefined },
+    signal?: AbortSignal,
+  ): Promise<ChangedArtifactsResult> {
+    return this.#call(() => this.#getChangedArtifacts(request, signal));
+  }
+
+  async #getChangedArtifacts(
     request: { spec_path: string; artifact_type?: string | undefined },
     signal?: AbortSignal,
   ): Promise<ChangedArtifactsResult> {
@@ -172,10 +219,11 @@ export class ReconcileEngine {
       deleted: true,
       ...(signal ? { signal } : {}),
     });
-    const governed = files.present.filter(matcher);
+    // In slices, as every loop over the listing (platform/time-slices.ts).
+    const governed = await filterInSlices(files.present, matcher, signal);
     await this.cache.create(); // as NotarAI's get_changed_artifacts does
     const specFiles = governed.filter(isSpecPath);
-    const artifacts = governed.filter((file) => !isSpecPath(file));
+    const artifacts = await filterInSlices(governed, (file) => !isSpecPath(file), signal);
     const reconciled = await this.cache.readReconciled();
     const classification = await classifyAgainstCache(
       this.#parts,
@@ -189,9 +237,13 @@ export class ReconcileEngine {
     await this.cache.recordStats(classification.stats);
     return this.#withWarnings(
       {
-        changed_artifacts: artifacts.filter((file) => classification.changed.has(file)),
+        changed_artifacts: await filterInSlices(
+          artifacts,
+          (file) => classification.changed.has(file),
+          signal,
+        ),
         spec_invalidated: invalidated
-          ? artifacts.filter((file) => classification.unchanged.has(file))
+          ? await filterInSlices(artifacts, (file) => classification.unchanged.has(file), signal)
           : [],
       },
       [...spec.warnings.map(formatSpecError), ...notes],
@@ -202,29 +254,35 @@ export class ReconcileEngine {
 
   markReconciled(files: readonly string[], signal?: AbortSignal): Promise<MarkReconciledResult> {
     const report = (counts: { read: number; vouched: number }) => (this.lastMark = counts);
-    return markFilesReconciled(this.#parts, files, signal, report).then((result) =>
-      this.#withWarnings(result),
+    return this.#call(() =>
+      markFilesReconciled(this.#parts, files, signal, report).then((result) =>
+        this.#withWarnings(result),
+      ),
     );
   }
 
   // ---- clear_cache / snapshot_state ----------------------------------------------------------
 
-  async clearCache(): Promise<{ cleared: boolean }> {
-    return { cleared: await this.cache.clear() };
+  clearCache(): Promise<{ cleared: boolean }> {
+    return this.#call(async () => ({ cleared: await this.cache.clear() }));
   }
 
-  async snapshotState(): Promise<SnapshotStateResult> {
+  snapshotState(): Promise<SnapshotStateResult> {
+    return this.#call(() => this.#snapshotState());
+  }
+
+  async #snapshotState(): Promise<SnapshotStateResult> {
     await this.cache.create(); // NotarAI snapshots through open_cache_db, which creates it
     const rows = await this.cache.readReconciled();
     const [gitHash, branch] = await Promise.all([headSha(this.root), currentBranch(this.root)]);
     const fileFingerprints: Record<string, { blake3: string }> = {};
     const specFingerprints: Record<string, string> = {};
     // NotarAI's BTreeMaps: keys in UTF-8 byte order.
-    for (const file of sortedUtf8(rows.keys())) {
+    await forEachInSlices(sortedUtf8(rows.keys()), (file) => {
       const row = rows.get(file) as ReconciledRow;
       if (file.endsWith('.spec.yaml')) specFingerprints[file] = row.hash;
       else fileFingerprints[file] = { blake3: row.hash };
-    }
+    });
     // NotarAI's ReconciliationState, field for field: git_hash and branch are null when HEAD names
     // no commit or no branch (detached); the tool's own answer says "" for a missing hash.
     const state = {

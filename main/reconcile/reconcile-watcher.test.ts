@@ -1,9 +1,13 @@
 // The watcher against a real repository: the first state on start, a new one when a governed file
-// changes, when git's refs move (a commit) and when the base changes; spec edits reported.
+// changes, when git's refs move (a commit) and when the base changes; spec edits reported; a
+// recomputation due while a client's call runs waits for the call.
+import { truncate } from 'node:fs/promises';
+import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import { waitUntil } from '../testing/mcp-clients.ts';
 import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
+import { WorkerPool } from '../platform/worker-pool.ts';
 import { ReconcileEngine } from './reconcile-engine.ts';
 import { ReconcileWatcher } from './reconcile-watcher.ts';
 import type { SpecChanges } from './reconcile-watcher.ts';
@@ -56,4 +60,50 @@ it('keeps the state current as files, refs, specs and the base change', async ()
   watcher.setBase('HEAD~1');
   await waitUntil(() => latest()?.base === 'HEAD~1', 10_000, 'state for the new base');
   expect(latest()?.specs[0]?.affectedPaths).toContain('src/a.ts');
+});
+
+/**
+ * A governed file is edited while a client's mark_reconciled hashes a 2 GB (sparse) file on the
+ * worker pool, the event loop free meanwhile. When do the call end and the next state come?
+ */
+async function editDuringCall(callsFirstMaxWaitMs: number) {
+  const repo = await makeTempRepo({ '.notarai/app.spec.yaml': SPEC, 'src/a.ts': 'a\n' });
+  cleanups.push(() => repo.cleanup());
+  await git(repo.root, 'checkout', '-q', '-b', 'feature');
+  await writeFiles(repo.root, { 'big.bin': '' });
+  await truncate(path.join(repo.root, 'big.bin'), 2 * 1024 ** 3);
+  const pool = new WorkerPool(new URL('../worktree/pool-worker.ts', import.meta.url), { size: 1 });
+  cleanups.push(() => pool.close());
+  const engine = new ReconcileEngine({ root: repo.root, pool });
+  cleanups.push(() => engine.close());
+  const stateTimes: number[] = [];
+  const watcher = new ReconcileWatcher({
+    engine,
+    base: 'main',
+    debounceMs: 20,
+    callsFirstMaxWaitMs,
+    onState: () => stateTimes.push(performance.now()),
+  });
+  cleanups.push(() => watcher.close());
+  await watcher.start();
+  const marking = engine.markReconciled(['big.bin']);
+  const editedAt = performance.now();
+  await writeFiles(repo.root, { 'src/a.ts': 'edited\n' });
+  const result = await marking;
+  const callEndedAt = performance.now();
+  expect(result.updated).toBe(1);
+  await waitUntil(() => stateTimes.length >= 2, 20_000, 'a state after the edit');
+  return { callMs: callEndedAt - editedAt, stateAfterCallEnd: stateTimes[1]! - callEndedAt };
+}
+
+it("recomputes the window's state once a client's running call has ended", async () => {
+  const { callMs, stateAfterCallEnd } = await editDuringCall(60_000);
+  expect(callMs).toBeGreaterThan(300); // the call was running when the recomputation came due
+  expect(stateAfterCallEnd).toBeGreaterThan(0);
+});
+
+it('(without the wait, the state is recomputed while the call runs)', async () => {
+  const { callMs, stateAfterCallEnd } = await editDuringCall(0);
+  expect(callMs).toBeGreaterThan(300);
+  expect(stateAfterCallEnd).toBeLessThan(0);
 });

@@ -23,6 +23,11 @@ const IGNORED_DIRS = ['.git', 'node_modules'];
  */
 const IGNORED_GIT = ['objects', 'logs', 'lfs', 'hooks', 'modules', 'rr-cache'];
 export const DEFAULT_DEBOUNCE_MS = 300;
+/**
+ * Longest a recomputation waits for clients' calls to end before it starts: the window's state is
+ * background work, and beside a running call it would take turns of the event loop from it.
+ */
+export const CALLS_FIRST_MAX_WAIT_MS = 1_000;
 export const POLL_INTERVAL_MS = 15_000;
 
 export interface SpecChanges {
@@ -36,6 +41,8 @@ export interface ReconcileWatcherOptions {
   engine: ReconcileEngine;
   base: string;
   debounceMs?: number;
+  /** Overrides CALLS_FIRST_MAX_WAIT_MS (tests). */
+  callsFirstMaxWaitMs?: number;
   onState: (state: ReconcileState) => void;
   onSpecsChanged?: (changes: SpecChanges) => void;
   onError?: (error: Error) => void;
@@ -181,6 +188,10 @@ export class ReconcileWatcher {
     }
     this.#running = (async () => {
       do {
+        await this.#options.engine.whenNoCallsRunning(
+          this.#options.callsFirstMaxWaitMs ?? CALLS_FIRST_MAX_WAIT_MS,
+        );
+        if (this.#closed) return;
         this.#dirty = false;
         const specChanges = this.#pendingSpecs;
         this.#pendingSpecs = { updated: [], added: [], removed: [] };
