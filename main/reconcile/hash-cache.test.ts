@@ -280,6 +280,36 @@ describe('hash cache', () => {
     cache.close();
   });
 
+  it("another call's stat rows, recorded while clear_cache waits for a big mark's write, do not outlive the clear", async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root);
+    try {
+      await cache.writeReconciled([{ path: 'first', hash: 'a'.repeat(64) }], [], 1);
+      const rows = Array.from({ length: 60_000 }, (_, index) => ({
+        path: `src/f${String(index).padStart(6, '0')}.ts`,
+        hash: 'b'.repeat(64),
+      }));
+      let written = false;
+      const writing = cache.writeReconciled(rows, [], 2).then(() => (written = true));
+      await new Promise((resolve) => setImmediate(resolve)); // the write is under way
+      const clearing = cache.clear(); // waits for the write
+      await new Promise((resolve) => setImmediate(resolve));
+      // A get_spec_diff that classified before the clear records its stat rows now.
+      await cache.recordStats([row('x')]);
+      expect(written).toBe(false); // (still writing: the clear has not happened yet)
+      expect(await clearing).toBe(true);
+      await writing;
+      await cache.flush();
+      expect(existsSync(cache.dbPath)).toBe(false);
+      expect(existsSync(cache.statsPath)).toBe(false);
+      // NotarAI's database created again: none of the rows from before the clear come back.
+      await cache.create();
+      expect((await cache.readStats()).size).toBe(0);
+    } finally {
+      cache.close();
+    }
+  });
+
   it('clear deletes the database', async () => {
     const root = await tempRoot();
     const cache = new HashCache(root);

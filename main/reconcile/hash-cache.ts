@@ -248,8 +248,12 @@ export class HashCache {
     this.#reconciledMemo = undefined;
     this.#statsMemo = undefined;
     // Once the writes in progress have ended (they span several turns of the event loop).
+    // NotarAI's file first: stat rows are only recorded while it exists, so none is queued after
+    // the stat file's removal (deleting that first, a call recording stat rows while a big mark
+    // still held NotarAI's file brought it back for good).
+    const existed = await this.#notarai.removeInTurn();
     await this.#stats.removeInTurn();
-    return this.#notarai.removeInTurn();
+    return existed;
   }
 
   /** Waits for writes deferred past a call's answer (Grove's stat rows). */
