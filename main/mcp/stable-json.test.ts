@@ -37,6 +37,21 @@ describe('stableStringify', () => {
   });
 });
 
+describe('maps written natively', () => {
+  it('a map of paths already in order gives the text key by key sorting gives', () => {
+    const paths = Array.from({ length: 2000 }, (_, index) => `src/d${index % 17}/f${index}.ts`);
+    const sorted = [...paths].sort(); // ASCII: UTF-16 order is UTF-8 order
+    const inOrder = Object.fromEntries(sorted.map((file, index) => [file, index % 2 ? 'code' : 1]));
+    const expected = `{${sorted
+      .map((file, index) => `${JSON.stringify(file)}:${JSON.stringify(index % 2 ? 'code' : 1)}`)
+      .join(',')}}`;
+    expect(stableStringify(inOrder)).toBe(expected);
+    // The same entries inserted out of order, or with a value that has keys of its own.
+    expect(stableStringify(Object.fromEntries(Object.entries(inOrder).reverse()))).toBe(expected);
+    expect(stableStringify({ a: 'x', b: { d: 1, c: 2 } })).toBe('{"a":"x","b":{"c":2,"d":1}}');
+  });
+});
+
 describe('key order', () => {
   it('sorts keys by UTF-8 bytes, as NotarAI does (not by UTF-16 code units)', () => {
     // U+FF5E (3 UTF-8 bytes, EF BD 9E) sorts before U+1F600 (4 bytes, F0 9F 98 80) by bytes, but

@@ -34,9 +34,16 @@ function serialize(input: unknown, ancestors: Set<object>): string | undefined {
       return `[${object.map((item: unknown) => serialize(item, ancestors) ?? 'null').join(',')}]`;
     }
     const record = object as Record<string, unknown>;
+    const keys = Object.keys(record);
+    // A map of 100,000 paths (get_spec_diff's file_categories) whose keys are in order already
+    // and whose values are strings, numbers or booleans: the native writer, which writes keys in
+    // Object.keys' order (the one checked), gives the same text ~4x faster.
+    if (keysInUtf8Order(keys) && keys.every((key) => isPlainValue(record[key]))) {
+      return JSON.stringify(record);
+    }
     const parts: string[] = [];
     // Keys in UTF-8 byte order, as NotarAI's serde_json writes its maps.
-    for (const key of Object.keys(record).sort(compareUtf8)) {
+    for (const key of keys.sort(compareUtf8)) {
       const item = serialize(record[key], ancestors);
       if (item !== undefined) parts.push(`${JSON.stringify(key)}:${item}`);
     }
@@ -48,4 +55,20 @@ function serialize(input: unknown, ancestors: Set<object>): string | undefined {
 
 function hasToJson(value: object): value is { toJSON(): unknown } {
   return typeof (value as { toJSON?: unknown }).toJSON === 'function';
+}
+
+function keysInUtf8Order(keys: readonly string[]): boolean {
+  for (let index = 1; index < keys.length; index++) {
+    if (compareUtf8(keys[index - 1] as string, keys[index] as string) > 0) return false;
+  }
+  return true;
+}
+
+/** A value JSON.stringify writes as serialize does: a string, a finite number, a boolean. */
+function isPlainValue(value: unknown): boolean {
+  return (
+    typeof value === 'string' ||
+    typeof value === 'boolean' ||
+    (typeof value === 'number' && Number.isFinite(value))
+  );
 }

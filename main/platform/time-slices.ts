@@ -39,14 +39,18 @@ export function sliceUsedUp(): boolean {
   untilCheck = CHECK_EVERY;
   const now = performance.now();
   if (!inSlice) {
-    // The first check since the event loop's last turn (work resumed after I/O, or a new call):
-    // the slice starts now, and ends at the next turn, whoever gives it.
-    inSlice = true;
-    sliceStarted = now;
-    setImmediate(() => (inSlice = false));
+    // The first check since the event loop's last turn (work resumed after I/O, or a new call).
+    startSlice(now);
     return false;
   }
   return now - sliceStarted >= SLICE_MS;
+}
+
+/** A slice starts now, and ends at the event loop's next turn, whoever gives it. */
+function startSlice(now: number): void {
+  inSlice = true;
+  sliceStarted = now;
+  setImmediate(() => (inSlice = false));
 }
 
 /**
@@ -55,7 +59,7 @@ export function sliceUsedUp(): boolean {
  */
 export async function nextSlice(signal?: AbortSignal): Promise<void> {
   await new Promise<void>((resolve) => setImmediate(resolve));
-  inSlice = false; // the next check starts a slice
+  startSlice(performance.now()); // counted from here, even if the next check comes late
   untilCheck = CHECK_EVERY;
   signal?.throwIfAborted();
 }
