@@ -105,14 +105,17 @@ export class CacheDatabase {
   /**
    * Runs `work` on an open database, after the uses queued before it. `createIfMissing` false:
    * does nothing when there is no file. While another process holds a lock, retries on a timer for
-   * up to the lock budget, then ends the call with a UserError saying so (a transaction that met
-   * the lock was rolled back whole).
+   * up to the lock budget (counted from this call, its wait in the queue included), then ends the
+   * call with a UserError saying so (a transaction that met the lock was rolled back whole).
    */
   use(
     createIfMissing: boolean,
     work: (db: Database.Database) => void | Promise<void>,
   ): Promise<void> {
-    return this.#inTurn(() => this.#useRetrying(createIfMissing, work));
+    // The budget runs from the call, not from its turn: calls queued behind one that waits for
+    // the lock would otherwise each get a budget of their own, one after another.
+    const deadline = Date.now() + this.#lockWaitMs;
+    return this.#inTurn(() => this.#useRetrying(createIfMissing, work, deadline));
   }
 
   /** Closes the connection and deletes the files, once the uses queued before have ended. */
@@ -129,8 +132,8 @@ export class CacheDatabase {
   async #useRetrying(
     createIfMissing: boolean,
     work: (db: Database.Database) => void | Promise<void>,
+    deadline: number,
   ): Promise<void> {
-    const deadline = Date.now() + this.#lockWaitMs;
     for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
       try {
         await this.#useUnlocked(createIfMissing, work);

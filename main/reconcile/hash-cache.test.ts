@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { UserError } from '../platform/errors.ts';
 import { lockSqliteFromAnotherProcess, worstLoopStall } from '../testing/event-loop.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
@@ -376,5 +376,34 @@ describe('hash cache locked by another process', () => {
     await lock.exited;
     // Released: the same cache answers again, nothing lost.
     expect([...(await cache.readReconciled()).keys()]).toEqual(['a']);
+  });
+
+  it('the budget holds for every call at once: calls queued behind one waiting for the lock are not given a budget each in turn', async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root, { lockWaitMs: 1_000 });
+    await cache.writeReconciled([{ path: 'a', hash: 'a'.repeat(64) }], [], 1);
+    cache.close();
+    const lock = await lockSqliteFromAnotherProcess(path.join(root, CACHE_DB), 2_000);
+    // The retries' clock is faked (each attempt fails at once, synchronously, while the other
+    // process holds its lock): 1.5 s pass as soon as the timers run.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const settled: string[] = [];
+    try {
+      const calls = Array.from({ length: 3 }, (_, index) =>
+        cache.readReconciled().then(
+          () => settled.push(`${index} read`),
+          (error: unknown) => settled.push(`${index} ${(error as UserError).code}`),
+        ),
+      );
+      await vi.advanceTimersByTimeAsync(1_500);
+      // Three clients asked at once: each is told within the budget (not the third after 3 s).
+      expect(settled).toEqual(['0 busy', '1 busy', '2 busy']);
+      await Promise.all(calls);
+    } finally {
+      vi.useRealTimers();
+    }
+    await lock.exited;
+    expect([...(await cache.readReconciled()).keys()]).toEqual(['a']);
+    cache.close();
   });
 });
