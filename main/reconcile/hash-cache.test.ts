@@ -239,6 +239,58 @@ describe('hash cache', () => {
     }
   });
 
+  it('a big batch whose call is cancelled mid-write leaves none of its rows, and no transaction open', async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root);
+    // Every other check of the clock finds the slice used up: the write yields between statements.
+    let offset = 0;
+    const realNow = performance.now.bind(performance);
+    const now = vi.spyOn(performance, 'now').mockImplementation(() => realNow() + (offset += 6));
+    try {
+      await cache.writeReconciled([{ path: 'first', hash: 'a'.repeat(64) }], [], 1);
+      const rows = Array.from({ length: 4_000 }, (_, index) => ({
+        path: `src/f${String(index).padStart(6, '0')}.ts`,
+        hash: 'b'.repeat(64),
+      }));
+      const controller = new AbortController();
+      let written = false;
+      const writing = cache
+        .writeReconciled(rows, [row('src/f000000.ts')], 2, controller.signal)
+        .then(() => (written = true));
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve)); // some statements are written
+      expect(written).toBe(false);
+      controller.abort(new Error('the client cancelled'));
+      await expect(writing).rejects.toThrow('the client cancelled');
+      await cache.flush();
+      expect([...(await cache.readReconciled()).keys()]).toEqual(['first']);
+      expect(existsSync(cache.statsPath)).toBe(false);
+      // The connection was left outside a transaction: the next write begins one of its own.
+      await cache.writeReconciled([{ path: 'second', hash: 'c'.repeat(64) }], [], 3);
+      // A call cancelled while it waited for its turn writes nothing either.
+      await expect(
+        cache.writeReconciled(
+          [{ path: 'third', hash: 'd'.repeat(64) }],
+          [],
+          4,
+          AbortSignal.abort(),
+        ),
+      ).rejects.toThrow();
+    } finally {
+      now.mockRestore();
+      cache.close();
+    }
+    const other = new Database(path.join(root, CACHE_DB), { readonly: true });
+    try {
+      expect(other.prepare('SELECT path FROM file_cache ORDER BY path').pluck().all()).toEqual([
+        'first',
+        'second',
+      ]);
+    } finally {
+      other.close();
+    }
+  });
+
   it('recreates a corrupt database with a warning instead of failing', async () => {
     const root = await tempRoot();
     await mkdir(path.join(root, '.notarai/.cache'), { recursive: true });

@@ -172,22 +172,32 @@ export class HashCache {
 
   /**
    * Upserts NotarAI rows in one transaction (creating the database, as NotarAI's mark_reconciled
-   * does even for an empty list), then their stat rows in Grove's file.
+   * does even for an empty list), then their stat rows in Grove's file. `signal`: the call's; once
+   * it aborts, the transaction is rolled back whole at its next slice (a cancelled mark records
+   * nothing).
    */
   async writeReconciled(
     rows: readonly { path: string; hash: string }[],
     stats: readonly StatRow[],
     updatedAt: number,
+    signal?: AbortSignal,
   ): Promise<number> {
     let written = 0;
     await this.#notarai.use(true, async (db) => {
+      signal?.throwIfAborted(); // (cancelled while waiting for its turn)
       // In key order, B-tree inserts stay sequential.
       await inSlicedTransaction(db, () =>
-        upsertRows(db, NOTARAI_UPSERT, sortedByPath(rows), (row, values, at) => {
-          values[at] = row.path;
-          values[at + 1] = row.hash;
-          values[at + 2] = updatedAt;
-        }),
+        upsertRows(
+          db,
+          NOTARAI_UPSERT,
+          sortedByPath(rows),
+          (row, values, at) => {
+            values[at] = row.path;
+            values[at + 1] = row.hash;
+            values[at + 2] = updatedAt;
+          },
+          signal,
+        ),
       );
       written = rows.length;
       if (this.#reconciledMemo?.db === db) {
@@ -317,6 +327,7 @@ async function upsertRows<T>(
   upsert: Upsert,
   rows: readonly T[],
   fill: (row: T, values: unknown[], at: number) => void,
+  signal?: AbortSignal,
 ): Promise<void> {
   const placeholders = `(${new Array<string>(upsert.columns).fill('?').join(', ')})`;
   const statement = (count: number) =>
@@ -331,7 +342,7 @@ async function upsertRows<T>(
       fill(rows[start + offset] as T, values, offset * upsert.columns);
     }
     full.run(values);
-    if (sliceDue(ROWS_PER_STATEMENT)) await nextSlice();
+    if (sliceDue(ROWS_PER_STATEMENT)) await nextSlice(signal);
   }
   const rest = rows.length - start;
   if (rest === 0) return;

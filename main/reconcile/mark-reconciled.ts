@@ -160,6 +160,7 @@ export async function markFilesReconciled(
     [...reconciled].map(([file, hash]) => ({ path: file, hash })),
     hashed,
     Math.floor(parts.now() / 1000),
+    signal,
   );
   const rejected = rejections
     .sort((a, b) => a.index - b.index)

@@ -469,6 +469,22 @@ describe('mark_reconciled', () => {
     expect(result.warnings?.[0]).toContain('recreated empty');
     expect((await engine.markReconciled(['src/a.ts'])).updated).toBe(1);
   });
+
+  it('a mark whose call is cancelled once its rows are being written records none of them', async () => {
+    const { engine } = await setup();
+    const controller = new AbortController();
+    // The client cancels (or the deadline passes) as the write begins: it spans turns of the
+    // event loop on a big repository, so a cancellation can come in the middle of it.
+    const write = engine.cache.writeReconciled.bind(engine.cache);
+    engine.cache.writeReconciled = (...args) => {
+      controller.abort(new Error('the client cancelled'));
+      return write(...args);
+    };
+    await expect(
+      engine.markReconciled(['src/a.ts', 'src/b.ts'], controller.signal),
+    ).rejects.toThrow('the client cancelled');
+    expect((await engine.cache.readReconciled()).size).toBe(0);
+  });
 });
 
 describe('clear_cache and snapshot_state', () => {
