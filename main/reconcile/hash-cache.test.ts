@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { UserError } from '../platform/errors.ts';
 import { lockSqliteFromAnotherProcess, worstLoopStall } from '../testing/event-loop.ts';
+import { SLICE_MS } from '../platform/time-slices.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
 import {
   CACHE_DB,
@@ -242,10 +243,13 @@ describe('hash cache', () => {
   it('a big batch whose call is cancelled mid-write leaves none of its rows, and no transaction open', async () => {
     const root = await tempRoot();
     const cache = new HashCache(root);
-    // Every other check of the clock finds the slice used up: the write yields between statements.
+    // Each read of the clock is SLICE_MS later than the one before: every check finds the slice
+    // used up, and the write yields after each statement.
     let offset = 0;
     const realNow = performance.now.bind(performance);
-    const now = vi.spyOn(performance, 'now').mockImplementation(() => realNow() + (offset += 6));
+    const now = vi
+      .spyOn(performance, 'now')
+      .mockImplementation(() => realNow() + (offset += SLICE_MS + 1));
     try {
       await cache.writeReconciled([{ path: 'first', hash: 'a'.repeat(64) }], [], 1);
       const rows = Array.from({ length: 4_000 }, (_, index) => ({
