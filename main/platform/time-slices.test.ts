@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { filterInSlices, forEachInSlices, SLICE_MS } from './time-slices.ts';
+import { filterInSlices, forEachInSlices, SLICE_MS, sortInSlices } from './time-slices.ts';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -71,5 +71,32 @@ describe('work in slices', () => {
     ).rejects.toThrow('the client cancelled');
     expect(seen).toBeGreaterThan(0);
     expect(seen).toBeLessThan(ITEMS.length);
+  });
+
+  it('sorts as Array.prototype.sort does (stable), whatever the length, and gives turns meanwhile', async () => {
+    let seed = 7;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    for (const length of [0, 1, 2, 2047, 2048, 2049, 5000, 10_001]) {
+      // Few distinct keys, so ties are many: a stable sort keeps their order of arrival.
+      const items = Array.from({ length }, (_, index) => ({
+        key: Math.floor(random() * 50),
+        index,
+      }));
+      const byKey = (a: { key: number }, b: { key: number }) => a.key - b.key;
+      expect(await sortInSlices(items, byKey)).toEqual([...items].sort(byKey));
+    }
+    const sorted = Array.from({ length: 100 }, (_, index) => index);
+    expect(await sortInSlices(sorted, (a, b) => a - b)).toEqual(sorted);
+
+    const big = Array.from({ length: 200_000 }, () => random());
+    let done = false;
+    let turns = 0;
+    const sorting = sortInSlices(big, (a, b) => a - b).then((result) => ((done = true), result));
+    while (!done) {
+      await new Promise((resolve) => setImmediate(resolve));
+      turns++;
+    }
+    expect(await sorting).toEqual([...big].sort((a, b) => a - b));
+    expect(turns).toBeGreaterThan(1);
   });
 });

@@ -68,6 +68,8 @@ export class CacheDatabase {
   #ino: number | undefined;
   /** The last use queued: each use starts once the one before it has ended. */
   #queue: Promise<unknown> = Promise.resolve();
+  /** Closed for good (closeForGood): a use still queued opens the file, then closes it again. */
+  #closedForGood = false;
 
   constructor(options: CacheDatabaseOptions) {
     this.#options = options;
@@ -123,8 +125,19 @@ export class CacheDatabase {
     return this.#inTurn(() => Promise.resolve(this.remove()));
   }
 
+  /**
+   * Closes the connection now (a use in progress fails) and after each use still queued (the
+   * worktree process is ending: no connection is left open).
+   */
+  closeForGood(): void {
+    this.#closedForGood = true;
+    this.close();
+  }
+
   #inTurn<T>(run: () => Promise<T>): Promise<T> {
-    const turn = this.#queue.then(run);
+    const turn = this.#queue.then(run).finally(() => {
+      if (this.#closedForGood) this.close();
+    });
     this.#queue = turn.catch(() => undefined);
     return turn;
   }

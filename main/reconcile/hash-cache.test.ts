@@ -28,6 +28,13 @@ async function tempRoot(): Promise<string> {
   return dir;
 }
 
+/** NotarAI rows for `count` paths, in order: a batch big enough to be written in slices. */
+const bigBatch = (count: number) =>
+  Array.from({ length: count }, (_, index) => ({
+    path: `src/f${String(index).padStart(6, '0')}.ts`,
+    hash: 'b'.repeat(64),
+  }));
+
 const row = (file: string, hash = 'a'.repeat(64)) => ({
   path: file,
   size: 3,
@@ -196,10 +203,7 @@ describe('hash cache', () => {
     const cache = new HashCache(root);
     try {
       await cache.writeReconciled([{ path: 'first', hash: 'a'.repeat(64) }], [], 1);
-      const rows = Array.from({ length: 60_000 }, (_, index) => ({
-        path: `src/f${String(index).padStart(6, '0')}.ts`,
-        hash: 'b'.repeat(64),
-      }));
+      const rows = bigBatch(60_000);
       let written = false;
       const writing = cache.writeReconciled(rows, [], 2).then(() => (written = true));
       let turnsMeanwhile = 0;
@@ -224,10 +228,7 @@ describe('hash cache', () => {
     const root = await tempRoot();
     const cache = new HashCache(root);
     await cache.writeReconciled([{ path: 'first', hash: 'a'.repeat(64) }], [], 1);
-    const rows = Array.from({ length: 60_000 }, (_, index) => ({
-      path: `src/f${String(index).padStart(6, '0')}.ts`,
-      hash: 'b'.repeat(64),
-    }));
+    const rows = bigBatch(60_000);
     const writing = cache.writeReconciled(rows, [], 2);
     await new Promise((resolve) => setImmediate(resolve));
     cache.close();
@@ -252,10 +253,7 @@ describe('hash cache', () => {
       .mockImplementation(() => realNow() + (offset += SLICE_MS + 1));
     try {
       await cache.writeReconciled([{ path: 'first', hash: 'a'.repeat(64) }], [], 1);
-      const rows = Array.from({ length: 4_000 }, (_, index) => ({
-        path: `src/f${String(index).padStart(6, '0')}.ts`,
-        hash: 'b'.repeat(64),
-      }));
+      const rows = bigBatch(4_000);
       const controller = new AbortController();
       let written = false;
       const writing = cache
@@ -341,10 +339,7 @@ describe('hash cache', () => {
     const cache = new HashCache(root);
     try {
       await cache.writeReconciled([{ path: 'first', hash: 'a'.repeat(64) }], [], 1);
-      const rows = Array.from({ length: 60_000 }, (_, index) => ({
-        path: `src/f${String(index).padStart(6, '0')}.ts`,
-        hash: 'b'.repeat(64),
-      }));
+      const rows = bigBatch(60_000);
       let written = false;
       const writing = cache.writeReconciled(rows, [], 2).then(() => (written = true));
       await new Promise((resolve) => setImmediate(resolve)); // the write is under way

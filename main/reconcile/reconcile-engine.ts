@@ -36,10 +36,9 @@ import {
   withUntracked,
 } from './git-queries.ts';
 import { HashCache } from './hash-cache.ts';
-import type { ReconciledRow } from './hash-cache.ts';
 import { STATE_FILE } from './state-file.ts';
-import { sortedUtf8 } from '../platform/path-order.ts';
-import { filterInSlices, forEachInSlices } from '../platform/time-slices.ts';
+import { compareUtf8 } from '../platform/path-order.ts';
+import { filterInSlices, forEachInSlices, sortInSlices } from '../platform/time-slices.ts';
 import { formatSpecError, governs, isSpecPath, loadSpecs } from './spec-loader.ts';
 
 export { STATE_FILE };
@@ -99,6 +98,8 @@ export class ReconcileEngine {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
+        const waiting = this.#noCallsWaiters.indexOf(done);
+        if (waiting >= 0) this.#noCallsWaiters.splice(waiting, 1);
         resolve();
       };
       const timer = setTimeout(done, maxWaitMs);
@@ -278,8 +279,11 @@ export class ReconcileEngine {
     const fileFingerprints: Record<string, { blake3: string }> = {};
     const specFingerprints: Record<string, string> = {};
     // NotarAI's BTreeMaps: keys in UTF-8 byte order.
-    await forEachInSlices(sortedUtf8(rows.keys()), (file) => {
-      const row = rows.get(file) as ReconciledRow;
+    // The rows as of now, taken in one pass (a mark writing meanwhile changes the map the cache
+    // shares: a state file must not hold part of it), then sorted and written out in slices.
+    const entries = [...rows];
+    const sorted = await sortInSlices(entries, ([a], [b]) => compareUtf8(a, b));
+    await forEachInSlices(sorted, ([file, row]) => {
       if (file.endsWith('.spec.yaml')) specFingerprints[file] = row.hash;
       else fileFingerprints[file] = { blake3: row.hash };
     });
