@@ -127,8 +127,12 @@ async function startObserver(
   });
   const next = () =>
     new Promise<unknown>((resolve, reject) => {
-      child.once('message', resolve);
-      child.once('exit', () => reject(new Error('the observer process exited')));
+      const exited = () => reject(new Error('the observer process exited'));
+      child.once('exit', exited);
+      child.once('message', (message) => {
+        child.off('exit', exited);
+        resolve(message);
+      });
     });
   await next(); // connected
   return {

@@ -3,8 +3,8 @@
 // every client of a worktree shares. They run in slices: once SLICE_MS have passed since the first
 // check after the event loop's last turn, the loop waits for setImmediate, so the sockets are
 // polled and other clients' requests are served before it goes on. (A slice is not cut short
-// because a loop starts after an await: that yield would only hand the loop to other work.) A call on a big repository then takes a little
-// longer; nobody else waits for all of it.
+// because a loop starts after an await: that yield would only hand the loop to other work.) A
+// call on a big repository then takes a little longer; nobody else waits for all of it.
 //
 //   for (const file of files) {
 //     work(file);
@@ -98,21 +98,21 @@ export async function filterInSlices<T>(
 const SORT_RUN = 2048;
 
 /**
- * A sorted copy of `items` (stable), in slices: runs of SORT_RUN items are sorted natively, then
- * merged pairwise, checking the slice as it goes. Sorting 100,000 paths at once holds the event
- * loop ~65-100 ms. Items already in order cost one pass.
+ * `items` sorted (stable), in slices: runs of SORT_RUN items are sorted natively, then merged
+ * pairwise, checking the slice as it goes. Sorting 100,000 paths at once holds the event loop
+ * ~65-100 ms. Items already in order cost one pass and are returned as they are.
  */
 export async function sortInSlices<T>(
   items: readonly T[],
   compare: (a: T, b: T) => number,
   signal?: AbortSignal,
-): Promise<T[]> {
+): Promise<readonly T[]> {
   let inOrder = true;
   for (let index = 1; index < items.length && inOrder; index++) {
     inOrder = compare(items[index - 1] as T, items[index] as T) <= 0;
     if (sliceDue()) await nextSlice(signal);
   }
-  if (inOrder) return [...items];
+  if (inOrder) return items;
   let from: T[] = [];
   for (let start = 0; start < items.length; start += SORT_RUN) {
     from.push(...items.slice(start, start + SORT_RUN).sort(compare));

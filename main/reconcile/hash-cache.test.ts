@@ -35,6 +35,16 @@ const bigBatch = (count: number) =>
     hash: 'b'.repeat(64),
   }));
 
+/** Records one row ('first'), then starts a mark of 60,000 more (not awaited). */
+async function startBigMark(cache: HashCache) {
+  await cache.writeReconciled([{ path: 'first', hash: 'a'.repeat(64) }], [], 1);
+  let written = false;
+  const writing = cache.writeReconciled(bigBatch(60_000), [], 2).then(() => {
+    written = true;
+  });
+  return { writing, written: () => written };
+}
+
 const row = (file: string, hash = 'a'.repeat(64)) => ({
   path: file,
   size: 3,
@@ -202,19 +212,16 @@ describe('hash cache', () => {
     const root = await tempRoot();
     const cache = new HashCache(root);
     try {
-      await cache.writeReconciled([{ path: 'first', hash: 'a'.repeat(64) }], [], 1);
-      const rows = bigBatch(60_000);
-      let written = false;
-      const writing = cache.writeReconciled(rows, [], 2).then(() => (written = true));
+      const { writing, written } = await startBigMark(cache);
       let turnsMeanwhile = 0;
       const otherWork = (async () => {
-        while (!written) {
+        while (!written()) {
           await new Promise((resolve) => setImmediate(resolve));
           turnsMeanwhile++;
         }
       })();
       await new Promise((resolve) => setImmediate(resolve)); // the write is under way
-      expect(written).toBe(false);
+      expect(written()).toBe(false);
       expect((await cache.readReconciled()).size).toBe(60_001);
       await writing;
       await otherWork;
@@ -227,9 +234,7 @@ describe('hash cache', () => {
   it('a big batch cut short (the cache closed mid-write) leaves none of its rows', async () => {
     const root = await tempRoot();
     const cache = new HashCache(root);
-    await cache.writeReconciled([{ path: 'first', hash: 'a'.repeat(64) }], [], 1);
-    const rows = bigBatch(60_000);
-    const writing = cache.writeReconciled(rows, [], 2);
+    const { writing } = await startBigMark(cache);
     await new Promise((resolve) => setImmediate(resolve));
     cache.close();
     await expect(writing).rejects.toThrow();
@@ -338,16 +343,13 @@ describe('hash cache', () => {
     const root = await tempRoot();
     const cache = new HashCache(root);
     try {
-      await cache.writeReconciled([{ path: 'first', hash: 'a'.repeat(64) }], [], 1);
-      const rows = bigBatch(60_000);
-      let written = false;
-      const writing = cache.writeReconciled(rows, [], 2).then(() => (written = true));
+      const { writing, written } = await startBigMark(cache);
       await new Promise((resolve) => setImmediate(resolve)); // the write is under way
       const clearing = cache.clear(); // waits for the write
       await new Promise((resolve) => setImmediate(resolve));
       // A get_spec_diff that classified before the clear records its stat rows now.
       await cache.recordStats([row('x')]);
-      expect(written).toBe(false); // (still writing: the clear has not happened yet)
+      expect(written()).toBe(false); // (still writing: the clear has not happened yet)
       expect(await clearing).toBe(true);
       await writing;
       await cache.flush();

@@ -200,10 +200,11 @@ export class HashCache {
         ),
       );
       written = rows.length;
-      if (this.#reconciledMemo?.db === db) {
-        for (const row of rows) {
-          this.#reconciledMemo.rows.set(row.path, { hash: row.hash, updatedAt });
-        }
+      const memo = this.#reconciledMemo;
+      if (memo?.db === db) {
+        await forEachInSlices(rows, (row) =>
+          memo.rows.set(row.path, { hash: row.hash, updatedAt }),
+        );
       }
     });
     // Grove's stat rows only speed up later reads: they are written once the call has its answer
@@ -243,8 +244,8 @@ export class HashCache {
           values[at + 5] = row.recordedMs;
         }),
       );
-      if (this.#statsMemo?.db === db)
-        for (const row of stats) this.#statsMemo.rows.set(row.path, row);
+      const memo = this.#statsMemo;
+      if (memo?.db === db) await forEachInSlices(stats, (row) => memo.rows.set(row.path, row));
     });
   }
 

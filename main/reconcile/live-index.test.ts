@@ -49,6 +49,13 @@ const FOUR_FILES = {
   'src/d.ts': 'delta\n',
 };
 
+/** Rewrites `file` (alpha -> ALPHA: same size) and puts its mtime back. */
+async function editKeepingSizeAndMtime(file: string): Promise<void> {
+  const before = await stat(file);
+  await writeFile(file, 'ALPHA\n');
+  await utimes(file, before.atime, before.mtime);
+}
+
 const answeredFromIndex = (engine: ReconcileEngine): boolean =>
   'spec+base (live index)' in engine.lastTimings;
 
@@ -67,14 +74,7 @@ describe('the live index', () => {
 
     const file = (name: string) => path.join(repo.root, name);
     const changes: [string, () => Promise<unknown>][] = [
-      [
-        'an edit that keeps size and mtime',
-        async () => {
-          const before = await stat(file('src/a.ts'));
-          await writeFile(file('src/a.ts'), 'ALPHA\n');
-          await utimes(file('src/a.ts'), before.atime, before.mtime);
-        },
-      ],
+      ['an edit that keeps size and mtime', () => editKeepingSizeAndMtime(file('src/a.ts'))],
       ['a touch (same content)', () => utimes(file('src/b.ts'), new Date(), new Date())],
       ['a rename', () => rename(file('src/b.ts'), file('src/b2.ts'))],
       ['a delete', () => rm(file('src/c.ts'))],
@@ -133,14 +133,7 @@ describe('the live index', () => {
 
     const file = (name: string) => path.join(repo.root, name);
     const changes: [string, () => Promise<unknown>][] = [
-      [
-        'an edit that keeps size and mtime',
-        async () => {
-          const before = await stat(file('src/a.ts'));
-          await writeFile(file('src/a.ts'), 'ALPHA\n');
-          await utimes(file('src/a.ts'), before.atime, before.mtime);
-        },
-      ],
+      ['an edit that keeps size and mtime', () => editKeepingSizeAndMtime(file('src/a.ts'))],
       ['a second edit in the same second', () => writeFile(file('src/b.ts'), 'BRAVO\n')],
       [
         'a file replaced by a rename over it',
