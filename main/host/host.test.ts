@@ -81,11 +81,15 @@ describe('Host', () => {
     await host.addRepo(repo.root);
     await host.startAll();
     const [main, featureA] = worktrees(host);
+    // The states the window goes through. A worktree-changed event also reports other news
+    // (clients, calls, the first reconciliation totals) with the state unchanged.
     const events: string[] = [];
+    let lastState: string = featureA!.status.state;
     host.onEvent((event) => {
-      if (event.type === 'worktree-changed' && event.worktree.id === featureA!.id) {
-        events.push(event.worktree.status.state);
-      }
+      if (event.type !== 'worktree-changed' || event.worktree.id !== featureA!.id) return;
+      if (event.worktree.status.state === lastState) return;
+      lastState = event.worktree.status.state;
+      events.push(lastState);
     });
 
     await host.stopServer(featureA!.id);
