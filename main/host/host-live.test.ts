@@ -3,6 +3,7 @@
 import Database from 'better-sqlite3';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorktreeState } from '../../shared/model.ts';
 import { CLIENT_INFO, connectClient, initializeBody } from '../testing/mcp-clients.ts';
@@ -407,11 +408,14 @@ describe('Host worktrees while running', () => {
     );
     const { rm } = await import('node:fs/promises');
     await rm(linked, { recursive: true, force: true });
-    await waitFor(() => worktrees(host)[1]!.status.state === 'error', 'the error state', 5000);
-    expect(worktrees(host)[1]!.status).toEqual({
-      state: 'error',
-      message: `worktree directory not found: ${linked}`,
-    });
+    // While rm runs, a poll can find the directory still there without its .git file ("not a git
+    // work tree of this repository"); the next poll, once it is gone, says so.
+    const gone = { state: 'error', message: `worktree directory not found: ${linked}` };
+    await waitFor(
+      () => isDeepStrictEqual(worktrees(host)[1]!.status, gone),
+      'the error state naming the missing directory',
+      5000,
+    );
     expect(worktrees(host)[0]!.status.state).toBe('running');
     await expect(host.startServer(worktrees(host)[1]!.id)).rejects.toThrow(
       'worktree directory not found',

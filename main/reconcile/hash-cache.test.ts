@@ -35,14 +35,40 @@ const bigBatch = (count: number) =>
     hash: 'b'.repeat(64),
   }));
 
-/** Records one row ('first'), then starts a mark of 60,000 more (not awaited). */
+/**
+ * Records one row ('first'), then starts a mark of 60,000 more (not awaited) and waits until its
+ * write is under way: another connection can no longer take the write lock. (Sorting and queueing
+ * come first and, on a loaded machine, take more than one turn of the event loop.)
+ */
 async function startBigMark(cache: HashCache) {
   await cache.writeReconciled([{ path: 'first', hash: 'a'.repeat(64) }], [], 1);
   let written = false;
   const writing = cache.writeReconciled(bigBatch(60_000), [], 2).then(() => {
     written = true;
   });
+  const other = new Database(cache.dbPath, { timeout: 0 });
+  try {
+    for (let turn = 0; ; turn++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (writeLockTaken(other)) break;
+      if (written || turn > 10_000) throw new Error('the big write never held its lock');
+    }
+  } finally {
+    other.close();
+  }
   return { writing, written: () => written };
+}
+
+/** True if another connection holds the write lock of `other`'s database. */
+function writeLockTaken(other: Database.Database): boolean {
+  try {
+    other.exec('BEGIN IMMEDIATE');
+  } catch (error) {
+    if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) return true;
+    throw error;
+  }
+  other.exec('ROLLBACK');
+  return false;
 }
 
 const row = (file: string, hash = 'a'.repeat(64)) => ({
@@ -220,7 +246,6 @@ describe('hash cache', () => {
           turnsMeanwhile++;
         }
       })();
-      await new Promise((resolve) => setImmediate(resolve)); // the write is under way
       expect(written()).toBe(false);
       expect((await cache.readReconciled()).size).toBe(60_001);
       await writing;
@@ -235,7 +260,6 @@ describe('hash cache', () => {
     const root = await tempRoot();
     const cache = new HashCache(root);
     const { writing } = await startBigMark(cache);
-    await new Promise((resolve) => setImmediate(resolve));
     cache.close();
     await expect(writing).rejects.toThrow();
     const again = new HashCache(root);
@@ -344,7 +368,6 @@ describe('hash cache', () => {
     const cache = new HashCache(root);
     try {
       const { writing, written } = await startBigMark(cache);
-      await new Promise((resolve) => setImmediate(resolve)); // the write is under way
       const clearing = cache.clear(); // waits for the write
       await new Promise((resolve) => setImmediate(resolve));
       // A get_spec_diff that classified before the clear records its stat rows now.
