@@ -2,7 +2,13 @@ import picomatch from 'picomatch';
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { GLOB_EXAMPLES } from './glob-examples.ts';
-import { compileGlobs, matchesGlob, normalizePattern } from './glob-matcher.ts';
+import {
+  compileGlobs,
+  globBudget,
+  matchesGlob,
+  MAX_COMPILED_CHARACTERS,
+  normalizePattern,
+} from './glob-matcher.ts';
 
 describe('glob matcher', () => {
   it.each(GLOB_EXAMPLES)('%s against %s is %s (docs/globs.md)', (pattern, file, expected) => {
@@ -129,5 +135,42 @@ describe('linear time, the same answers', () => {
     expect(() => compileGlobs(['{a,b}'.repeat(30)])).toThrow(
       'glob expands to more than 1024 alternatives',
     );
+  });
+
+  it('braces that multiply a long pattern past the budget are refused, quickly and in bounded memory', () => {
+    // 1,024 alternatives of a 10,000-character tail: 10 MB of tokens from 10 KB of text (the
+    // worktree process ran out of memory on 100 such patterns before the budget).
+    const multiplied = `*${'{a,b}'.repeat(10)}${'x'.repeat(10_000)}`;
+    const started = performance.now();
+    expect(() => compileGlobs(Array.from({ length: 100 }, (_, i) => `${multiplied}${i}`))).toThrow(
+      `globs expand to more than ${MAX_COMPILED_CHARACTERS.toLocaleString('en-US')} characters`,
+    );
+    expect(performance.now() - started).toBeLessThan(1_000);
+    // The same braces on a short tail are fine, and still mean what they say.
+    const fine = compileGlobs([`src/*${'{a,b}'.repeat(10)}.ts`]);
+    expect(fine.test(`src/x${'ab'.repeat(5)}.ts`)).toBe(true);
+    expect(fine.test(`src/x${'ab'.repeat(4)}c.ts`)).toBe(false);
+  });
+
+  it('a budget passed to several compiles is shared by them', () => {
+    const pattern = `src/*${'x'.repeat(1_000)}`;
+    const budget = globBudget(2_500);
+    compileGlobs([`${pattern}1`], budget);
+    compileGlobs([`${pattern}2`], budget);
+    expect(() => compileGlobs([`${pattern}3`], budget)).toThrow(
+      'globs expand to more than 2,500 characters',
+    );
+    expect(() => compileGlobs([`${pattern}3`])).not.toThrow(); // a fresh budget of its own
+  });
+
+  it('compiles identical patterns once (YAML aliases repeat one), and literal paths cost no budget', () => {
+    const long = `src/*${'x'.repeat(2_000)}`;
+    const set = compileGlobs(
+      Array.from({ length: 1_000 }, () => long),
+      globBudget(2_100),
+    );
+    expect(set.test(`src/a${'x'.repeat(2_000)}`)).toBe(true);
+    const literals = Array.from({ length: 1_000 }, (_, i) => `src/${'y'.repeat(1_000)}${i}.ts`);
+    expect(compileGlobs(literals, globBudget(10)).test(literals[999]!)).toBe(true);
   });
 });

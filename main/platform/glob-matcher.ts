@@ -11,9 +11,41 @@
 // algorithm over `**`. A regex engine backtracks on `**/*a*a*a*a*a*a*a*a*a*a*a*a*b` against a long
 // name for minutes. Braces are expanded up front, at most MAX_ALTERNATIVES; patterns without glob
 // syntax are looked up in a Set.
+//
+// Bounded in memory too: braces multiply a pattern (`*{0,1,...,999}<10,000 characters>` is 10 MB
+// of tokens from 14 KB of text), so one compile may come to at most MAX_COMPILED_CHARACTERS (a
+// GlobBudget, which a caller can share between compiles, as the spec loader does for a worktree's
+// specs); identical patterns (YAML aliases repeat one) are compiled once.
 
 /** The most alternatives one pattern's braces may expand to. */
 export const MAX_ALTERNATIVES = 1024;
+
+/**
+ * What the patterns of one budget may come to: the characters of every wildcard alternative
+ * compiled to tokens, plus every string brace expansion builds (~40 MB of tokens at most).
+ */
+export const MAX_COMPILED_CHARACTERS = 1 << 20;
+
+/** Characters left to compile; shared by the compiles that pass the same budget. */
+export interface GlobBudget {
+  readonly limit: number;
+  characters: number;
+}
+
+export function globBudget(limit = MAX_COMPILED_CHARACTERS): GlobBudget {
+  return { limit, characters: limit };
+}
+
+/** Takes `characters` from the budget, or throws an Error naming the limit. */
+function charge(budget: GlobBudget, characters: number): void {
+  budget.characters -= characters;
+  if (budget.characters < 0) {
+    throw new Error(
+      `globs expand to more than ${budget.limit.toLocaleString('en-US')} characters once ` +
+        'braces are expanded (braces multiply a pattern)',
+    );
+  }
+}
 
 /** A compiled set of patterns: `test(path)` is true when any pattern matches the path. */
 export interface GlobSet {
@@ -47,8 +79,11 @@ interface CompiledGlob {
   literal?: string;
 }
 
-/** Expands `{a,b}` (nested, escapes kept) into alternatives; `{a}` and unclosed braces are text. */
-function expandBraces(pattern: string): string[] {
+/**
+ * Expands `{a,b}` (nested, escapes kept) into alternatives; `{a}` and unclosed braces are text.
+ * Every string built is charged to `budget`.
+ */
+function expandBraces(pattern: string, budget: GlobBudget): string[] {
   // Find the first top-level brace group with a comma at its own depth.
   for (let start = 0; start < pattern.length; start++) {
     const char = pattern[start];
@@ -84,7 +119,8 @@ function expandBraces(pattern: string): string[] {
     const results: string[] = [];
     for (let part = 0; part < bounds.length - 1; part++) {
       const choice = pattern.slice(bounds[part]! + 1, bounds[part + 1]);
-      for (const expanded of expandBraces(`${before}${choice}${after}`)) {
+      charge(budget, before.length + choice.length + after.length);
+      for (const expanded of expandBraces(`${before}${choice}${after}`, budget)) {
         results.push(expanded);
         if (results.length > MAX_ALTERNATIVES) {
           throw new Error(`glob expands to more than ${MAX_ALTERNATIVES} alternatives`);
@@ -264,15 +300,22 @@ function matchSegments(segments: readonly Segment[], parts: readonly string[]): 
 
 /**
  * Compiles patterns once; literal paths become a Set lookup. Throws an Error naming the problem
- * for a pattern whose braces expand too far.
+ * for patterns whose braces expand too far, or that come to more than the budget's characters.
  */
-export function compileGlobs(patterns: readonly string[]): GlobSet {
+export function compileGlobs(
+  patterns: readonly string[],
+  budget: GlobBudget = globBudget(),
+): GlobSet {
   const literals = new Set<string>();
   const matchers: Segment[][] = [];
-  for (const raw of patterns) {
-    const pattern = normalizePattern(raw);
+  for (const pattern of new Set(patterns.map(normalizePattern))) {
     if (pattern === '') continue;
-    for (const alternative of expandBraces(pattern)) {
+    for (const alternative of expandBraces(pattern, budget)) {
+      if (!GLOB_SYNTAX.test(alternative)) {
+        literals.add(alternative); // (its characters: the pattern's, or charged by the expansion)
+        continue;
+      }
+      charge(budget, alternative.length);
       const compiled = compileAlternative(alternative);
       if (compiled.literal !== undefined) literals.add(compiled.literal);
       else matchers.push(compiled.segments);
@@ -291,6 +334,9 @@ export function compileGlobs(patterns: readonly string[]): GlobSet {
     },
   };
 }
+
+/** Any character that may make an alternative more than a literal path (`\\` escapes one). */
+const GLOB_SYNTAX = /[*?[\\]/;
 
 /** One pattern against one path (for tests and docs; hot paths compile once with compileGlobs). */
 export function matchesGlob(pattern: string, path: string): boolean {

@@ -1,9 +1,12 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
 import type { TempRepo } from '../testing/temp-repo.ts';
 import { discoverSpecPaths, loadSpecs, parseSpecText, systemSpecPath } from './spec-loader.ts';
 import type { ValidSpec } from './spec-loader.ts';
 
+const execFileAsync = promisify(execFile);
 const repos: TempRepo[] = [];
 afterEach(async () => {
   for (const repo of repos.splice(0)) await repo.cleanup();
@@ -38,6 +41,36 @@ describe('spec parsing and validation', () => {
       expect(spec.governs.test('src/auth/login.ts')).toBe(true);
       expect([...spec.categories.keys()]).toEqual(['code', 'docs']);
     }
+  });
+
+  it('refuses a glob whose braces multiply it past the budget, naming the spec and the line', () => {
+    // 14 KB of text that came to 10 MB of tokens per pattern: a worktree process ran out of memory.
+    const multiplied = `src/*{${Array.from({ length: 1000 }, (_, i) => i).join(',')}}${'a'.repeat(10_000)}`;
+    const text = VALID.replace('src/auth/**', multiplied);
+    const started = performance.now();
+    expect(errorsOf(text)).toEqual([
+      {
+        line: 3,
+        message:
+          'globs expand to more than 1,048,576 characters once braces are expanded (braces ' +
+          'multiply a pattern)',
+      },
+    ]);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it('loads a spec whose YAML aliases repeat a long glob many times, compiling it once', () => {
+    const glob = `src/*${'x'.repeat(10_000)}`;
+    const text =
+      `schema_version: '0.6'\nintent: Aliases.\nartifacts:\n  code:\n` +
+      `    - &long { path: '${glob}' }\n` +
+      '    - *long\n'.repeat(990) +
+      'behaviors:\n  - name: one\n    given: a\n    then: b\n';
+    const started = performance.now();
+    const loaded = parseSpecText('.notarai/x.spec.yaml', text);
+    expect(loaded.ok).toBe(true);
+    expect((loaded as ValidSpec).governs.test(`src/a${'x'.repeat(10_000)}`)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(1_000);
   });
 
   it('accepts registered and derived specs without behaviors', () => {
@@ -129,6 +162,33 @@ describe('spec discovery', () => {
     ]);
     expect(set.errors).toHaveLength(1);
     expect(set.errors[0]?.file).toBe('.notarai/broken.spec.yaml');
+  });
+
+  it('loads every spec of a repository holding more specs than the process may open files', async () => {
+    const repo = await makeTempRepo();
+    repos.push(repo);
+    const count = 300;
+    await writeFiles(
+      repo.root,
+      Object.fromEntries(
+        Array.from({ length: count }, (_, i) => [
+          `.notarai/s${String(i).padStart(3, '0')}.spec.yaml`,
+          VALID,
+        ]),
+      ),
+    );
+    // A process allowed 100 open files (node and its libraries hold ~30 of them): every spec
+    // read at once ran out of descriptors, and valid specs were reported "cannot read spec: EMFILE".
+    const script =
+      `import { loadSpecs } from ${JSON.stringify(new URL('./spec-loader.ts', import.meta.url).href)};\n` +
+      `const set = await loadSpecs(${JSON.stringify(repo.root)});\n` +
+      'console.log(JSON.stringify({ valid: set.valid.length, errors: set.errors.map((e) => e.message) }));';
+    const { stdout } = await execFileAsync(
+      'bash',
+      ['-c', 'ulimit -n 100 && exec "$0" --input-type=module -e "$1"', process.execPath, script],
+      { timeout: 20_000 },
+    );
+    expect(JSON.parse(stdout)).toEqual({ valid: count, errors: [] });
   });
 
   it('picks the system spec: system.spec.yaml with subsystems, else the first top-level one', () => {

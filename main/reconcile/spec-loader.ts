@@ -11,8 +11,8 @@ import { LineCounter, isMap, isPair, isScalar, parseDocument } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 import type { SpecError } from '../../shared/reconcile.ts';
-import { compileGlobs } from '../platform/glob-matcher.ts';
-import type { GlobSet } from '../platform/glob-matcher.ts';
+import { compileGlobs, globBudget } from '../platform/glob-matcher.ts';
+import type { GlobBudget, GlobSet } from '../platform/glob-matcher.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import {
   CURRENT_SCHEMA_VERSIONS,
@@ -22,6 +22,7 @@ import {
   TOP_LEVEL_KEYS_UNTIL,
 } from './spec-schema.ts';
 import type { Spec } from './spec-schema.ts';
+import { mapLimit } from './concurrency.ts';
 import { discoverSpecs, NOTARAI_DIR, readSpecText, SPEC_SUFFIX } from './spec-paths.ts';
 
 export {
@@ -68,17 +69,28 @@ export interface SpecSet {
 
 /** Loads one spec file; never throws. */
 export async function loadSpec(root: string, relative: string): Promise<LoadedSpec> {
-  let text: string;
+  const text = await readSpec(root, relative);
+  return typeof text === 'string' ? parseSpecText(relative, text) : text;
+}
+
+/** A spec's text, or the spec error saying why it cannot be read. */
+async function readSpec(root: string, relative: string): Promise<string | InvalidSpec> {
   try {
-    text = await readSpecText(root, relative);
+    return await readSpecText(root, relative);
   } catch (error) {
     return invalid(relative, null, `cannot read spec: ${(error as Error).message}`);
   }
-  return parseSpecText(relative, text);
 }
 
-/** Parses and validates spec text; `relative` is used in error reports. */
-export function parseSpecText(relative: string, text: string): LoadedSpec {
+/**
+ * Parses and validates spec text; `relative` is used in error reports. `budget`: what its globs
+ * may come to once braces are expanded (glob-matcher.ts), shared by a worktree's specs.
+ */
+export function parseSpecText(
+  relative: string,
+  text: string,
+  budget: GlobBudget = globBudget(),
+): LoadedSpec {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -122,15 +134,11 @@ export function parseSpecText(relative: string, text: string): LoadedSpec {
   }
   const spec: Spec = result.data;
   const categories = new Map<string, GlobSet>();
-  const all: string[] = [];
-  let governs: GlobSet;
   try {
     for (const category of Object.keys(spec.artifacts).sort(compareUtf8)) {
       const patterns = (spec.artifacts[category] ?? []).map((ref) => ref.path);
-      categories.set(category, compileGlobs(patterns));
-      all.push(...patterns);
+      categories.set(category, compileGlobs(patterns, budget));
     }
-    governs = compileGlobs(all);
   } catch (error) {
     // A glob the matcher refuses (braces expanding too far): the spec is invalid, by name.
     return invalid(relative, keyLine(doc, lineCounter, [], 'artifacts'), (error as Error).message);
@@ -152,16 +160,38 @@ export function parseSpecText(relative: string, text: string): LoadedSpec {
     path: relative,
     text,
     spec,
-    governs,
+    governs: anyOf([...categories.values()]),
     categories,
     warnings,
   };
 }
 
-/** Loads every spec of the worktree. */
+/** The globs of every category as one set (each compiled once). */
+function anyOf(sets: readonly GlobSet[]): GlobSet {
+  if (sets.length === 1) return sets[0]!;
+  return {
+    patterns: sets.flatMap((set) => set.patterns),
+    empty: sets.every((set) => set.empty),
+    test: (file) => sets.some((set) => set.test(file)),
+  };
+}
+
+/** Spec files read at once: a repository may hold thousands, and file descriptors are few. */
+const SPEC_READ_CONCURRENCY = 16;
+
+/**
+ * Loads every spec of the worktree: read a few at a time, parsed in path order, their globs
+ * sharing one budget (so the same specs are valid every time, whatever order reads finish in).
+ */
 export async function loadSpecs(root: string): Promise<SpecSet> {
   const { paths, problems } = await discoverSpecs(root);
-  const all = await Promise.all(paths.map((relative) => loadSpec(root, relative)));
+  const texts = await mapLimit(paths, SPEC_READ_CONCURRENCY, (relative) =>
+    readSpec(root, relative),
+  );
+  const budget = globBudget();
+  const all = texts.map((text, index) =>
+    typeof text === 'string' ? parseSpecText(paths[index]!, text, budget) : text,
+  );
   const valid = all.filter((spec): spec is ValidSpec => spec.ok);
   const errors = [
     ...problems.map((problem) => ({ file: problem.path, line: null, message: problem.message })),
