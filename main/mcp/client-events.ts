@@ -81,10 +81,30 @@ export type McpClientEvent =
       at: number;
     };
 
-/** Reads a `{ name, version }` identity out of an untrusted value, or undefined. */
+/** The longest clientInfo name or version kept, in UTF-16 code units; longer ones are cut. */
+export const MAX_CLIENT_INFO_CHARS = 100;
+
+/**
+ * Reads a `{ name, version }` identity out of an untrusted value, or undefined. The one reader of
+ * clientInfo for both eras (`initialize` of a legacy session, the envelope of a modern request):
+ * both fields are cut to MAX_CLIENT_INFO_CHARS, ending in "…", since a client chooses them freely
+ * and they are kept, listed and sent to the window.
+ */
 export function toClientIdentity(value: unknown): McpClientIdentity | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   const { name, version } = value as { name?: unknown; version?: unknown };
   if (typeof name !== 'string') return undefined;
-  return { name, version: typeof version === 'string' ? version : '' };
+  return {
+    name: capClientText(name),
+    version: typeof version === 'string' ? capClientText(version) : '',
+  };
+}
+
+/** `text` cut to MAX_CLIENT_INFO_CHARS with an ellipsis, never splitting a surrogate pair. */
+function capClientText(text: string): string {
+  if (text.length <= MAX_CLIENT_INFO_CHARS) return text;
+  let end = MAX_CLIENT_INFO_CHARS - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--; // a high surrogate whose pair would be cut off
+  return `${text.slice(0, end)}…`;
 }

@@ -45,6 +45,54 @@ function sessionIdOf(transport: object): string | undefined {
     : undefined;
 }
 
+const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
+const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+
+interface ModernRequest {
+  name: string;
+  version?: string;
+  method?: string;
+  /** null: a notification. */
+  id?: number | null;
+  /** Added to (undefined: removed from) the valid envelope. */
+  meta?: Record<string, unknown>;
+  /** Added to (empty: removed from) the valid headers. */
+  headers?: Record<string, string>;
+}
+
+/** A raw modern (2026-07-28) POST /mcp from a client named `name`: valid unless spoiled. */
+async function postModern(port: number, request: ModernRequest) {
+  const { name, version = '1', method = 'tools/list', id = 1 } = request;
+  const headers: Record<string, string> = {
+    ...authHeader,
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': '2026-07-28',
+    'Mcp-Method': method,
+    ...request.headers,
+  };
+  for (const [key, value] of Object.entries(headers)) if (value === '') delete headers[key];
+  const meta = {
+    [CLIENT_INFO_KEY]: { name, version },
+    [CAPABILITIES_KEY]: {},
+    [VERSION_KEY]: '2026-07-28',
+    ...request.meta,
+  };
+  return rawRequest({
+    port,
+    method: 'POST',
+    path: '/mcp',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      ...(id === null ? {} : { id }),
+      method,
+      params: { ...(id === null ? { requestId: 0 } : {}), _meta: meta },
+    }),
+  });
+}
+
 function textOf(result: CallToolResult): string {
   const first = result.content[0];
   if (first?.type !== 'text') throw new Error('expected a text block first');
@@ -202,6 +250,81 @@ describe('client events', () => {
       }),
     );
     expect(server.events.some((event) => event.type === 'session-opened')).toBe(false);
+  });
+
+  it('reports no modern client for a request it refuses, nor for a notification', async () => {
+    const server = await listen();
+    const refused: [number, ModernRequest][] = [
+      [400, { name: 'no capabilities', meta: { [CAPABILITIES_KEY]: undefined } }],
+      [400, { name: 'no Mcp-Method header', headers: { 'Mcp-Method': '' } }],
+      [400, { name: 'an old protocol version', meta: { [VERSION_KEY]: '2025-06-18' } }],
+      [404, { name: 'an unknown method', method: 'no/such/method' }],
+      [403, { name: 'a wrong token', headers: { Authorization: 'Bearer wrong' } }],
+      // Acknowledged (202) without its envelope being checked: no evidence of a client.
+      [202, { name: 'a notification', method: 'notifications/cancelled', id: null }],
+    ];
+    for (const [status, request] of refused) {
+      expect((await postModern(server.port, request)).status, request.name).toBe(status);
+    }
+    expect(server.events.filter((event) => event.type === 'client-seen')).toEqual([]);
+
+    expect((await postModern(server.port, { name: 'accepted' })).status).toBe(200);
+    expect(server.events.filter((event) => event.type === 'client-seen')).toEqual([
+      expect.objectContaining({
+        method: 'tools/list',
+        clientInfo: { name: 'accepted', version: '1' },
+      }),
+    ]);
+  });
+
+  it('cuts a long clientInfo name and version to 100 characters, for both eras', async () => {
+    const server = await listen();
+    const response = await postModern(server.port, {
+      name: 'n'.repeat(50_000),
+      version: 'v'.repeat(1_000),
+    });
+    expect(response.status).toBe(200);
+    const seen = server.events.find((event) => event.type === 'client-seen');
+    expect(seen?.clientInfo).toEqual({ name: `${'n'.repeat(99)}…`, version: `${'v'.repeat(99)}…` });
+
+    // A legacy session's initialize: same cut, and never half of a surrogate pair.
+    const headers = {
+      ...authHeader,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+    };
+    const initialize = initializeBody() as { params: { clientInfo: object } };
+    initialize.params.clientInfo = { name: '😀'.repeat(60), version: '1'.repeat(500) };
+    const opened = await rawRequest({
+      port: server.port,
+      method: 'POST',
+      path: '/mcp',
+      headers,
+      body: JSON.stringify(initialize),
+    });
+    expect(opened.status).toBe(200);
+    const initialized = await rawRequest({
+      port: server.port,
+      method: 'POST',
+      path: '/mcp',
+      headers: {
+        ...headers,
+        'Mcp-Session-Id': String(opened.headers['mcp-session-id']),
+        'Mcp-Protocol-Version': '2025-06-18',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    });
+    expect(initialized.status).toBe(202);
+    await waitUntil(
+      () => server.events.some((event) => event.type === 'session-opened'),
+      3_000,
+      'session-opened',
+    );
+    const session = server.events.find((event) => event.type === 'session-opened');
+    expect(session?.clientInfo).toEqual({
+      name: `${'😀'.repeat(49)}…`,
+      version: `${'1'.repeat(99)}…`,
+    });
   });
 });
 

@@ -10,7 +10,11 @@ import {
   createMcpHandler,
   isLegacyRequest,
 } from '@modelcontextprotocol/server';
-import type { LoggingLevel, McpServer } from '@modelcontextprotocol/server';
+import type {
+  LoggingLevel,
+  McpHandlerRequestOptions,
+  McpServer,
+} from '@modelcontextprotocol/server';
 import type { toNodeHandler } from '@modelcontextprotocol/node';
 import type {
   ListenerNotifier,
@@ -122,11 +126,24 @@ export function createMcpRoutes(options: McpRoutesOptions): McpRoutes {
       onerror: reportError,
     },
   );
+  /**
+   * The modern handler, reporting a client only once the SDK accepted its request: a 2xx answer
+   * means the request passed the SDK's checks (protocol version, the `_meta` envelope, headers
+   * matching the body, a known method) and was served. A refused request (4xx) is no client: its
+   * clientInfo is whatever the sender wrote, unchecked.
+   */
+  const reportingModern = {
+    fetch: async (request: Request, requestOptions?: McpHandlerRequestOptions) => {
+      const response = await modern.fetch(request, requestOptions);
+      if (response.ok) reportModernClient(requestOptions?.parsedBody, emit);
+      return response;
+    },
+  };
   /** The modern leg's Node handler, made on the first modern request (see node-adapter.ts). */
   let modernNode: Promise<ReturnType<typeof toNodeHandler>> | undefined;
   const modernNodeHandler = (): Promise<ReturnType<typeof toNodeHandler>> =>
     (modernNode ??= loadNodeAdapter().then((adapter) =>
-      adapter.toNodeHandler(modern, {
+      adapter.toNodeHandler(reportingModern, {
         onerror: reportError,
         maxRequestBodySize: options.maxBodyBytes,
       }),
@@ -151,7 +168,6 @@ export function createMcpRoutes(options: McpRoutesOptions): McpRoutes {
       if (await isLegacyRequest(headersOnlyRequest(req), body)) {
         return legacyLegs.handleStreamable(req, res, body);
       }
-      reportModernClient(body, emit);
       return (await modernNodeHandler())(req, res, body);
     },
     cancelCall: (callId, message) => buildServer.cancelCall(callId, message),
@@ -191,14 +207,19 @@ export function createMcpRoutes(options: McpRoutesOptions): McpRoutes {
   };
 }
 
-/** Reports the identity a modern request carries in its `_meta` envelope. */
+/**
+ * Reports the identity an accepted modern request carries in its `_meta` envelope. Requests only:
+ * the SDK acknowledges a notification (202) without checking its envelope.
+ */
 function reportModernClient(body: unknown, emit: (event: McpClientEvent) => void): void {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
-  const { method, params } = body as {
+  const { id, method, params } = body as {
+    id?: unknown;
     method?: unknown;
     params?: { _meta?: Record<string, unknown> };
   };
   if (typeof method !== 'string') return;
+  if (typeof id !== 'string' && typeof id !== 'number') return;
   const clientInfo = toClientIdentity(params?._meta?.[CLIENT_INFO_META_KEY]);
   emit({
     type: 'client-seen',

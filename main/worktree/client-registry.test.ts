@@ -11,7 +11,13 @@ import {
   GROVE_WINDOW_CLIENT_NAME,
 } from '../../shared/clients.ts';
 import type { ClientInfo } from '../../shared/model.ts';
-import { connectClient, startTestListener } from '../testing/mcp-clients.ts';
+import {
+  authHeader,
+  connectClient,
+  rawRequest,
+  startTestListener,
+  waitCalls,
+} from '../testing/mcp-clients.ts';
 import { waitFor } from '../testing/net.ts';
 import { ClientRegistry } from './client-registry.ts';
 
@@ -21,19 +27,56 @@ afterEach(async () => {
 });
 
 /** A real listener whose client events feed a registry, as in the worktree process. */
-async function listenerWithRegistry(sessionIdleMs?: number) {
+async function listenerWithRegistry(sessionIdleMs?: number, flushMs = 10) {
   let latest: ClientInfo[] = [];
+  const sent: ClientInfo[][] = [];
   const registry = new ClientRegistry({
-    onClients: (clients) => (latest = clients),
+    onClients: (clients) => {
+      latest = clients;
+      sent.push(clients);
+    },
     onActivity: () => undefined,
-    flushMs: 10,
+    flushMs,
   });
+  cleanups.push(async () => registry.flush()); // runs last: no flush timer outlives the test
   const server = await startTestListener({
     onClientEvent: (event) => registry.handle(event),
     ...(sessionIdleMs === undefined ? {} : { sessionIdleMs }),
   });
   cleanups.push(() => server.close());
-  return { server, clients: () => latest };
+  return { server, registry, sent, clients: () => latest };
+}
+
+/**
+ * A raw modern (2026-07-28) tools/list from a client named `name`; `valid: false` leaves out the
+ * client capabilities the envelope must carry, and the server refuses it (400).
+ */
+async function postModern(port: number, name: string, valid = true): Promise<number> {
+  const response = await rawRequest({
+    port,
+    method: 'POST',
+    path: '/mcp',
+    headers: {
+      ...authHeader,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': 'tools/list',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/list',
+      params: {
+        _meta: {
+          'io.modelcontextprotocol/clientInfo': { name, version: '1' },
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          ...(valid ? { 'io.modelcontextprotocol/clientCapabilities': {} } : {}),
+        },
+      },
+    }),
+  });
+  return response.status;
 }
 
 describe('client states', () => {
@@ -81,6 +124,45 @@ describe('client states', () => {
       'DELETE to close it',
       1000,
     );
+  });
+
+  it('modern clients: refused requests are never listed; at most 50, the most recently seen', async () => {
+    const { server, clients } = await listenerWithRegistry();
+    for (let i = 0; i < 20; i++) {
+      expect(await postModern(server.port, `refused ${i} ${'x'.repeat(5_000)}`, false)).toBe(400);
+    }
+    for (let i = 0; i < 60; i++) expect(await postModern(server.port, `client ${i}`)).toBe(200);
+    await waitFor(
+      () => clients().some((client) => client.name === 'client 59'),
+      'the last client to show',
+      3000,
+    );
+    expect(clients().map((client) => client.name)).toEqual(
+      Array.from({ length: 50 }, (_, i) => `client ${i + 10}`),
+    );
+  });
+
+  it('a flush that would resend the same list sends nothing', async () => {
+    const { server, registry, sent } = await listenerWithRegistry(undefined, 60_000);
+    const { client } = await connectClient(server.port, 'sse');
+    cleanups.push(() => client.close());
+    await waitFor(
+      () => {
+        registry.flush();
+        return sent.length === 1;
+      },
+      'the session to show',
+      3000,
+    );
+    // A call starting changes the running calls, not the clients list.
+    const before = waitCalls.length;
+    const controller = new AbortController();
+    const call = client.callTool({ name: 'wait', arguments: {} }, { signal: controller.signal });
+    await waitFor(() => waitCalls.length > before, 'the call to start', 3000);
+    registry.flush();
+    expect(sent).toHaveLength(1);
+    controller.abort();
+    await call.catch(() => undefined);
   });
 
   it("never counts Grove's own window", () => {

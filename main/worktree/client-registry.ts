@@ -16,6 +16,12 @@ export interface ClientRegistryOptions {
   maxClosed?: number;
   /** Modern clients not seen for this long drop off the list (default 10 min). */
   modernTtlMs?: number;
+  /**
+   * Modern clients kept (default 50): a new one evicts the least recently seen. Legacy sessions
+   * need no cap here: the listener caps the live ones (DEFAULT_MAX_SESSIONS) and `maxClosed` the
+   * closed ones.
+   */
+  maxModern?: number;
 }
 
 const UNKNOWN: McpClientIdentity = { name: 'unknown client', version: '' };
@@ -28,11 +34,19 @@ export class ClientRegistry {
   private runningDirty = false;
   private pendingActivity: ActivityEntry[] = [];
   private clientsDirty = false;
+  /** The list last sent to `onClients`, serialized: a flush that would resend it sends nothing. */
+  private lastSentClients: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private sequence = 0;
 
   constructor(options: ClientRegistryOptions) {
-    this.options = { flushMs: 200, maxClosed: 20, modernTtlMs: 10 * 60_000, ...options };
+    this.options = {
+      flushMs: 200,
+      maxClosed: 20,
+      modernTtlMs: 10 * 60_000,
+      maxModern: 50,
+      ...options,
+    };
   }
 
   handle(event: McpClientEvent): void {
@@ -148,7 +162,12 @@ export class ClientRegistry {
     this.timer = undefined;
     if (this.clientsDirty) {
       this.clientsDirty = false;
-      this.options.onClients(this.list());
+      const list = this.list();
+      const serialized = JSON.stringify(list);
+      if (serialized !== this.lastSentClients) {
+        this.lastSentClients = serialized;
+        this.options.onClients(list);
+      }
     }
     if (this.pendingActivity.length > 0) {
       const entries = this.pendingActivity;
@@ -169,6 +188,7 @@ export class ClientRegistry {
     const id = `modern:${identity.name}@${identity.version}`;
     let client = this.clients.get(id);
     if (!client) {
+      this.evictModern(Math.max(1, this.options.maxModern) - 1);
       client = {
         id,
         name: identity.name,
@@ -185,6 +205,16 @@ export class ClientRegistry {
     }
     client.lastActivityAt = Math.max(client.lastActivityAt, at);
     return client;
+  }
+
+  /** Drops the least recently seen modern clients until at most `keep` are left. */
+  private evictModern(keep: number): void {
+    const modern = [...this.clients.values()].filter((c) => c.connection === 'stateless');
+    if (modern.length <= keep) return;
+    modern.sort((a, b) => a.lastActivityAt - b.lastActivityAt);
+    for (const old of modern.slice(0, modern.length - Math.max(0, keep))) {
+      this.clients.delete(old.id);
+    }
   }
 }
 
