@@ -3,7 +3,14 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
 import type { TempRepo } from '../testing/temp-repo.ts';
-import { discoverSpecPaths, loadSpecs, parseSpecText, systemSpecPath } from './spec-loader.ts';
+import { worstLoopStall } from '../testing/event-loop.ts';
+import {
+  discoverSpecPaths,
+  loadSpecs,
+  MAIN_THREAD_SPEC_BYTES,
+  parseSpecText,
+  systemSpecPath,
+} from './spec-loader.ts';
 import type { ValidSpec } from './spec-loader.ts';
 
 const execFileAsync = promisify(execFile);
@@ -189,6 +196,37 @@ describe('spec discovery', () => {
       { timeout: 20_000 },
     );
     expect(JSON.parse(stdout)).toEqual({ valid: count, errors: [] });
+  });
+
+  it('parses big specs without holding the event loop, and reports them as the small ones', async () => {
+    const repo = await makeTempRepo();
+    repos.push(repo);
+    // Two valid specs of ~1 MB each: ~1 s each of YAML parse and schema check on the main thread.
+    const behaviours = Array.from(
+      { length: 12_000 },
+      (_, i) =>
+        `  - name: behaviour-${i}\n    given: the state number ${i}\n    then: the outcome ${i}\n`,
+    ).join('');
+    const big = `${VALID}${behaviours}`;
+    expect(big.length).toBeGreaterThan(MAIN_THREAD_SPEC_BYTES);
+    await writeFiles(repo.root, {
+      '.notarai/big-a.spec.yaml': big,
+      '.notarai/big-b.spec.yaml': big.replace('intent: Auth.', 'intent: [broken'),
+      '.notarai/small.spec.yaml': VALID,
+    });
+    const { stallMs, result } = await worstLoopStall(() => loadSpecs(repo.root));
+    if (result.status === 'rejected') throw result.reason;
+    const set = result.value;
+    expect(set.valid.map((spec) => spec.path)).toEqual([
+      '.notarai/big-a.spec.yaml',
+      '.notarai/small.spec.yaml',
+    ]);
+    expect(set.valid[0]!.spec.behaviors).toHaveLength(12_001);
+    expect(set.valid[0]!.governs.test('src/auth/login.ts')).toBe(true);
+    expect(set.errors).toEqual([
+      expect.objectContaining({ file: '.notarai/big-b.spec.yaml', line: 3 }),
+    ]);
+    expect(stallMs).toBeLessThan(400);
   });
 
   it('picks the system spec: system.spec.yaml with subsystems, else the first top-level one', () => {

@@ -22,6 +22,8 @@ import {
   TOP_LEVEL_KEYS_UNTIL,
 } from './spec-schema.ts';
 import type { Spec } from './spec-schema.ts';
+import { nextSlice, sliceUsedUp } from '../platform/time-slices.ts';
+import { WorkersUnavailableError, workerPool, type WorkerPool } from '../platform/worker-pool.ts';
 import { mapLimit } from './concurrency.ts';
 import { discoverSpecs, NOTARAI_DIR, readSpecText, SPEC_SUFFIX } from './spec-paths.ts';
 
@@ -91,6 +93,20 @@ export function parseSpecText(
   text: string,
   budget: GlobBudget = globBudget(),
 ): LoadedSpec {
+  return compileSpec(relative, text, validateSpecText(relative, text), budget);
+}
+
+/** A spec that parsed and validated, as plain data (it crosses to and from a worker thread). */
+export interface ValidatedSpec {
+  readonly ok: true;
+  readonly spec: Spec;
+  readonly warnings: SpecError[];
+  /** The line of its `artifacts` key, for a glob the matcher refuses. */
+  readonly artifactsLine: number | null;
+}
+
+/** Parses and validates spec text: YAML and NotarAI's schema, no globs compiled. */
+export function validateSpecText(relative: string, text: string): ValidatedSpec | InvalidSpec {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -133,16 +149,6 @@ export function parseSpecText(
     };
   }
   const spec: Spec = result.data;
-  const categories = new Map<string, GlobSet>();
-  try {
-    for (const category of Object.keys(spec.artifacts).sort(compareUtf8)) {
-      const patterns = (spec.artifacts[category] ?? []).map((ref) => ref.path);
-      categories.set(category, compileGlobs(patterns, budget));
-    }
-  } catch (error) {
-    // A glob the matcher refuses (braces expanding too far): the spec is invalid, by name.
-    return invalid(relative, keyLine(doc, lineCounter, [], 'artifacts'), (error as Error).message);
-  }
   const warnings: SpecError[] = [];
   if ((DEPRECATED_SCHEMA_VERSIONS as readonly string[]).includes(spec.schema_version)) {
     warnings.push({
@@ -154,6 +160,28 @@ export function parseSpecText(
         `\`notarai validate\` rejects this spec; Grove checks it against NotarAI's ` +
         `${spec.schema_version} schema. Raise it to '0.5' or later (0.5 dropped sync_policy).`,
     });
+  }
+  return { ok: true, spec, warnings, artifactsLine: keyLine(doc, lineCounter, [], 'artifacts') };
+}
+
+/** A validated spec with its globs compiled (charged to `budget`), or the spec error why not. */
+function compileSpec(
+  relative: string,
+  text: string,
+  validated: ValidatedSpec | InvalidSpec,
+  budget: GlobBudget,
+): LoadedSpec {
+  if (!validated.ok) return validated;
+  const { spec, warnings } = validated;
+  const categories = new Map<string, GlobSet>();
+  try {
+    for (const category of Object.keys(spec.artifacts).sort(compareUtf8)) {
+      const patterns = (spec.artifacts[category] ?? []).map((ref) => ref.path);
+      categories.set(category, compileGlobs(patterns, budget));
+    }
+  } catch (error) {
+    // A glob the matcher refuses (braces expanding too far): the spec is invalid, by name.
+    return invalid(relative, validated.artifactsLine, (error as Error).message);
   }
   return {
     ok: true,
@@ -178,20 +206,41 @@ function anyOf(sets: readonly GlobSet[]): GlobSet {
 
 /** Spec files read at once: a repository may hold thousands, and file descriptors are few. */
 const SPEC_READ_CONCURRENCY = 16;
+/**
+ * Specs bigger than this are parsed on a worker thread (~1 ms per KB of YAML on the main thread:
+ * a 2 MiB spec held it ~1.7 s); smaller ones on the main thread, one per slice of the event loop.
+ */
+export const MAIN_THREAD_SPEC_BYTES = 64 * 1024;
+/** A spec whose parse takes longer than this on a worker is reported invalid. */
+export const SPEC_PARSE_DEADLINE_MS = 20_000;
 
 /**
- * Loads every spec of the worktree: read a few at a time, parsed in path order, their globs
- * sharing one budget (so the same specs are valid every time, whatever order reads finish in).
+ * Loads every spec of the worktree: read a few at a time, parsed without holding the event loop
+ * (main/platform/time-slices.ts; big ones on a worker), their globs compiled in path order sharing
+ * one budget (so the same specs are valid every time, whatever order reads finish in).
  */
-export async function loadSpecs(root: string): Promise<SpecSet> {
+export async function loadSpecs(root: string, pool?: WorkerPool): Promise<SpecSet> {
   const { paths, problems } = await discoverSpecs(root);
   const texts = await mapLimit(paths, SPEC_READ_CONCURRENCY, (relative) =>
     readSpec(root, relative),
   );
-  const budget = globBudget();
-  const all = texts.map((text, index) =>
-    typeof text === 'string' ? parseSpecText(paths[index]!, text, budget) : text,
+  const validating = texts.map((text, index) =>
+    typeof text === 'string' && text.length > MAIN_THREAD_SPEC_BYTES
+      ? validateOnWorker(paths[index]!, text, pool)
+      : undefined,
   );
+  const budget = globBudget();
+  const all: LoadedSpec[] = [];
+  for (const [index, text] of texts.entries()) {
+    if (typeof text !== 'string') {
+      all.push(text);
+      continue;
+    }
+    if (sliceUsedUp()) await nextSlice();
+    const relative = paths[index]!;
+    const validated = (await validating[index]) ?? validateSpecText(relative, text);
+    all.push(compileSpec(relative, text, validated, budget));
+  }
   const valid = all.filter((spec): spec is ValidSpec => spec.ok);
   const errors = [
     ...problems.map((problem) => ({ file: problem.path, line: null, message: problem.message })),
@@ -199,6 +248,31 @@ export async function loadSpecs(root: string): Promise<SpecSet> {
   ];
   const warnings = valid.flatMap((spec) => spec.warnings);
   return { all, valid, errors, warnings, systemSpec: systemSpecPath(valid) };
+}
+
+/**
+ * Validates a big spec on a worker thread (job kind `spec-validate`, main/worktree/pool-worker.ts)
+ * with a deadline; on the main thread, in a slice of its own, where worker threads cannot start.
+ */
+async function validateOnWorker(
+  relative: string,
+  text: string,
+  pool: WorkerPool = workerPool(),
+): Promise<ValidatedSpec | InvalidSpec> {
+  try {
+    return await pool.run<ValidatedSpec | InvalidSpec>(
+      'spec-validate',
+      { relative, text },
+      { deadlineMs: SPEC_PARSE_DEADLINE_MS },
+    );
+  } catch (error) {
+    if (error instanceof WorkersUnavailableError) {
+      await nextSlice();
+      return validateSpecText(relative, text);
+    }
+    const reason = error instanceof Error ? error.message : String(error);
+    return invalid(relative, null, `cannot parse spec: ${reason}`);
+  }
 }
 
 /**
