@@ -2,8 +2,9 @@
 // layer's checks: NotarAI's `notarai.db` and Grove's own `grove-stats.db` (hash-cache.ts) each get
 // one. The file is created on demand (the directory gets a `.gitignore`), reopened when someone
 // else deletes or replaces it, and recreated with a warning when it is corrupt or `prepare` says
-// its schema is not the expected one; it is a cache, so losing it only costs time. SQLite's own
-// busy handler would sleep on the event loop, so it is off and `use` retries on a timer instead.
+// its schema is not the expected one (checked again whenever the schema changes under an open
+// connection); it is a cache, so losing it only costs time. SQLite's own busy handler would sleep
+// on the event loop, so it is off and `use` retries on a timer instead.
 // Work on a connection may span several turns of the event loop (a 100,000-row transaction is
 // written in slices), so the uses of one file run one after another.
 import Database from 'better-sqlite3';
@@ -66,6 +67,8 @@ export class CacheDatabase {
   #db: Database.Database | undefined;
   /** Inode of the file #db was opened on (to notice deletion or replacement by another tool). */
   #ino: number | undefined;
+  /** `PRAGMA schema_version` once `prepare` checked the schema (changed: checked again). */
+  #schemaVersion: number | undefined;
   /** The last use queued: each use starts once the one before it has ended. */
   #queue: Promise<unknown> = Promise.resolve();
   /** Closed for good (closeForGood): a use still queued opens the file, then closes it again. */
@@ -206,11 +209,17 @@ export class CacheDatabase {
     }
     this.#db = undefined;
     this.#ino = undefined;
+    this.#schemaVersion = undefined;
   }
 
   async #open(create: boolean): Promise<Database.Database | undefined> {
     const info = this.#inspect();
-    if (this.#db && info && info.ino === this.#ino) return this.#db;
+    if (this.#db && info && info.ino === this.#ino) {
+      // Another connection (NotarAI's CLI, any tool) may have changed the schema in place since
+      // `prepare` checked it: if so, reconnect, so that it is checked again.
+      const version = schemaVersionOf(this.#db);
+      if (version !== undefined && version === this.#schemaVersion) return this.#db;
+    }
     this.close();
     if (!info && !create) return undefined;
     if (!info) await this.#prepareDirectory();
@@ -234,6 +243,7 @@ export class CacheDatabase {
   async #connect(): Promise<Database.Database> {
     if (!this.#inspect()) await writeFileAtomicInsideRoot(this.#options.root, this.relative, '');
     const db = new Database(this.absolute, { fileMustExist: true });
+    let schemaVersion: number | undefined;
     try {
       // The file SQLite opened must be the one checked (SQLite resolves symlinks in the name: a
       // directory swapped for a link since the check shows up here as another path).
@@ -247,12 +257,17 @@ export class CacheDatabase {
         );
       }
       db.pragma('busy_timeout = 0'); // never sleep on the event loop: use() retries on a timer
+      // The file is untrusted (it may have been committed): no SQL function runs from its schema
+      // unless SQLite knows it to be harmless. `prepare` refuses any schema but the expected one;
+      // this only limits what a schema it failed to refuse could do.
+      db.pragma('trusted_schema = OFF');
       db.pragma('journal_mode = MEMORY');
       // This connection only (the file format stays as it is): a big page cache for 200,000-row
       // batches, and fewer fsyncs; a cache damaged by a power cut is recreated anyway.
       db.pragma('cache_size = -65536');
       db.pragma('synchronous = NORMAL');
       this.#options.prepare(db);
+      schemaVersion = schemaVersionOf(db);
     } catch (error) {
       db.close();
       throw error;
@@ -266,6 +281,7 @@ export class CacheDatabase {
     }
     this.#db = db;
     this.#ino = info.ino;
+    this.#schemaVersion = schemaVersion;
     return db;
   }
 
@@ -309,6 +325,15 @@ export async function inSlicedTransaction(
   } catch (error) {
     if (db.open && db.inTransaction) db.exec('ROLLBACK');
     throw error;
+  }
+}
+
+/** The schema's version; undefined when it cannot be read (reconnecting then says why). */
+function schemaVersionOf(db: Database.Database): number | undefined {
+  try {
+    return db.pragma('schema_version', { simple: true }) as number;
+  } catch {
+    return undefined;
   }
 }
 

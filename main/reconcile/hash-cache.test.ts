@@ -349,6 +349,197 @@ describe('hash cache', () => {
     cache.close();
   });
 
+  // A committed notarai.db is untrusted: NotarAI's table plus anything else (a trigger would run
+  // inside Grove's writes, on the event loop). Each is refused as a schema mismatch: the file is
+  // recreated with a warning naming what it held, and the rows marked are really stored.
+  const NOTARAI_TABLE_AND: [string, string, RegExp][] = [
+    [
+      'an AFTER INSERT trigger (its side effect would land in another table)',
+      'CREATE TABLE hits (n INTEGER); ' +
+        'CREATE TRIGGER spy AFTER INSERT ON file_cache BEGIN INSERT INTO hits VALUES (1); END;',
+      /holds table "hits", trigger "spy", which NotarAI never creates; Grove runs no trigger/,
+    ],
+    [
+      'a BEFORE INSERT trigger that drops every row (RAISE(IGNORE))',
+      'CREATE TRIGGER drop_rows BEFORE INSERT ON file_cache BEGIN SELECT RAISE(IGNORE); END;',
+      /holds trigger "drop_rows", which NotarAI never creates; Grove runs no trigger/,
+    ],
+    [
+      'a view',
+      'CREATE VIEW cached AS SELECT path FROM file_cache;',
+      /holds view "cached", which NotarAI never creates/,
+    ],
+    [
+      'another index',
+      'CREATE INDEX by_hash ON file_cache (blake3_hash);',
+      /holds index "by_hash", which NotarAI never creates/,
+    ],
+  ];
+  it.each(NOTARAI_TABLE_AND)(
+    "recreates a committed notarai.db holding NotarAI's table and %s: the file is recreated without it, and the rows marked are stored",
+    async (_what, extra, reason) => {
+      const root = await tempRoot();
+      await mkdir(path.join(root, '.notarai/.cache'), { recursive: true });
+      const planted = new Database(path.join(root, CACHE_DB));
+      planted.exec(NOTARAI_CREATE_TABLE);
+      planted.exec(extra);
+      planted.close();
+      const cache = new HashCache(root);
+      try {
+        expect(
+          await cache.writeReconciled([{ path: 'a', hash: 'd'.repeat(64) }], [row('a')], 1),
+        ).toBe(1);
+        const warnings = cache.takeWarnings();
+        expect(warnings).toEqual([expect.stringMatching(reason)]);
+        expect(warnings[0]).toContain('recreated empty');
+        expect((await cache.readReconciled()).get('a')?.hash).toBe('d'.repeat(64));
+        await cache.flush();
+      } finally {
+        cache.close();
+      }
+      const db = new Database(path.join(root, CACHE_DB), { readonly: true });
+      try {
+        // Only NotarAI's table is left (no trigger, no side table holding a hit), with the row.
+        expect(db.prepare('SELECT type, name, sql FROM sqlite_master ORDER BY name').all()).toEqual(
+          [
+            { type: 'table', name: 'file_cache', sql: FILE_CACHE_DDL },
+            { type: 'index', name: 'sqlite_autoindex_file_cache_1', sql: null },
+          ],
+        );
+        expect(db.prepare('SELECT path, blake3_hash FROM file_cache').all()).toEqual([
+          { path: 'a', blake3_hash: 'd'.repeat(64) },
+        ]);
+      } finally {
+        db.close();
+      }
+    },
+  );
+
+  // NotarAI's columns, so table_info alone took them for NotarAI's table.
+  const NOT_NOTARAI_TABLE: [string, string, RegExp][] = [
+    [
+      'a CHECK constraint',
+      'CREATE TABLE file_cache (path TEXT PRIMARY KEY, blake3_hash TEXT NOT NULL ' +
+        'CHECK (length(blake3_hash) = 0), updated_at INTEGER NOT NULL)',
+      /file_cache is not the table NotarAI creates: its statement adds a constraint/,
+    ],
+    [
+      'a generated column (hidden from table_info)',
+      'CREATE TABLE file_cache (path TEXT PRIMARY KEY, blake3_hash TEXT NOT NULL, ' +
+        'updated_at INTEGER NOT NULL, spin INTEGER GENERATED ALWAYS AS (1) STORED)',
+      /file_cache has columns \(path, blake3_hash, updated_at, spin\), not NotarAI's/,
+    ],
+    [
+      'WITHOUT ROWID',
+      'CREATE TABLE file_cache (path TEXT PRIMARY KEY, blake3_hash TEXT NOT NULL, ' +
+        'updated_at INTEGER NOT NULL) WITHOUT ROWID',
+      /file_cache is not the table NotarAI creates/,
+    ],
+  ];
+  it.each(NOT_NOTARAI_TABLE)(
+    "recreates a committed notarai.db whose file_cache has NotarAI's columns and %s",
+    async (_what, statement, reason) => {
+      const root = await tempRoot();
+      await mkdir(path.join(root, '.notarai/.cache'), { recursive: true });
+      const planted = new Database(path.join(root, CACHE_DB));
+      planted.exec(statement);
+      planted.close();
+      const cache = new HashCache(root);
+      try {
+        expect(await cache.writeReconciled([{ path: 'a', hash: 'd'.repeat(64) }], [], 1)).toBe(1);
+        expect(cache.takeWarnings()).toEqual([expect.stringMatching(reason)]);
+        expect((await cache.readReconciled()).get('a')?.hash).toBe('d'.repeat(64));
+      } finally {
+        cache.close();
+      }
+      const db = new Database(path.join(root, CACHE_DB), { readonly: true });
+      expect(
+        db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table'").pluck().all(),
+      ).toEqual([FILE_CACHE_DDL]);
+      db.close();
+    },
+  );
+
+  it("accepts and reads the database NotarAI's CLI creates, and the one an earlier Grove created (the same table on one line)", async () => {
+    for (const statement of [
+      NOTARAI_CREATE_TABLE,
+      'CREATE TABLE file_cache (path TEXT PRIMARY KEY, blake3_hash TEXT NOT NULL, updated_at INTEGER NOT NULL)',
+    ]) {
+      const root = await tempRoot();
+      await mkdir(path.join(root, '.notarai/.cache'), { recursive: true });
+      const notarai = new Database(path.join(root, CACHE_DB));
+      notarai.exec(statement);
+      notarai.prepare('INSERT INTO file_cache VALUES (?, ?, ?)').run('kept', 'c'.repeat(64), 7);
+      notarai.close();
+      const cache = new HashCache(root);
+      try {
+        expect((await cache.readReconciled()).get('kept')).toEqual({
+          hash: 'c'.repeat(64),
+          updatedAt: 7,
+        });
+        await cache.writeReconciled([{ path: 'b', hash: 'd'.repeat(64) }], [row('b')], 8);
+        expect((await cache.readReconciled()).size).toBe(2);
+        await cache.flush();
+        expect((await cache.readStats()).has('b')).toBe(true);
+        expect(cache.takeWarnings()).toEqual([]);
+      } finally {
+        cache.close();
+      }
+    }
+  });
+
+  it('recreates a committed grove-stats.db holding a trigger: it never runs, and the stat rows are stored', async () => {
+    const root = await tempRoot();
+    await mkdir(path.join(root, '.notarai/.cache'), { recursive: true });
+    const planted = new Database(path.join(root, STATS_DB));
+    planted.exec(STAT_CACHE_DDL);
+    planted.exec(
+      'CREATE TRIGGER drop_rows BEFORE INSERT ON grove_stat_cache BEGIN SELECT RAISE(IGNORE); END',
+    );
+    planted.close();
+    const cache = new HashCache(root);
+    try {
+      await cache.writeReconciled([{ path: 'a', hash: 'd'.repeat(64) }], [row('a')], 1);
+      expect((await cache.readStats()).get('a')).toMatchObject({ path: 'a', ino: 7 });
+      expect(cache.takeWarnings()).toEqual([
+        expect.stringMatching(
+          /Grove's stat cache .*grove-stats\.db was unreadable \(it holds trigger "drop_rows", which Grove never creates; Grove runs no trigger/,
+        ),
+      ]);
+    } finally {
+      cache.close();
+    }
+    const stats = new Database(path.join(root, STATS_DB), { readonly: true });
+    try {
+      expect(stats.prepare('SELECT type, name FROM sqlite_master ORDER BY name').all()).toEqual([
+        { type: 'table', name: 'grove_stat_cache' },
+        { type: 'index', name: 'sqlite_autoindex_grove_stat_cache_1' },
+      ]);
+      expect(stats.prepare('SELECT path FROM grove_stat_cache').pluck().all()).toEqual(['a']);
+    } finally {
+      stats.close();
+    }
+  });
+
+  it('checks the schema again when another connection changes it under an open one', async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root);
+    try {
+      await cache.writeReconciled([{ path: 'a', hash: 'd'.repeat(64) }], [], 1);
+      // The same file (same inode), changed in place while Grove keeps it open.
+      const other = new Database(cache.dbPath);
+      other.exec(
+        'CREATE TRIGGER drop_rows BEFORE INSERT ON file_cache BEGIN SELECT RAISE(IGNORE); END',
+      );
+      other.close();
+      expect(await cache.writeReconciled([{ path: 'b', hash: 'e'.repeat(64) }], [], 2)).toBe(1);
+      expect(cache.takeWarnings()).toEqual([expect.stringMatching(/holds trigger "drop_rows"/)]);
+      expect((await cache.readReconciled()).get('b')?.hash).toBe('e'.repeat(64));
+    } finally {
+      cache.close();
+    }
+  });
+
   it('a mark answered while clear_cache waits does not bring the stat file back without the database', async () => {
     const root = await tempRoot();
     const cache = new HashCache(root);

@@ -12,7 +12,9 @@
 //   has the row's hash and is not read again. Written only while `notarai.db` exists (without
 //   NotarAI rows there is nothing to compare a hash with), deleted with it by clear_cache.
 //
-// A `grove_stat_cache` table that an earlier Grove left inside `notarai.db` is dropped.
+// A `grove_stat_cache` table that an earlier Grove left inside `notarai.db` is dropped. Either file
+// may have been committed by anyone: one holding anything but its table (a trigger, a view, another
+// table or index, the table with a constraint added) is recreated with a warning (checkSchema).
 import type Database from 'better-sqlite3';
 import path from 'node:path';
 import { CACHE_DIR, CacheDatabase, inSlicedTransaction, schemaMismatch } from './cache-database.ts';
@@ -363,43 +365,138 @@ function sortedByPath<T extends { path: string }>(
   return sortInSlices(rows, (a, b) => compareUtf8(a.path, b.path), signal);
 }
 
-/**
- * NotarAI's schema: its own CREATE statement when the table is missing; a `file_cache` with other
- * columns is treated as corruption (recreated). Grove's stat table from earlier versions goes.
- */
-function prepareNotaraiDatabase(db: Database.Database): void {
-  const tables = db
-    .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-    .pluck()
-    .all() as string[];
-  if (!tables.includes('file_cache')) {
-    db.exec(NOTARAI_CREATE_TABLE);
-  } else {
-    const columns = (db.pragma('table_info(file_cache)') as { name: string }[]).map(
-      (column) => column.name,
-    );
-    if (columns.join(',') !== 'path,blake3_hash,updated_at') {
-      throw schemaMismatch(
-        `file_cache has columns (${columns.join(', ')}), not NotarAI's (path, blake3_hash, updated_at)`,
-      );
-    }
-  }
-  if (tables.includes('grove_stat_cache')) db.exec('DROP TABLE grove_stat_cache');
+/** One entry of `sqlite_schema`: a table, index, view or trigger, as the file declares it. */
+interface SchemaObject {
+  type: string;
+  name: string;
+  tbl_name: string;
+  sql: string | null;
 }
 
-function prepareStatsDatabase(db: Database.Database): void {
-  const tables = db
-    .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-    .pluck()
-    .all() as string[];
-  if (!tables.includes('grove_stat_cache')) {
-    db.exec(STAT_CACHE_DDL);
-    return;
+/** A table a cache file may hold: its statement, its columns and who creates it (for messages). */
+interface ExpectedTable {
+  statement: string;
+  columns: readonly string[];
+  creator: string;
+}
+
+const FILE_CACHE: ExpectedTable = {
+  statement: FILE_CACHE_DDL,
+  columns: ['path', 'blake3_hash', 'updated_at'],
+  creator: 'NotarAI',
+};
+const STAT_CACHE: ExpectedTable = {
+  statement: STAT_CACHE_DDL,
+  columns: ['path', 'size', 'mtime_ms', 'ino', 'blake3_hash', 'recorded_ms'],
+  creator: 'Grove',
+};
+
+/**
+ * A committed cache file is untrusted: its schema may hold a trigger (run inside every write Grove
+ * makes, on the event loop: a recursive query per row stalls the worktree process, a
+ * `RAISE(IGNORE)` drops rows Grove reports as stored), a view, another table or index, or the
+ * expected table with a CHECK, a default, a generated column or a table option added. So a file is
+ * used only if its schema holds the `expected` tables, each created by its statement (compared with
+ * whitespace made uniform), and their primary keys' automatic indexes: nothing else. Anything else
+ * is a schema mismatch (the file is recreated, with a warning naming what it held). `owner`: who
+ * creates the file, for that warning. Returns the names of the expected tables present.
+ */
+function checkSchema(
+  db: Database.Database,
+  expected: ReadonlyMap<string, ExpectedTable>,
+  owner: string,
+): Set<string> {
+  const objects = db
+    .prepare('SELECT type, name, tbl_name, sql FROM sqlite_schema')
+    .all() as SchemaObject[];
+  const present = new Set<string>();
+  const unexpected: SchemaObject[] = [];
+  for (const object of objects) {
+    const table = object.type === 'table' ? expected.get(object.name) : undefined;
+    if (table) {
+      if (object.sql === null || uniformSpaces(object.sql) !== uniformSpaces(table.statement)) {
+        throw schemaMismatch(wrongStatement(db, object.name, table));
+      }
+      present.add(object.name);
+    } else if (
+      object.type === 'index' &&
+      object.sql === null &&
+      expected.has(object.tbl_name) &&
+      object.name === `sqlite_autoindex_${object.tbl_name}_1`
+    ) {
+      // the primary key's own index, which SQLite creates with the table
+    } else {
+      unexpected.push(object);
+    }
   }
-  const columns = (db.pragma('table_info(grove_stat_cache)') as { name: string }[]).map(
+  if (unexpected.length > 0) {
+    const more = unexpected.length > 3 ? ` and ${unexpected.length - 3} more` : '';
+    const triggers = unexpected.some((object) => object.type === 'trigger');
+    throw schemaMismatch(
+      `it holds ${unexpected.slice(0, 3).map(describeObject).join(', ')}${more}, which ` +
+        `${owner} never creates${triggers ? '; Grove runs no trigger from a cache file' : ''}`,
+    );
+  }
+  return present;
+}
+
+/** Why a table's statement is not the expected one: other columns, or something added. */
+function wrongStatement(db: Database.Database, name: string, table: ExpectedTable): string {
+  // table_xinfo: generated and hidden columns too (table_info leaves them out).
+  const columns = (db.pragma(`table_xinfo(${name})`) as { name: string }[]).map(
     (column) => column.name,
   );
-  if (columns.join(',') !== 'path,size,mtime_ms,ino,blake3_hash,recorded_ms') {
-    throw schemaMismatch(`grove_stat_cache has columns (${columns.join(', ')})`);
+  if (columns.join(',') !== table.columns.join(',')) {
+    return (
+      `${name} has columns (${columns.join(', ')}), not ${table.creator}'s ` +
+      `(${table.columns.join(', ')})`
+    );
   }
+  return (
+    `${name} is not the table ${table.creator} creates: its statement adds a constraint, a ` +
+    'default, a collation or a table option'
+  );
+}
+
+/**
+ * The statement with each run of SQL whitespace made one space, and none beside `(`, `)` or `,`
+ * (an earlier Grove created NotarAI's table on one line). No token changes: the statements compared
+ * with hold no quote or comment, and only ASCII whitespace separates SQL tokens.
+ */
+function uniformSpaces(sql: string): string {
+  return sql
+    .replace(/[ \t\n\f\r]+/g, ' ')
+    .replace(/ ?([(),]) ?/g, '$1')
+    .trim();
+}
+
+/** `trigger "spin"`: the name (it comes from the file) quoted, escaped and cut short. */
+function describeObject(object: SchemaObject): string {
+  const name = object.name.length > 60 ? `${object.name.slice(0, 60)}...` : object.name;
+  const what = ['table', 'index', 'view', 'trigger'].includes(object.type) ? object.type : 'object';
+  return `${what} ${JSON.stringify(name)}`;
+}
+
+/**
+ * NotarAI's schema: its own CREATE statement when the table is missing; a file holding anything
+ * but NotarAI's table (checkSchema) is treated as corruption (recreated). Grove's stat table from
+ * earlier versions goes.
+ */
+function prepareNotaraiDatabase(db: Database.Database): void {
+  const tables = checkSchema(
+    db,
+    new Map([
+      ['file_cache', FILE_CACHE],
+      ['grove_stat_cache', STAT_CACHE],
+    ]),
+    'NotarAI',
+  );
+  if (!tables.has('file_cache')) db.exec(NOTARAI_CREATE_TABLE);
+  if (tables.has('grove_stat_cache')) db.exec('DROP TABLE grove_stat_cache');
+}
+
+/** Grove's stat table, alone (checkSchema); created when missing. */
+function prepareStatsDatabase(db: Database.Database): void {
+  const tables = checkSchema(db, new Map([['grove_stat_cache', STAT_CACHE]]), 'Grove');
+  if (!tables.has('grove_stat_cache')) db.exec(STAT_CACHE_DDL);
 }

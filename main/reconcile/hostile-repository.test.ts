@@ -14,6 +14,7 @@
 import { mkdir, readFile, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { blake3 } from '@napi-rs/blake-hash';
+import Database from 'better-sqlite3';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, withTimeout } from '../testing/mcp-clients.ts';
@@ -37,6 +38,7 @@ import { specResourceUri } from '../tools/reconcile-mcp.ts';
 import { loadSpecs } from './spec-loader.ts';
 import { MAX_SPEC_BYTES, readSpecText } from './spec-paths.ts';
 import { hasNulByte } from './binary-files.ts';
+import { NOTARAI_CREATE_TABLE } from './hash-cache.ts';
 
 /** A hostile input must not cost a call more than this (the tools' own deadlines are 60-120 s). */
 const PROMPT_MS = 10_000;
@@ -604,6 +606,43 @@ describe('the hash cache (.notarai/.cache/notarai.db, -journal, -wal, -shm)', ()
       }
     });
   }
+
+  it("× a database holding NotarAI's table and triggers on it (one recording each insert, one dropping every row)", async () => {
+    // Committed: NotarAI's exact table (columns included), so only its other objects betray it. A
+    // trigger would run inside mark_reconciled's write, on the worktree process's event loop.
+    await mkdir(path.join(root, '.notarai', '.cache'), { recursive: true });
+    await replaceEntry(DB, async (absolute) => {
+      const planted = new Database(absolute);
+      planted.exec(NOTARAI_CREATE_TABLE);
+      planted.exec(
+        'CREATE TABLE hits (n INTEGER); ' +
+          'CREATE TRIGGER spy AFTER INSERT ON file_cache BEGIN INSERT INTO hits VALUES (1); END; ' +
+          'CREATE TRIGGER drop_rows BEFORE INSERT ON file_cache BEGIN SELECT RAISE(IGNORE); END;',
+      );
+      planted.close();
+    });
+    const marked = await tool('mark_reconciled', { files: ['src/a.ts'] });
+    expect(marked.isError, marked.text).toBe(false);
+    expect(marked.structured).toMatchObject({
+      updated: 1,
+      warnings: [
+        expect.stringMatching(
+          /notarai\.db was unreadable \(it holds table "hits", trigger "spy", trigger "drop_rows", which NotarAI never creates; Grove runs no trigger from a cache file\) and has been recreated empty/,
+        ),
+      ],
+    });
+    // The row reported as updated is stored, and nothing of the planted schema is left.
+    const db = new Database(path.join(root, DB), { readonly: true });
+    try {
+      expect(db.prepare('SELECT type, name FROM sqlite_master ORDER BY name').all()).toEqual([
+        { type: 'table', name: 'file_cache' },
+        { type: 'index', name: 'sqlite_autoindex_file_cache_1' },
+      ]);
+      expect(db.prepare('SELECT path FROM file_cache').pluck().all()).toEqual(['src/a.ts']);
+    } finally {
+      db.close();
+    }
+  });
 });
 
 // ---- mark_reconciled's hashing ----------------------------------------------------------------
