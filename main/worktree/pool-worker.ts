@@ -5,7 +5,6 @@
 import { parentPort, type Transferable } from 'node:worker_threads';
 import type { PoolReply, PoolRequest } from '../platform/worker-pool.ts';
 import { runFileJob, type FileJob } from '../reconcile/file-jobs.ts';
-import { validateSpecText } from '../reconcile/spec-loader.ts';
 import { createSyncReader } from '../tools/grep-readers.ts';
 import { searchChunk, type GrepChunkRequest } from '../tools/grep-search.ts';
 
@@ -24,9 +23,12 @@ const handlers: Record<string, Handler> = {
   },
   /** One chunk of the engine's stat/hash work (main/reconcile/file-jobs.ts). */
   'file-job': (job: FileJob) => runFileJob(job),
-  /** A big spec's YAML parse and schema check (main/reconcile/spec-loader.ts, loadSpecs). */
-  'spec-validate': ({ relative, text }: { relative: string; text: string }) =>
-    validateSpecText(relative, text),
+  /**
+   * A big spec's YAML parse and schema check (main/reconcile/spec-loader.ts, loadSpecs). Loaded on
+   * first use: the parser and schemas cost every worker ~15 MB, and hashing jobs never need them.
+   */
+  'spec-validate': async ({ relative, text }: { relative: string; text: string }) =>
+    (await import('../reconcile/spec-loader.ts')).validateSpecText(relative, text),
 };
 
 /** Typed arrays in a result are moved to the main thread, not copied. */
