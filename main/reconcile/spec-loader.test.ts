@@ -229,6 +229,39 @@ describe('spec discovery', () => {
     expect(stallMs).toBeLessThan(400);
   });
 
+  it('a spec refused for its globs costs the specs after it nothing; one that fits alone says why it does not here', async () => {
+    const repo = await makeTempRepo();
+    repos.push(repo);
+    const alternatives = `{${Array.from({ length: 1000 }, (_, i) => i).join(',')}}`;
+    const withGlob = (glob: string) => VALID.replace('src/auth/**', glob);
+    await writeFiles(repo.root, {
+      // ~1.1 million characters once expanded: over the budget on its own.
+      '.notarai/a-too-big.spec.yaml': withGlob(`src/*${alternatives}${'a'.repeat(1_100)}`),
+      // ~600,000 each: either fits alone, not both.
+      '.notarai/b-half.spec.yaml': withGlob(`src/*${alternatives}${'b'.repeat(300)}`),
+      '.notarai/c-half.spec.yaml': withGlob(`src/*${alternatives}${'c'.repeat(300)}`),
+      '.notarai/d-auth.spec.yaml': VALID,
+    });
+    const set = await loadSpecs(repo.root);
+    expect(set.valid.map((spec) => spec.path)).toEqual([
+      '.notarai/b-half.spec.yaml',
+      '.notarai/d-auth.spec.yaml',
+    ]);
+    expect(set.errors.map((error) => [error.file, error.message])).toEqual([
+      [
+        '.notarai/a-too-big.spec.yaml',
+        'globs expand to more than 1,048,576 characters once braces are expanded (braces ' +
+          'multiply a pattern)',
+      ],
+      [
+        '.notarai/c-half.spec.yaml',
+        expect.stringMatching(
+          /^globs expand to more than 1,048,576 characters .*, together with the globs of the specs before it in path order \([\d,]+ characters\)$/,
+        ),
+      ],
+    ]);
+  });
+
   it('picks the system spec: system.spec.yaml with subsystems, else the first top-level one', () => {
     const withSubsystems = (name: string): ValidSpec =>
       parseSpecText(name, `${VALID}subsystems:\n  - $ref: ./a.spec.yaml\n`) as ValidSpec;

@@ -14,6 +14,7 @@ import type { SpecError } from '../../shared/reconcile.ts';
 import { compileGlobs, globBudget } from '../platform/glob-matcher.ts';
 import type { GlobBudget, GlobSet } from '../platform/glob-matcher.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
+import { UserError } from '../platform/errors.ts';
 import {
   CURRENT_SCHEMA_VERSIONS,
   DEPRECATED_SCHEMA_VERSIONS,
@@ -173,15 +174,29 @@ function compileSpec(
 ): LoadedSpec {
   if (!validated.ok) return validated;
   const { spec, warnings } = validated;
-  const categories = new Map<string, GlobSet>();
-  try {
+  const compileAll = (charged: GlobBudget): Map<string, GlobSet> => {
+    const categories = new Map<string, GlobSet>();
     for (const category of Object.keys(spec.artifacts).sort(compareUtf8)) {
       const patterns = (spec.artifacts[category] ?? []).map((ref) => ref.path);
-      categories.set(category, compileGlobs(patterns, budget));
+      categories.set(category, compileGlobs(patterns, charged));
     }
+    return categories;
+  };
+  const left = budget.characters;
+  let categories: Map<string, GlobSet>;
+  try {
+    categories = compileAll(budget);
   } catch (error) {
-    // A glob the matcher refuses (braces expanding too far): the spec is invalid, by name.
-    return invalid(relative, validated.artifactsLine, (error as Error).message);
+    // A glob the matcher refuses (braces expanding too far): the spec is invalid, by name, and
+    // costs the specs after it nothing.
+    budget.characters = left;
+    let message = (error as Error).message;
+    if (left < budget.limit && fitsAlone(compileAll, budget.limit)) {
+      message +=
+        `, together with the globs of the specs before it in path order ` +
+        `(${(budget.limit - left).toLocaleString('en-US')} characters)`;
+    }
+    return invalid(relative, validated.artifactsLine, message);
   }
   return {
     ok: true,
@@ -192,6 +207,16 @@ function compileSpec(
     categories,
     warnings,
   };
+}
+
+/** True if a spec's globs compile within a budget of their own. */
+function fitsAlone(compile: (budget: GlobBudget) => unknown, limit: number): boolean {
+  try {
+    compile(globBudget(limit));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The globs of every category as one set (each compiled once). */
@@ -213,6 +238,8 @@ const SPEC_READ_CONCURRENCY = 16;
 export const MAIN_THREAD_SPEC_BYTES = 64 * 1024;
 /** A spec whose parse takes longer than this on a worker is reported invalid. */
 export const SPEC_PARSE_DEADLINE_MS = 20_000;
+/** Big specs parsed on workers at once. */
+const SPEC_WORKER_JOBS = 2;
 
 /**
  * Loads every spec of the worktree: read a few at a time, parsed without holding the event loop
@@ -224,11 +251,16 @@ export async function loadSpecs(root: string, pool?: WorkerPool): Promise<SpecSe
   const texts = await mapLimit(paths, SPEC_READ_CONCURRENCY, (relative) =>
     readSpec(root, relative),
   );
-  const validating = texts.map((text, index) =>
-    typeof text === 'string' && text.length > MAIN_THREAD_SPEC_BYTES
-      ? validateOnWorker(paths[index]!, text, pool)
-      : undefined,
+  // Big specs go to the workers a few at a time, as one owner: each job's deadline runs from
+  // when it is sent, so a queue of them must not wait behind each other.
+  const big = texts.flatMap((text, index) =>
+    typeof text === 'string' && text.length > MAIN_THREAD_SPEC_BYTES ? [index] : [],
   );
+  const owner = {};
+  const bigValidated = mapLimit(big, SPEC_WORKER_JOBS, (index) =>
+    validateOnWorker(paths[index]!, texts[index] as string, pool, owner),
+  );
+  bigValidated.catch(() => undefined);
   const budget = globBudget();
   const all: LoadedSpec[] = [];
   for (const [index, text] of texts.entries()) {
@@ -238,7 +270,9 @@ export async function loadSpecs(root: string, pool?: WorkerPool): Promise<SpecSe
     }
     if (sliceUsedUp()) await nextSlice();
     const relative = paths[index]!;
-    const validated = (await validating[index]) ?? validateSpecText(relative, text);
+    const validated = big.includes(index)
+      ? (await bigValidated)[big.indexOf(index)]!
+      : validateSpecText(relative, text);
     all.push(compileSpec(relative, text, validated, budget));
   }
   const valid = all.filter((spec): spec is ValidSpec => spec.ok);
@@ -258,19 +292,27 @@ async function validateOnWorker(
   relative: string,
   text: string,
   pool: WorkerPool = workerPool(),
+  owner: object = {},
 ): Promise<ValidatedSpec | InvalidSpec> {
   try {
     return await pool.run<ValidatedSpec | InvalidSpec>(
       'spec-validate',
       { relative, text },
-      { deadlineMs: SPEC_PARSE_DEADLINE_MS },
+      { deadlineMs: SPEC_PARSE_DEADLINE_MS, owner },
     );
   } catch (error) {
     if (error instanceof WorkersUnavailableError) {
       await nextSlice();
       return validateSpecText(relative, text);
     }
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason =
+      error instanceof UserError && error.code === 'timed-out'
+        ? `parsing it took longer than ${SPEC_PARSE_DEADLINE_MS / 1000} s (it is ` +
+          `${Math.round(text.length / 1024)} KiB; the machine may be busy): Grove tries again ` +
+          'the next time the specs load'
+        : error instanceof Error
+          ? error.message
+          : String(error);
     return invalid(relative, null, `cannot parse spec: ${reason}`);
   }
 }
