@@ -152,6 +152,34 @@ describe('linear time, the same answers', () => {
     expect(fine.test(`src/x${'ab'.repeat(4)}c.ts`)).toBe(false);
   });
 
+  it('matches `*` and literals exactly as a regular expression would (every short pattern and name over a, b)', () => {
+    const words = (length: number, alphabet: string[]): string[] =>
+      length === 0
+        ? ['']
+        : words(length - 1, alphabet).flatMap((word) => alphabet.map((char) => word + char));
+    const patterns = [1, 2, 3, 4, 5].flatMap((length) => words(length, ['a', 'b', '*']));
+    const names = [0, 1, 2, 3, 4, 5, 6].flatMap((length) => words(length, ['a', 'b']));
+    for (const pattern of patterns) {
+      const set = compileGlobs([`d/${pattern}`]);
+      const oracle = new RegExp(`^d/${pattern.replaceAll('*', '[^/]*')}$`);
+      for (const name of names) {
+        expect(set.test(`d/${name}`), `${pattern} against ${name}`).toBe(oracle.test(`d/${name}`));
+      }
+    }
+  });
+
+  it('decides a hostile spec against a path of long segments in milliseconds, not seconds', () => {
+    // ~1 MB of patterns (within the budget) against 12 segments of 250 characters: the two-pointer
+    // walk alone took ~10 s for this one path.
+    const patterns = Array.from({ length: 4_000 }, (_, i) => `**/*${'a'.repeat(124)}b${i}`);
+    const set = compileGlobs(patterns);
+    const path = Array.from({ length: 12 }, () => 'a'.repeat(250)).join('/');
+    const started = performance.now();
+    expect(set.test(path)).toBe(false);
+    expect(set.test(`${path.slice(0, -2)}b7`)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
   it('a budget passed to several compiles is shared by them', () => {
     const pattern = `src/*${'x'.repeat(1_000)}`;
     const budget = globBudget(2_500);

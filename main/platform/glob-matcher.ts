@@ -68,9 +68,61 @@ type Token =
   | { kind: 'star' }
   | { kind: 'class'; negated: boolean; ranges: [number, number][] };
 
-/** A segment: its tokens, or GLOBSTAR (`**` standing alone: any number of segments). */
-type Segment = Token[] | typeof GLOBSTAR;
+/** A segment: its compiled tokens, or GLOBSTAR (`**` standing alone: any number of segments). */
+type Segment = CompiledSegment | typeof GLOBSTAR;
 const GLOBSTAR = 'globstar' as const;
+
+/**
+ * One segment's tokens, with what lets most paths be decided without the two-pointer walk (whose
+ * O(n·m) a hostile spec can make cost seconds per path: 4,000 patterns of 250 characters against
+ * a path of long segments).
+ */
+interface CompiledSegment {
+  tokens: Token[];
+  /** Characters a matching name has at least (every token but `*` takes one). */
+  minLength: number;
+  /** Runs of literal characters the name must contain (necessary, not sufficient). */
+  runs: string[];
+  /**
+   * Set when the segment is only literals and `*`: `prefix*run*...*suffix` (or `exact`), matched
+   * exactly by finding each run leftmost in turn, in linear time.
+   */
+  plain?: { exact?: string; prefix: string; middle: string[]; suffix: string };
+}
+
+function compileSegment(tokens: Token[]): CompiledSegment {
+  const runs: string[] = [];
+  const starSeparated: string[] = [''];
+  let run = '';
+  let plain = true;
+  let minLength = 0;
+  for (const token of tokens) {
+    if (token.kind !== 'star') minLength++;
+    if (token.kind === 'literal') {
+      const char = String.fromCharCode(token.code);
+      run += char;
+      starSeparated[starSeparated.length - 1] += char;
+      continue;
+    }
+    if (run !== '') runs.push(run);
+    run = '';
+    if (token.kind === 'star') starSeparated.push('');
+    else plain = false;
+  }
+  if (run !== '') runs.push(run);
+  const segment: CompiledSegment = { tokens, minLength, runs };
+  if (plain) {
+    segment.plain =
+      starSeparated.length === 1
+        ? { exact: starSeparated[0]!, prefix: '', middle: [], suffix: '' }
+        : {
+            prefix: starSeparated[0]!,
+            middle: starSeparated.slice(1, -1),
+            suffix: starSeparated.at(-1)!,
+          };
+  }
+  return segment;
+}
 
 /** One brace alternative, compiled. */
 interface CompiledGlob {
@@ -213,17 +265,15 @@ function compileAlternative(pattern: string): CompiledGlob {
     }
     const compiled = segmentTokens(part);
     literal &&= compiled.literal;
-    segments.push(compiled.tokens);
+    segments.push(compileSegment(compiled.tokens));
   }
   // A trailing `/**` is everything *inside*: at least one more segment (`src/**` matches
   // `src/a.ts`, not a file named `src`), as NotarAI's globset has it.
-  if (segments.length > 1 && segments.at(-1) === GLOBSTAR) segments.push([{ kind: 'star' }]);
+  if (segments.length > 1 && segments.at(-1) === GLOBSTAR) {
+    segments.push(compileSegment([{ kind: 'star' }]));
+  }
   if (!literal) return { segments };
-  const text = segments
-    .map((segment) =>
-      String.fromCharCode(...(segment as Token[]).map((token) => (token as { code: number }).code)),
-    )
-    .join('/');
+  const text = segments.map((segment) => (segment as CompiledSegment).plain?.exact ?? '').join('/');
   return { segments, literal: text };
 }
 
@@ -248,8 +298,30 @@ function tokenMatches(token: Token, code: number): boolean {
   }
 }
 
+/** One segment against one path segment (a name). */
+function matchSegment(segment: CompiledSegment, text: string): boolean {
+  if (text.length < segment.minLength) return false;
+  const plain = segment.plain;
+  if (plain) {
+    if (plain.exact !== undefined) return text === plain.exact;
+    const end = text.length - plain.suffix.length;
+    if (end < plain.prefix.length) return false;
+    if (!text.startsWith(plain.prefix) || !text.endsWith(plain.suffix)) return false;
+    // Each run leftmost after the one before: exact for runs between stars.
+    let at = plain.prefix.length;
+    for (const run of plain.middle) {
+      const found = text.indexOf(run, at);
+      if (found === -1 || found + run.length > end) return false;
+      at = found + run.length;
+    }
+    return true;
+  }
+  for (const run of segment.runs) if (!text.includes(run)) return false;
+  return matchTokens(segment.tokens, text);
+}
+
 /** One segment's tokens against one path segment: two pointers, back to the last `*` only. */
-function matchSegment(tokens: readonly Token[], text: string): boolean {
+function matchTokens(tokens: readonly Token[], text: string): boolean {
   let t = 0;
   let s = 0;
   let starT = -1;

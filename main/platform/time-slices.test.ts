@@ -4,7 +4,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { filterInSlices, forEachInSlices, SLICE_MS, sortInSlices } from './time-slices.ts';
+import {
+  filterInSlices,
+  forEachInSlices,
+  SLICE_MS,
+  someInSlices,
+  sortInSlices,
+} from './time-slices.ts';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -71,6 +77,25 @@ describe('work in slices', () => {
     ).rejects.toThrow('the client cancelled');
     expect(seen).toBeGreaterThan(0);
     expect(seen).toBeLessThan(ITEMS.length);
+  });
+
+  it('finds whether any item passes, stopping at the first, and gives turns meanwhile', async () => {
+    let tested = 0;
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 1);
+    try {
+      const found = await someInSlices(ITEMS, (value) => {
+        tested++;
+        busyFor(0.05);
+        return value === ITEMS[ITEMS.length - 2];
+      });
+      expect(found).toBe(true);
+      expect(tested).toBe(ITEMS.length - 1);
+      expect(turns).toBeGreaterThan(0);
+    } finally {
+      clearInterval(ticking);
+    }
+    expect(await someInSlices([1, 3, 5], (value) => value % 2 === 0)).toBe(false);
   });
 
   it('sorts as Array.prototype.sort does (stable), whatever the length, and gives turns meanwhile', async () => {

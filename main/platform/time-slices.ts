@@ -94,6 +94,19 @@ export async function filterInSlices<T>(
   return kept;
 }
 
+/** True if `test` accepts any item; tested in slices, stopping at the first. */
+export async function someInSlices<T>(
+  items: Iterable<T>,
+  test: (item: T) => boolean,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  for (const item of items) {
+    if (test(item)) return true;
+    if (sliceDue()) await nextSlice(signal);
+  }
+  return false;
+}
+
 /** Items sorted natively per run before the runs are merged in slices. */
 const SORT_RUN = 2048;
 

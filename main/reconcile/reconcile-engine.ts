@@ -38,7 +38,12 @@ import {
 import { HashCache } from './hash-cache.ts';
 import { STATE_FILE } from './state-file.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
-import { filterInSlices, forEachInSlices, sortInSlices } from '../platform/time-slices.ts';
+import {
+  filterInSlices,
+  forEachInSlices,
+  someInSlices,
+  sortInSlices,
+} from '../platform/time-slices.ts';
 import { formatSpecError, governs, isSpecPath, loadSpecs } from './spec-loader.ts';
 
 export { STATE_FILE };
@@ -151,7 +156,8 @@ export class ReconcileEngine {
     const changed = withUntracked(tracked, untracked);
     const affected_specs: AffectedSpec[] = [];
     for (const spec of specs.valid) {
-      if (!changed.paths.some((file) => governs(spec, file))) continue;
+      // In slices, as every loop over the listing (platform/time-slices.ts).
+      if (!(await someInSlices(changed.paths, (file) => governs(spec, file), signal))) continue;
       affected_specs.push({
         spec_path: spec.path,
         behaviors: spec.spec.behaviors ?? null,
