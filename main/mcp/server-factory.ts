@@ -89,10 +89,26 @@ export interface ServerFactoryOptions {
    * finds it offered (opt-in tools such as run_just_task).
    */
   isToolOffered?: (name: string) => boolean;
+  /** Most calls running at once on one legacy session (default MAX_CALLS_PER_SESSION). */
+  maxCallsPerSession?: number;
+  /** Most calls running at once on every server this factory built (default MAX_CALLS_RUNNING). */
+  maxCallsRunning?: number;
 }
 
 /** Default interval of the progress heartbeat of running calls. */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 5_000;
+
+/**
+ * Most tool calls running at once on one legacy session. Clients send a handful in parallel
+ * (Claude Code: a few reads or greps at a time); one call can hold ~25 MB while it builds a 4 MiB
+ * answer (read_multiple_files), so a session that sends hundreds at once is refused past this.
+ */
+export const MAX_CALLS_PER_SESSION = 16;
+/**
+ * Most tool calls running at once on one worktree server (every session and every modern request):
+ * ~25 MB each at worst keeps the process well under a GB however many clients send calls.
+ */
+export const MAX_CALLS_RUNNING = 32;
 
 /** Builds the server of one leg/session/request; knows every call running on any of them. */
 export interface ServerFactory {
@@ -194,6 +210,30 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
   );
   /** Running calls by id, each with the control that ends it. */
   const running = new Map<string, CallControl>();
+  const maxPerSession = options.maxCallsPerSession ?? MAX_CALLS_PER_SESSION;
+  const maxRunning = options.maxCallsRunning ?? MAX_CALLS_RUNNING;
+  /** Calls running on each legacy session, by session id (entries at 0 are dropped). */
+  const runningBySession = new Map<string, number>();
+  /**
+   * Why a call cannot start now (too many running on its session or on this server), or
+   * undefined. Refused at once rather than queued: a client past the bound is flooding, and a
+   * clear error for that call is what it can act on (it retries once some of its calls finish).
+   */
+  const refusal = (sessionId: string | undefined): string | undefined => {
+    if (sessionId !== undefined && (runningBySession.get(sessionId) ?? 0) >= maxPerSession) {
+      return (
+        `too many calls running at once (${maxPerSession}) on this MCP session; ` +
+        'wait for some to finish, then try again'
+      );
+    }
+    if (running.size >= maxRunning) {
+      return (
+        `too many calls running at once (${maxRunning}) on this worktree server; ` +
+        'wait for some to finish, then try again'
+      );
+    }
+    return undefined;
+  };
   const offered = options.isToolOffered ?? (() => true);
   /** Each server's registered tools (for syncTools); dropped with the server. */
   const registrations = new WeakMap<McpServer, Map<string, RegisteredTool>>();
@@ -224,13 +264,33 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
             return toolErrorResult(`Tool ${tool.name} is not offered by this server now`);
           }
           const started = performance.now();
+          const callId = `${process.pid}-c${++callSequence}`;
+          const argumentsSummary = summarizeArguments(args);
+          const { sessionId } = ctx;
+          const refused = refusal(sessionId);
+          if (refused !== undefined) {
+            onToolCalled?.({
+              callId,
+              tool: tool.name,
+              leg,
+              sessionId,
+              envelopeClientInfo: envelopeClientInfo(ctx),
+              isError: true,
+              durationMs: performance.now() - started,
+              argumentsSummary,
+              resultBytes: Buffer.byteLength(refused),
+              error: refused,
+            });
+            return toolErrorResult(refused);
+          }
           const progress = requestProgress(ctx, progressIntervalMs);
           let result: CallToolResult;
           const deadlineMs = options.deadlinesMs?.[tool.name] ?? toolDeadlineMs(tool);
           const control = callControl(tool.name, deadlineMs);
-          const callId = `${process.pid}-c${++callSequence}`;
-          const argumentsSummary = summarizeArguments(args);
           running.set(callId, control);
+          if (sessionId !== undefined) {
+            runningBySession.set(sessionId, (runningBySession.get(sessionId) ?? 0) + 1);
+          }
           options.onToolStarted?.({
             callId,
             tool: tool.name,
@@ -261,6 +321,11 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
             result = toolErrorResult(describeError(error));
           } finally {
             running.delete(callId);
+            if (sessionId !== undefined) {
+              const left = (runningBySession.get(sessionId) ?? 1) - 1;
+              if (left > 0) runningBySession.set(sessionId, left);
+              else runningBySession.delete(sessionId);
+            }
             control.clear();
             progress?.stop();
           }

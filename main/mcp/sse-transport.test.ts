@@ -2,13 +2,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SseServerTransport } from './sse-transport.ts';
+import { SseBacklogBudget, SseServerTransport } from './sse-transport.ts';
 import {
   authHeader,
   initializeBody,
   openSseStream,
   rawRequest,
   startTestListener,
+  waitUntil,
 } from '../testing/mcp-clients.ts';
 import type { SseStream, TestListener } from '../testing/mcp-clients.ts';
 
@@ -156,5 +157,113 @@ describe('SseServerTransport', () => {
     expect(closes).toBe(1);
     expect(open.isOpen).toBe(false);
     await expect(open.send({ jsonrpc: '2.0', method: 'ping', id: 1 })).rejects.toThrow('not open');
+  });
+
+  it('cuts a stream whose client stopped reading once its unread output passes the cap', async () => {
+    let transport: SseServerTransport | undefined;
+    const server = http.createServer((_req, res) => {
+      transport = new SseServerTransport({
+        res,
+        endpoint: '/m',
+        keepAliveMs: 0,
+        retryMs: 500,
+        maxBacklogBytes: 256 * 1024,
+      });
+      void transport.start();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    const { port } = server.address() as AddressInfo;
+    let cut = false;
+    const response = await new Promise<http.IncomingMessage>((resolve) => {
+      http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
+        res.once('data', () => {
+          res.pause();
+          res.socket.pause(); // never read again
+          resolve(res);
+        });
+        res.on('close', () => (cut = true));
+      });
+    });
+    cleanups.push(() => response.destroy());
+    if (!transport) throw new Error('no transport');
+    const open = transport;
+    let closes = 0;
+    open.onclose = () => closes++;
+    const message = { jsonrpc: '2.0' as const, method: 'notice', params: { x: 'y'.repeat(16384) } };
+    let sent = 0;
+    while (open.isOpen && sent < 10_000) {
+      await open.send(message);
+      sent++;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(open.isOpen).toBe(false); // the client's socket buffers hold a few MiB at most
+    expect(closes).toBe(1);
+    await expect(open.send(message)).rejects.toThrow('not open');
+    response.socket.resume();
+    response.resume();
+    await waitUntil(() => cut, 5_000, 'the stream cut');
+  });
+
+  it('cuts the stream holding the most once the backlogs of all streams pass their total cap', async () => {
+    const budget = new SseBacklogBudget(512 * 1024);
+    const transports: SseServerTransport[] = [];
+    const server = http.createServer((_req, res) => {
+      const transport = new SseServerTransport({
+        res,
+        endpoint: '/m',
+        keepAliveMs: 0,
+        retryMs: 500,
+        maxBacklogBytes: 1024 * 1024 * 1024, // only the total cap applies
+        backlogBudget: budget,
+      });
+      transports.push(transport);
+      void transport.start();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    const { port } = server.address() as AddressInfo;
+    const connect = (read: boolean) =>
+      new Promise<http.IncomingMessage>((resolve) => {
+        http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
+          res.once('data', () => {
+            if (!read) {
+              res.pause();
+              res.socket.pause();
+            }
+            resolve(res);
+          });
+        });
+      });
+    const responses = [await connect(false), await connect(false), await connect(true)];
+    for (const response of responses) cleanups.push(() => response.destroy());
+    const [first, second, reader] = transports as [
+      SseServerTransport,
+      SseServerTransport,
+      SseServerTransport,
+    ];
+    const message = { jsonrpc: '2.0' as const, method: 'notice', params: { x: 'y'.repeat(16384) } };
+    // The first stream falls behind four times as fast as the second (32 MiB sent at most).
+    for (let sent = 0; first.isOpen && sent < 2_000; sent++) {
+      await first.send(message);
+      if (sent % 4 === 0 && second.isOpen) await second.send(message);
+      await reader.send(message);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(first.isOpen).toBe(false);
+    expect(second.isOpen).toBe(true);
+    expect(reader.isOpen).toBe(true);
   });
 });

@@ -2,7 +2,8 @@
 // Transport interface: `GET /sse` holds the event stream (first event `endpoint`, with a `retry:`
 // line so clients reconnect quickly after a restart, then `: keepalive` comments), and each
 // `POST /messages?sessionId=` hands its already-parsed body to handlePostMessage. JSON-RPC batches
-// are split (v2's protocol layer rejects arrays); onclose fires exactly once.
+// are split (v2's protocol layer rejects arrays); onclose fires exactly once. A stream whose client
+// stops reading is ended once its unread output passes maxBacklogBytes, so it never holds more.
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { parseJSONRPCMessage } from '@modelcontextprotocol/server';
@@ -22,7 +23,61 @@ export interface SseServerTransportOptions {
   keepAliveMs: number;
   /** Reconnection delay suggested to clients in the first frame. */
   retryMs: number;
+  /**
+   * Unread output (written but not yet taken by the socket) past which the stream is cut and the
+   * session ends (default MAX_SSE_BACKLOG_BYTES).
+   */
+  maxBacklogBytes?: number;
+  /** The total cap shared with other streams (default: the process's, MAX_SSE_TOTAL_BACKLOG_BYTES). */
+  backlogBudget?: SseBacklogBudget;
 }
+
+/**
+ * Unread output one SSE stream may hold. A client that reads keeps this near zero (the socket
+ * takes each frame); the biggest single answer is a few MiB (a 4 MiB read_multiple_files, as JSON
+ * text and structuredContent), so 32 MiB holds several of them for a slow reader and cuts off a
+ * client that stopped reading before its answers pile up.
+ */
+export const MAX_SSE_BACKLOG_BYTES = 32 * 1024 * 1024;
+
+/** Unread output every SSE stream of the process may hold together (many sessions, none read). */
+export const MAX_SSE_TOTAL_BACKLOG_BYTES = 128 * 1024 * 1024;
+
+/**
+ * The streams that share a total cap on unread output: once their backlogs add up past
+ * `maxTotalBytes`, the stream holding the most is cut (the one that stopped reading).
+ */
+export class SseBacklogBudget {
+  readonly #streams = new Set<{ backlog(): number; cut(): void }>();
+  readonly maxTotalBytes: number;
+  constructor(maxTotalBytes: number) {
+    this.maxTotalBytes = maxTotalBytes;
+  }
+
+  add(stream: { backlog(): number; cut(): void }): () => void {
+    this.#streams.add(stream);
+    return () => this.#streams.delete(stream);
+  }
+
+  /** Cuts the largest backlogs until the total is within the cap. */
+  enforce(): void {
+    for (;;) {
+      let total = 0;
+      let largest: { backlog(): number; cut(): void } | undefined;
+      for (const stream of this.#streams) {
+        const backlog = stream.backlog();
+        total += backlog;
+        if (!largest || backlog > largest.backlog()) largest = stream;
+      }
+      if (total <= this.maxTotalBytes || !largest) return;
+      this.#streams.delete(largest);
+      largest.cut();
+    }
+  }
+}
+
+/** The budget every SSE stream of the process shares unless told otherwise. */
+const processBacklog = new SseBacklogBudget(MAX_SSE_TOTAL_BACKLOG_BYTES);
 
 /** A POST body that is not a JSON-RPC message (or a non-empty array of them). */
 export class InvalidMessageError extends Error {
@@ -39,6 +94,9 @@ export class SseServerTransport implements Transport {
   readonly #endpoint: string;
   readonly #keepAliveMs: number;
   readonly #retryMs: number;
+  readonly #maxBacklogBytes: number;
+  readonly #budget: SseBacklogBudget;
+  #leaveBudget: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #started = false;
   #closed = false;
@@ -48,6 +106,8 @@ export class SseServerTransport implements Transport {
     this.#endpoint = options.endpoint;
     this.#keepAliveMs = options.keepAliveMs;
     this.#retryMs = options.retryMs;
+    this.#maxBacklogBytes = options.maxBacklogBytes ?? MAX_SSE_BACKLOG_BYTES;
+    this.#budget = options.backlogBudget ?? processBacklog;
   }
 
   /** True while the event stream is open. */
@@ -70,6 +130,10 @@ export class SseServerTransport implements Transport {
       'Cache-Control': 'no-cache, no-transform',
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
+    });
+    this.#leaveBudget = this.#budget.add({
+      backlog: () => (res.destroyed ? 0 : res.writableLength),
+      cut: () => this.#cut(),
     });
     const url = `${this.#endpoint}?sessionId=${encodeURIComponent(this.sessionId)}`;
     this.#write(`retry: ${this.#retryMs}\nevent: endpoint\ndata: ${url}\n\n`);
@@ -107,15 +171,28 @@ export class SseServerTransport implements Transport {
   }
 
   #write(chunk: string): void {
-    if (this.#closed || this.#res.destroyed) return;
-    this.#res.write(chunk);
+    const res = this.#res;
+    if (this.#closed || res.destroyed) return;
+    res.write(chunk);
+    if (res.writableLength > this.#maxBacklogBytes) this.#cut();
+    else this.#budget.enforce();
+  }
+
+  /**
+   * The client stopped reading: drops what it never took (end() would keep it to flush) and ends
+   * the session; the client sees its stream cut and can open a new one.
+   */
+  #cut(): void {
+    this.#res.destroy();
+    this.#finish();
   }
 
   #finish(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#leaveBudget?.();
     if (this.#timer) clearInterval(this.#timer);
-    if (!this.#res.writableEnded) this.#res.end();
+    if (!this.#res.writableEnded && !this.#res.destroyed) this.#res.end();
     this.onclose?.();
   }
 }
