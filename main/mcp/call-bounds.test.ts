@@ -1,6 +1,7 @@
-// Flooding a worktree server: calls past the bound on one session, or on the whole server, end at
-// once with an error naming the bound while the others run; an SSE stream whose client stopped
-// reading is cut once its unread output passes the cap. Every other client is served meanwhile.
+// Flooding a worktree server: calls past the bound on one session end at once with an error naming
+// the bound while the others run; past the bound of the whole server they wait for a slot, and past
+// the waiting bound they end at once too; an SSE stream whose client stopped reading is cut once
+// its unread output passes the cap. Every other client is served meanwhile.
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -16,7 +17,7 @@ import {
   type Leg,
   type TestListener,
 } from '../testing/mcp-clients.ts';
-import { MAX_CALLS_PER_SESSION, MAX_CALLS_RUNNING } from './server-factory.ts';
+import { MAX_CALLS_PER_SESSION } from './server-factory.ts';
 import { MAX_SSE_BACKLOG_BYTES } from './sse-transport.ts';
 
 /** Calls of `gate` wait for this to open (or for their signal). */
@@ -135,45 +136,47 @@ describe('calls running at once', () => {
     },
   );
 
-  it('past the bound of the whole server end at once with an error naming it', async () => {
+  it('past the bound of the whole server wait for a slot, oldest first; past the waiting bound they end at once', async () => {
     closeGate();
-    const server = await listen();
-    const perSession = MAX_CALLS_PER_SESSION - 1;
-    const sessions = Math.ceil(MAX_CALLS_RUNNING / perSession);
-    const extra = sessions * perSession - MAX_CALLS_RUNNING;
-    expect(extra).toBeGreaterThan(0);
-    const flooders = await Promise.all(
-      Array.from({ length: sessions }, (_, index) =>
+    const bounds = { maxCallsRunning: 6, maxCallsWaiting: 4 };
+    const server = await startTestListener({ tools, callBounds: bounds });
+    cleanups.push(() => server.close());
+    const clients = await Promise.all(
+      Array.from({ length: 3 }, (_, index) =>
         connect(server, index % 2 === 0 ? 'sse' : 'legacy-http'),
       ),
     );
-    const other = await connect(server, 'modern-http');
+    const modern = await connect(server, 'modern-http');
     const settled: CallToolResult[] = [];
-    const calls = flooders.flatMap((client) =>
-      Array.from({ length: perSession }, () =>
-        client.callTool({ name: 'gate', arguments: {} }).then((result) => {
-          settled.push(result as CallToolResult);
-          return result as CallToolResult;
-        }),
-      ),
+    const call = (client: (typeof clients)[number], name: string) =>
+      client.callTool({ name, arguments: {} }).then((result) => {
+        settled.push(result as CallToolResult);
+        return result as CallToolResult;
+      });
+    // 6 run, 4 wait (3 sessions, 3-4 calls each: under the session bound).
+    const running = clients.flatMap((client) => [0, 1].map(() => call(client, 'gate')));
+    await waitUntil(() => gateCalls === bounds.maxCallsRunning, 5_000, 'the slots taken');
+    const waiting = [
+      call(clients[0]!, 'quick'),
+      call(clients[1]!, 'quick'),
+      call(clients[2]!, 'quick'),
+    ];
+    const modernWaiting = modern.callTool({ name: 'quick', arguments: {} });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(settled).toEqual([]); // waiting, not refused
+    // The queue is full: the next call, on any leg, ends at once with the bound in its error.
+    const refused = (await call(clients[2]!, 'quick')) as CallToolResult;
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toBe(
+      'too many calls running (6) and waiting (4) on this worktree server; wait for some to ' +
+        'finish, then try again',
     );
-    await waitUntil(
-      () => settled.length === extra && gateCalls === MAX_CALLS_RUNNING,
-      5_000,
-      'the server full',
-    );
-    const bound =
-      `too many calls running at once (${MAX_CALLS_RUNNING}) on this worktree server; ` +
-      'wait for some to finish, then try again';
-    for (const refused of settled) expect(textOf(refused)).toBe(bound);
-    // A modern request is counted too: refused while the server is full, served once calls end.
-    const full = (await other.callTool({ name: 'quick', arguments: {} })) as CallToolResult;
-    expect(full.isError).toBe(true);
-    expect(textOf(full)).toBe(bound);
+    expect(gateCalls).toBe(bounds.maxCallsRunning);
     openGate();
-    const results = await Promise.all(calls);
-    expect(results.filter((result) => result.isError !== true)).toHaveLength(MAX_CALLS_RUNNING);
-    expect((await other.callTool({ name: 'quick', arguments: {} })).isError).not.toBe(true);
+    const results = await Promise.all([...running, ...waiting, modernWaiting]);
+    expect(results.filter((result) => result.isError === true)).toEqual([]);
+    // Free again: a call runs at once.
+    expect((await modern.callTool({ name: 'quick', arguments: {} })).isError).not.toBe(true);
   });
 });
 

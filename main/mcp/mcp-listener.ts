@@ -31,6 +31,7 @@ import {
 } from './http-answers.ts';
 import type { LiveSession } from './legacy-legs.ts';
 import type { McpRoutes } from './mcp-routes.ts';
+import type { CallBounds } from './server-factory.ts';
 
 /** node:http required, not imported: its ESM facade would load undici (platform/builtins.ts). */
 const { createServer } = requireBuiltin<typeof NodeHttp>('node:http');
@@ -76,6 +77,8 @@ export interface McpListenerOptions {
   sessionIdleMs?: number;
   /** Cap on legacy sessions (both legs); the least recently active is evicted (default 100). */
   maxSessions?: number;
+  /** Calls running and waiting at once (server-factory.ts; tests lower them). */
+  callBounds?: CallBounds;
 }
 
 export interface McpListener {
@@ -142,6 +145,7 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
         extendServer: parts.extendServer,
         isToolOffered: options.isToolOffered,
         progressIntervalMs: options.progressIntervalMs,
+        callBounds: options.callBounds,
         keepAliveMs,
         maxBodyBytes: MAX_BODY_BYTES,
         sessions,

@@ -25,7 +25,7 @@ import { toClientIdentity } from './client-events.ts';
 import type { McpClientEvent, McpClientIdentity, McpTransportKind } from './client-events.ts';
 import type { LegacySessionRegistry } from './legacy-sessions.ts';
 import { createServerFactory } from './server-factory.ts';
-import type { ToolCallRecord, ToolCallStart } from './server-factory.ts';
+import type { CallBounds, ToolCallRecord, ToolCallStart } from './server-factory.ts';
 import { headersOnlyRequest } from './http-answers.ts';
 import { LegacyLegs, type LiveSession } from './legacy-legs.ts';
 import { loadNodeAdapter } from './node-adapter.ts';
@@ -38,6 +38,7 @@ export interface McpRoutesOptions {
   extendServer?: ServerExtension | undefined;
   isToolOffered?: ((name: string) => boolean) | undefined;
   progressIntervalMs?: number | undefined;
+  callBounds?: CallBounds | undefined;
   keepAliveMs: number;
   maxBodyBytes: number;
   /** The listener's legacy sessions (it checks SSE session ids before the token, and reaps). */
@@ -112,6 +113,7 @@ export function createMcpRoutes(options: McpRoutesOptions): McpRoutes {
     ...(options.progressIntervalMs === undefined
       ? {}
       : { progressIntervalMs: options.progressIntervalMs }),
+    ...options.callBounds,
     onToolStarted,
     onToolCalled,
     onError: reportError,

@@ -93,6 +93,8 @@ export interface ServerFactoryOptions {
   maxCallsPerSession?: number;
   /** Most calls running at once on every server this factory built (default MAX_CALLS_RUNNING). */
   maxCallsRunning?: number;
+  /** Most calls waiting for one of those slots (default MAX_CALLS_WAITING). */
+  maxCallsWaiting?: number;
 }
 
 /** Default interval of the progress heartbeat of running calls. */
@@ -106,9 +108,18 @@ export const DEFAULT_PROGRESS_INTERVAL_MS = 5_000;
 export const MAX_CALLS_PER_SESSION = 16;
 /**
  * Most tool calls running at once on one worktree server (every session and every modern request):
- * ~25 MB each at worst keeps the process well under a GB however many clients send calls.
+ * ~25 MB each at worst keeps the process well under a GB however many clients send calls. Calls
+ * past it wait for a slot, oldest first (50 clients each sending one call are all served).
  */
 export const MAX_CALLS_RUNNING = 32;
+/** Most calls waiting for a slot on one worktree server; past it a call is refused at once. */
+export const MAX_CALLS_WAITING = 256;
+
+/** How many calls may run and wait at once (defaults: the constants above). */
+export type CallBounds = Pick<
+  ServerFactoryOptions,
+  'maxCallsPerSession' | 'maxCallsRunning' | 'maxCallsWaiting'
+>;
 
 /** Builds the server of one leg/session/request; knows every call running on any of them. */
 export interface ServerFactory {
@@ -212,12 +223,16 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
   const running = new Map<string, CallControl>();
   const maxPerSession = options.maxCallsPerSession ?? MAX_CALLS_PER_SESSION;
   const maxRunning = options.maxCallsRunning ?? MAX_CALLS_RUNNING;
-  /** Calls running on each legacy session, by session id (entries at 0 are dropped). */
+  const maxWaiting = options.maxCallsWaiting ?? MAX_CALLS_WAITING;
+  /** Calls running or waiting on each legacy session, by session id (entries at 0 are dropped). */
   const runningBySession = new Map<string, number>();
+  /** Slots of this server taken by running calls, and the calls waiting for one, oldest first. */
+  let slotsTaken = 0;
+  const waitingForSlot: (() => void)[] = [];
   /**
-   * Why a call cannot start now (too many running on its session or on this server), or
-   * undefined. Refused at once rather than queued: a client past the bound is flooding, and a
-   * clear error for that call is what it can act on (it retries once some of its calls finish).
+   * Why a call cannot even wait for a slot (too many on its session, or too many waiting on this
+   * server), or undefined. Refused at once: a client past the bound is flooding, and a clear error
+   * for that call is what it can act on (it retries once some of its calls finish).
    */
   const refusal = (sessionId: string | undefined): string | undefined => {
     if (sessionId !== undefined && (runningBySession.get(sessionId) ?? 0) >= maxPerSession) {
@@ -226,13 +241,26 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
         'wait for some to finish, then try again'
       );
     }
-    if (running.size >= maxRunning) {
+    if (slotsTaken >= maxRunning && waitingForSlot.length >= maxWaiting) {
       return (
-        `too many calls running at once (${maxRunning}) on this worktree server; ` +
-        'wait for some to finish, then try again'
+        `too many calls running (${maxRunning}) and waiting (${maxWaiting}) on this worktree ` +
+        'server; wait for some to finish, then try again'
       );
     }
     return undefined;
+  };
+  /** Resolves once the call holds one of the server's slots (at once while one is free). */
+  const takeSlot = async (): Promise<void> => {
+    if (slotsTaken < maxRunning) {
+      slotsTaken++;
+      return;
+    }
+    await new Promise<void>((resolve) => waitingForSlot.push(resolve)); // handed over by a release
+  };
+  const releaseSlot = (): void => {
+    const next = waitingForSlot.shift();
+    if (next) next();
+    else slotsTaken--;
   };
   const offered = options.isToolOffered ?? (() => true);
   /** Each server's registered tools (for syncTools); dropped with the server. */
@@ -283,14 +311,15 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
             });
             return toolErrorResult(refused);
           }
+          if (sessionId !== undefined) {
+            runningBySession.set(sessionId, (runningBySession.get(sessionId) ?? 0) + 1);
+          }
+          await takeSlot();
           const progress = requestProgress(ctx, progressIntervalMs);
           let result: CallToolResult;
           const deadlineMs = options.deadlinesMs?.[tool.name] ?? toolDeadlineMs(tool);
           const control = callControl(tool.name, deadlineMs);
           running.set(callId, control);
-          if (sessionId !== undefined) {
-            runningBySession.set(sessionId, (runningBySession.get(sessionId) ?? 0) + 1);
-          }
           options.onToolStarted?.({
             callId,
             tool: tool.name,
@@ -321,6 +350,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
             result = toolErrorResult(describeError(error));
           } finally {
             running.delete(callId);
+            releaseSlot();
             if (sessionId !== undefined) {
               const left = (runningBySession.get(sessionId) ?? 1) - 1;
               if (left > 0) runningBySession.set(sessionId, left);
