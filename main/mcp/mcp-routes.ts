@@ -29,6 +29,7 @@ import type { CallBounds, ToolCallRecord, ToolCallStart } from './server-factory
 import { headersOnlyRequest } from './http-answers.ts';
 import { LegacyLegs, type LiveSession } from './legacy-legs.ts';
 import { loadNodeAdapter } from './node-adapter.ts';
+import { capUnreadOutput } from './sse-transport.ts';
 
 export interface McpRoutesOptions {
   root: string;
@@ -167,6 +168,7 @@ export function createMcpRoutes(options: McpRoutesOptions): McpRoutes {
     postSseMessage: (req, res, sessionId, body) =>
       legacyLegs.postSseMessage(req, res, sessionId, body),
     async handleMcp(req, res, body) {
+      capUnreadOutput(res);
       if (await isLegacyRequest(headersOnlyRequest(req), body)) {
         return legacyLegs.handleStreamable(req, res, body);
       }

@@ -2,7 +2,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SseBacklogBudget, SseServerTransport } from './sse-transport.ts';
+import { capUnreadOutput, SseBacklogBudget, SseServerTransport } from './sse-transport.ts';
 import {
   authHeader,
   initializeBody,
@@ -209,6 +209,64 @@ describe('SseServerTransport', () => {
     response.socket.resume();
     response.resume();
     await waitUntil(() => cut, 5_000, 'the stream cut');
+  });
+
+  it('capUnreadOutput: a response whose client stopped reading is cut past the cap; one read as it goes is not', async () => {
+    const CHUNK = 'z'.repeat(16 * 1024);
+    const served: { res: http.ServerResponse; writes: number }[] = [];
+    // Frames of 16 KiB, one per turn of the event loop (as answers come): 64 MiB for the client
+    // that stops reading (its socket buffers take a few MiB), 4 MiB for the one that reads.
+    const server = http.createServer((req, res) => {
+      capUnreadOutput(res, { maxBytes: 256 * 1024, budget: new SseBacklogBudget(1024 ** 3) });
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      const state = { res, writes: 0 };
+      served.push(state);
+      const frames = req.url === '/stalls' ? 4096 : 256;
+      void (async () => {
+        while (!res.destroyed && state.writes < frames) {
+          expect(res.write(`data: ${CHUNK}\n\n`)).toBe(true); // never "wait for drain"
+          state.writes++;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        if (!res.destroyed) res.end();
+      })();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    const { port } = server.address() as AddressInfo;
+    // A client that stops reading after the first bytes: its response is cut.
+    let stalledClosed = false;
+    await new Promise<void>((resolve) => {
+      http.get({ host: '127.0.0.1', port, path: '/stalls', agent: false }, (res) => {
+        res.once('data', () => {
+          res.pause();
+          res.socket.pause();
+          resolve();
+        });
+        res.on('close', () => (stalledClosed = true));
+        res.on('error', () => (stalledClosed = true));
+      });
+    });
+    await waitUntil(() => served[0]?.res.destroyed === true, 5_000, 'the unread response cut');
+    expect(served[0]!.writes).toBeLessThan(4096);
+    // A client that reads as it goes gets all 4 MiB, well past the cap.
+    const received = await new Promise<number>((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
+        let bytes = 0;
+        res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        res.on('end', () => resolve(bytes));
+        res.on('error', reject);
+      });
+    });
+    expect(received).toBe(256 * (CHUNK.length + 8));
+    expect(served[1]!.writes).toBe(256); // all written, none cut
+    expect(stalledClosed || served[0]!.res.destroyed).toBe(true);
   });
 
   it('cuts the stream holding the most once the backlogs of all streams pass their total cap', async () => {

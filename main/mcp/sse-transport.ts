@@ -79,6 +79,38 @@ export class SseBacklogBudget {
 /** The budget every SSE stream of the process shares unless told otherwise. */
 const processBacklog = new SseBacklogBudget(MAX_SSE_TOTAL_BACKLOG_BYTES);
 
+/**
+ * Bounds what a Streamable HTTP response holds for a client that stops reading, as the SSE
+ * transport bounds its stream. The SDK's Node adapter waits for 'drain' before writing more, and
+ * meanwhile queues answers inside the response's web stream, unbounded and out of sight; here
+ * every write reports success, so what the client has not taken stays in the response's own
+ * buffer (`writableLength`), where the caps see it: past `maxBytes` (or the largest, once all
+ * streams of the budget pass its total) the response is destroyed and the client sees it cut.
+ */
+export function capUnreadOutput(
+  res: ServerResponse,
+  options: { maxBytes?: number; budget?: SseBacklogBudget } = {},
+): void {
+  const maxBytes = options.maxBytes ?? MAX_SSE_BACKLOG_BYTES;
+  const budget = options.budget ?? processBacklog;
+  const cut = (): void => {
+    leave();
+    res.destroy();
+  };
+  const leave = budget.add({
+    backlog: () => (res.destroyed ? 0 : res.writableLength),
+    cut,
+  });
+  res.once('close', leave);
+  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+  res.write = ((...args: unknown[]) => {
+    write(...args);
+    if (res.writableLength > maxBytes) cut();
+    else budget.enforce();
+    return true;
+  }) as typeof res.write;
+}
+
 /** A POST body that is not a JSON-RPC message (or a non-empty array of them). */
 export class InvalidMessageError extends Error {
   override name = 'InvalidMessageError';
