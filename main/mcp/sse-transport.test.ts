@@ -43,6 +43,20 @@ function post(server: TestListener, path: string, body: unknown) {
   });
 }
 
+/** Serves `handler` on 127.0.0.1 (closed after the test, connections too); its port. */
+async function serve(handler: http.RequestListener): Promise<number> {
+  const server = http.createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return (server.address() as AddressInfo).port;
+}
+
 describe('the legacy SSE leg', () => {
   it('starts with a retry line and the endpoint event', async () => {
     const server = await listen();
@@ -130,19 +144,10 @@ describe('the legacy SSE leg', () => {
 describe('SseServerTransport', () => {
   it('fires onclose exactly once, whoever closes first', async () => {
     let transport: SseServerTransport | undefined;
-    const server = http.createServer((_req, res) => {
+    const port = await serve((_req, res) => {
       transport = new SseServerTransport({ res, endpoint: '/m', keepAliveMs: 0, retryMs: 500 });
       void transport.start();
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(
-      () =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    );
-    const { port } = server.address() as AddressInfo;
     const stream = await openSseStream(port, '/', {});
     await stream.waitFor((text) => text.includes('event: endpoint'));
     let closes = 0;
@@ -161,7 +166,7 @@ describe('SseServerTransport', () => {
 
   it('cuts a stream whose client stopped reading once its unread output passes the cap', async () => {
     let transport: SseServerTransport | undefined;
-    const server = http.createServer((_req, res) => {
+    const port = await serve((_req, res) => {
       transport = new SseServerTransport({
         res,
         endpoint: '/m',
@@ -171,15 +176,6 @@ describe('SseServerTransport', () => {
       });
       void transport.start();
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(
-      () =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    );
-    const { port } = server.address() as AddressInfo;
     let cut = false;
     const response = await new Promise<http.IncomingMessage>((resolve) => {
       http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
@@ -216,7 +212,7 @@ describe('SseServerTransport', () => {
     const served: { res: http.ServerResponse; writes: number }[] = [];
     // Frames of 16 KiB, one per turn of the event loop (as answers come): 64 MiB for the client
     // that stops reading (its socket buffers take a few MiB), 4 MiB for the one that reads.
-    const server = http.createServer((req, res) => {
+    const port = await serve((req, res) => {
       capUnreadOutput(res, { maxBytes: 256 * 1024, budget: new SseBacklogBudget(1024 ** 3) });
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
       const state = { res, writes: 0 };
@@ -231,15 +227,6 @@ describe('SseServerTransport', () => {
         if (!res.destroyed) res.end();
       })();
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(
-      () =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    );
-    const { port } = server.address() as AddressInfo;
     // A client that stops reading after the first bytes: its response is cut.
     let stalledClosed = false;
     await new Promise<void>((resolve) => {
@@ -272,7 +259,7 @@ describe('SseServerTransport', () => {
   it('cuts the stream holding the most once the backlogs of all streams pass their total cap', async () => {
     const budget = new SseBacklogBudget(512 * 1024);
     const transports: SseServerTransport[] = [];
-    const server = http.createServer((_req, res) => {
+    const port = await serve((_req, res) => {
       const transport = new SseServerTransport({
         res,
         endpoint: '/m',
@@ -284,15 +271,6 @@ describe('SseServerTransport', () => {
       transports.push(transport);
       void transport.start();
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(
-      () =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    );
-    const { port } = server.address() as AddressInfo;
     const connect = (read: boolean) =>
       new Promise<http.IncomingMessage>((resolve) => {
         http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
