@@ -80,8 +80,10 @@ export class SseBacklogBudget {
 const processBacklog = new SseBacklogBudget(MAX_SSE_TOTAL_BACKLOG_BYTES);
 
 /**
- * Bounds what a Streamable HTTP response holds for a client that stops reading, as the SSE
- * transport bounds its stream. The SDK's Node adapter waits for 'drain' before writing more, and
+ * Bounds what a response holds for a client that stops reading: the SSE transport's stream, and
+ * each Streamable HTTP response (mcp-routes.ts). Destroying drops what the client never took
+ * (end() would keep it to flush); the client sees its stream cut and can open a new one. The SDK's
+ * Node adapter waits for 'drain' before writing more, and
  * meanwhile queues answers inside the response's web stream, unbounded and out of sight; here
  * every write reports success, so what the client has not taken stays in the response's own
  * buffer (`writableLength`), where the caps see it: past `maxBytes` (or the largest, once all
@@ -89,7 +91,7 @@ const processBacklog = new SseBacklogBudget(MAX_SSE_TOTAL_BACKLOG_BYTES);
  */
 export function capUnreadOutput(
   res: ServerResponse,
-  options: { maxBytes?: number; budget?: SseBacklogBudget } = {},
+  options: { maxBytes?: number | undefined; budget?: SseBacklogBudget | undefined } = {},
 ): void {
   const maxBytes = options.maxBytes ?? MAX_SSE_BACKLOG_BYTES;
   const budget = options.budget ?? processBacklog;
@@ -126,9 +128,8 @@ export class SseServerTransport implements Transport {
   readonly #endpoint: string;
   readonly #keepAliveMs: number;
   readonly #retryMs: number;
-  readonly #maxBacklogBytes: number;
-  readonly #budget: SseBacklogBudget;
-  #leaveBudget: (() => void) | undefined;
+  readonly #maxBacklogBytes: number | undefined;
+  readonly #budget: SseBacklogBudget | undefined;
   #timer: NodeJS.Timeout | undefined;
   #started = false;
   #closed = false;
@@ -138,8 +139,8 @@ export class SseServerTransport implements Transport {
     this.#endpoint = options.endpoint;
     this.#keepAliveMs = options.keepAliveMs;
     this.#retryMs = options.retryMs;
-    this.#maxBacklogBytes = options.maxBacklogBytes ?? MAX_SSE_BACKLOG_BYTES;
-    this.#budget = options.backlogBudget ?? processBacklog;
+    this.#maxBacklogBytes = options.maxBacklogBytes;
+    this.#budget = options.backlogBudget;
   }
 
   /** True while the event stream is open. */
@@ -163,10 +164,8 @@ export class SseServerTransport implements Transport {
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
     });
-    this.#leaveBudget = this.#budget.add({
-      backlog: () => (res.destroyed ? 0 : res.writableLength),
-      cut: () => this.#cut(),
-    });
+    // A client that stops reading has its stream cut (the 'close' above ends the session).
+    capUnreadOutput(res, { maxBytes: this.#maxBacklogBytes, budget: this.#budget });
     const url = `${this.#endpoint}?sessionId=${encodeURIComponent(this.sessionId)}`;
     this.#write(`retry: ${this.#retryMs}\nevent: endpoint\ndata: ${url}\n\n`);
     if (this.#keepAliveMs > 0) {
@@ -206,23 +205,11 @@ export class SseServerTransport implements Transport {
     const res = this.#res;
     if (this.#closed || res.destroyed) return;
     res.write(chunk);
-    if (res.writableLength > this.#maxBacklogBytes) this.#cut();
-    else this.#budget.enforce();
-  }
-
-  /**
-   * The client stopped reading: drops what it never took (end() would keep it to flush) and ends
-   * the session; the client sees its stream cut and can open a new one.
-   */
-  #cut(): void {
-    this.#res.destroy();
-    this.#finish();
   }
 
   #finish(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#leaveBudget?.();
     if (this.#timer) clearInterval(this.#timer);
     if (!this.#res.writableEnded && !this.#res.destroyed) this.#res.end();
     this.onclose?.();
