@@ -259,8 +259,9 @@ export async function loadSpecs(root: string, pool?: WorkerPool): Promise<SpecSe
   const owner = {};
   const bigValidated = mapLimit(big, SPEC_WORKER_JOBS, (index) =>
     validateOnWorker(paths[index]!, texts[index] as string, pool, owner),
-  );
+  ).then((results) => new Map(big.map((index, position) => [index, results[position]!])));
   bigValidated.catch(() => undefined);
+  const isBig = new Set(big);
   const budget = globBudget();
   const all: LoadedSpec[] = [];
   for (const [index, text] of texts.entries()) {
@@ -270,8 +271,8 @@ export async function loadSpecs(root: string, pool?: WorkerPool): Promise<SpecSe
     }
     if (sliceUsedUp()) await nextSlice();
     const relative = paths[index]!;
-    const validated = big.includes(index)
-      ? (await bigValidated)[big.indexOf(index)]!
+    const validated = isBig.has(index)
+      ? (await bigValidated).get(index)!
       : validateSpecText(relative, text);
     all.push(compileSpec(relative, text, validated, budget));
   }
