@@ -78,10 +78,11 @@ const GLOBSTAR = 'globstar' as const;
  * a path of long segments).
  */
 interface CompiledSegment {
+  /** The tokens, for the two-pointer walk (empty for a `plain` segment). */
   tokens: Token[];
   /** Characters a matching name has at least (every token but `*` takes one). */
   minLength: number;
-  /** Runs of literal characters the name must contain (necessary, not sufficient). */
+  /** Runs of literal characters the name must contain (necessary, not sufficient; not plain). */
   runs: string[];
   /**
    * Set when the segment is only literals and `*`: `prefix*run*...*suffix` (or `exact`), matched
@@ -110,7 +111,10 @@ function compileSegment(tokens: Token[]): CompiledSegment {
     else plain = false;
   }
   if (run !== '') runs.push(run);
-  const segment: CompiledSegment = { tokens, minLength, runs };
+  // A plain segment is matched by its strings alone: its tokens and runs are not kept.
+  const segment: CompiledSegment = plain
+    ? { tokens: [], minLength, runs: [] }
+    : { tokens, minLength, runs };
   if (plain) {
     segment.plain =
       starSeparated.length === 1
