@@ -4,6 +4,7 @@
 // pushed to the host as a `reconcile-state` message, validated with these schemas on arrival.
 // No Node, DOM or Electron imports: this file is part of the contract.
 import { z } from 'zod';
+import { DriftStatusSchema, LiveCheckSchema, LiveDriftSchema } from './notarai-check.ts';
 
 /** How many paths a per-spec list carries at most (counts are always exact). */
 export const RECONCILE_PATHS_CAP = 50;
@@ -55,6 +56,8 @@ export const SpecReconcileStateSchema = z.object({
   lastReconciledAt: z.number().nullable(),
   /** Where lastReconciledAt comes from: this machine's hash cache or the committed snapshot. */
   reconciledBy: z.enum(['cache', 'snapshot']).nullable(),
+  /** NotarAI 0.7's drift score of this spec (`score`); absent until the first check ran. */
+  drift: z.object({ score: z.number(), status: DriftStatusSchema }).nullable().optional(),
 });
 export type SpecReconcileState = z.infer<typeof SpecReconcileStateSchema>;
 
@@ -100,5 +103,9 @@ export const ReconcileStateSchema = z.object({
   specErrors: z.array(SpecErrorSchema),
   /** Problems that did not stop the computation (a corrupt cache recreated, ...). */
   warnings: z.array(z.string()),
+  /** NotarAI 0.7's `check` of the worktree (summary, first findings, coverage by folder). */
+  check: LiveCheckSchema.nullable().optional(),
+  /** NotarAI 0.7's `score`: the overall drift score and each spec's. */
+  drift: LiveDriftSchema.nullable().optional(),
 });
 export type ReconcileState = z.infer<typeof ReconcileStateSchema>;

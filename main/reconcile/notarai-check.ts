@@ -1,0 +1,729 @@
+// NotarAI 0.7's `check` and `score` for one worktree, and the live summary the window shows.
+// Public API (types and schemas: shared/notarai-check.ts; stable, used by the CLI and the window):
+//
+//   runCheck(root, { strict? })       -> CheckReport   `notarai check --format json`, + line/passed
+//   scoreSpecs(root, { specPath? })   -> DriftReport   `notarai score --format json`, + terms
+//   checkExitCode(report)             -> 0 | 1
+//   exportContext / renderContextMarkdown: notarai-export.ts
+//
+// Each is a plain function of a worktree root (no host, no server, no watcher): it opens the hash
+// cache and the file jobs for the call and closes them. A running worktree process calls the
+// `...WithParts` forms through ReconcileEngine instead, with the live index (live-index.ts): while
+// nothing moved since the last scan, git's listing, the specs, the governed sets and the content
+// hashes come from memory, so a warm check costs a cookie sync and in-memory matching.
+//
+// The same as NotarAI: finding types, tiers, severities, messages, check.yaml / lint.yaml /
+// scoring.yaml, the score formula. Different on purpose (docs/notarai-compatibility.md): the one
+// glob matcher (docs/globs.md) on git's files (tracked + untracked not ignored, so a new file is a
+// coverage gap before it is committed); UTF-8 byte order; a spec whose YAML does not parse is a
+// `spec_invalid` finding and the others are checked; a `$ref` leaving the worktree (`../..`, an
+// absolute path, a symlink) is a `ref_outside_worktree` finding and its target is never opened;
+// score's days come from `last_reconciliation.timestamp`, which NotarAI writes.
+import type {
+  CheckFinding,
+  CheckFindingType,
+  CheckReport,
+  CheckTier,
+  CoverageFolder,
+  DriftReport,
+  DriftStatus,
+  LiveCheck,
+  LiveDrift,
+  SpecDriftScore,
+} from '../../shared/notarai-check.ts';
+import {
+  CHECK_FINDINGS_CAP,
+  CHECK_TIERS,
+  COVERAGE_FOLDERS_CAP,
+} from '../../shared/notarai-check.ts';
+import { realWorktreeRoot, statInsideRoot } from '../platform/confined-fs.ts';
+import { UserError } from '../platform/errors.ts';
+import { compileGlobs } from '../platform/glob-matcher.ts';
+import type { GlobSet } from '../platform/glob-matcher.ts';
+import { compareUtf8 } from '../platform/path-order.ts';
+import { filterInSlices, forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
+import { classifyAgainstCache, type EngineParts } from './classify.ts';
+import { FileJobRunner } from './file-job-runner.ts';
+import type { WorktreeFiles } from './git-queries.ts';
+import { HashCache } from './hash-cache.ts';
+import { listingAndSpecs } from './live-index.ts';
+import {
+  loadCheckConfig,
+  loadDecisionLog,
+  loadLintConfig,
+  loadScoringConfig,
+} from './notarai-configs.ts';
+import { incompleteBehaviors, refCycles, runLint, todayDays } from './notarai-lint.ts';
+import { artifactEntryCount, checkSpecs, lineOf, type CheckSpec } from './notarai-specs.ts';
+import type { SpecSet } from './spec-loader.ts';
+import { NOTARAI_DIR } from './spec-paths.ts';
+import { readCommittedSnapshot } from './state-file.ts';
+
+/** Days used when no reconciliation was recorded (NotarAI's default). */
+export const DEFAULT_DAYS_SINCE_RECONCILIATION = 30;
+
+/** Order of the groups (NotarAI's), findings sorted by UTF-8 bytes inside each. */
+const GROUP: Record<CheckFindingType, number> = {
+  spec_invalid: 0,
+  coverage_gap: 1,
+  orphaned_glob: 2,
+  changed_since_reconciliation: 3,
+  overlapping_coverage: 4,
+  circular_ref: 5,
+  ref_outside_worktree: 6,
+  behavior_incomplete: 7,
+  test_coverage_missing: 8,
+  test_path_missing: 8,
+  lint_l001: 9,
+  lint_l004: 10,
+  lint_l006: 11,
+  lint_l007: 12,
+  lint_l008: 13,
+  lint_l009: 14,
+  lint_l010: 15,
+  lint_l011: 16,
+};
+
+const LINT_TIER: Partial<Record<string, CheckTier>> = {
+  L001: 'drift',
+  L004: 'critical',
+  L006: 'housekeeping',
+  L007: 'housekeeping',
+  L008: 'housekeeping',
+  L009: 'critical',
+  L010: 'drift',
+  L011: 'critical',
+};
+
+/** What check and score both start from: one listing, the specs, what each governs. */
+export interface NotaraiInputs {
+  listing: WorktreeFiles;
+  specSet: SpecSet;
+  specs: CheckSpec[];
+  /** Spec path -> the listed files its artifact globs match (git's order: UTF-8 bytes). */
+  governed: Map<string, string[]>;
+  governedAll: Set<string>;
+  /** Per spec: its globs that match no listed file. */
+  orphaned: Map<string, CheckSpec['globs']>;
+  /** The system spec's `exclude` patterns (matches nothing without one). */
+  exclude: GlobSet;
+  /** Governed files changed since reconciled (or without a row); null: no cache database. */
+  changed: Set<string> | null;
+}
+
+const isInternal = (file: string) => file.startsWith(`${NOTARAI_DIR}/`) || file.startsWith('.git/');
+
+/** Gathers the inputs, from the live index's snapshot where it vouches for them. */
+export async function gatherInputs(
+  parts: EngineParts,
+  options: { sync?: boolean; signal?: AbortSignal } = {},
+): Promise<NotaraiInputs> {
+  const { signal } = options;
+  const sequence = options.sync
+    ? await (parts.index?.hasSnapshot ? parts.index.sync() : parts.index?.current())
+    : parts.index?.current();
+  const known = parts.index?.snapshot(sequence);
+  const [listing, specSet] = await listingAndSpecs(parts.root, known, signal);
+  const specs = await checkSpecs(parts.root, specSet);
+  const governed = new Map<string, string[]>();
+  const governedAll = new Set<string>();
+  const orphaned = new Map<string, CheckSpec['globs']>();
+  for (const spec of specs) {
+    const loaded = specSet.valid.find((valid) => valid.path === spec.path);
+    const files =
+      (loaded && known?.governed.get(spec.path)) ??
+      (spec.globs.length === 0
+        ? []
+        : await filterInSlices(
+            listing.present,
+            (file) => spec.globs.some((glob) => glob.set.test(file)),
+            signal,
+          ));
+    governed.set(spec.path, files);
+    await forEachInSlices(files, (file) => governedAll.add(file), signal);
+    const orphans: CheckSpec['globs'] = [];
+    for (const glob of spec.globs) {
+      let found = false;
+      for (const file of files) {
+        if (glob.set.test(file)) {
+          found = true;
+          break;
+        }
+        if (sliceDue()) await nextSlice(signal);
+      }
+      if (!found) orphans.push(glob);
+    }
+    orphaned.set(spec.path, orphans);
+  }
+  const system = specs.find((spec) => spec.path === specSet.systemSpec);
+  const excludeList = system?.value['exclude'];
+  let exclude: GlobSet;
+  try {
+    exclude = compileGlobs(
+      Array.isArray(excludeList)
+        ? excludeList.filter((item): item is string => typeof item === 'string')
+        : [],
+    );
+  } catch {
+    exclude = compileGlobs([]);
+  }
+  let changed: Set<string> | null = null;
+  if (await parts.cache.exists()) {
+    const rows = await parts.cache.readReconciled();
+    const classification = await classifyAgainstCache(
+      parts,
+      [...governedAll],
+      rows,
+      signal,
+      known?.hashes,
+    );
+    changed = new Set([...classification.changed, ...classification.missing]);
+    await parts.cache.recordStats(classification.stats);
+    parts.index?.record(sequence, (snapshot) => {
+      snapshot.listing = listing;
+      snapshot.specs = specSet;
+      for (const spec of specSet.valid) {
+        const files = governed.get(spec.path);
+        if (files) snapshot.governed.set(spec.path, files);
+      }
+    });
+    await parts.index?.recordHashes(sequence, classification.hashes, classification.read);
+  } else {
+    parts.index?.record(sequence, (snapshot) => {
+      snapshot.listing = listing;
+      snapshot.specs = specSet;
+    });
+  }
+  return { listing, specSet, specs, governed, governedAll, orphaned, exclude, changed };
+}
+
+/** Whether a path inside the worktree exists: true, false, or 'outside' (a symlink out). */
+async function lookUp(root: string, relative: string): Promise<boolean | 'outside'> {
+  try {
+    await statInsideRoot(root, relative);
+    return true;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return message.includes('outside the worktree') ? 'outside' : false;
+  }
+}
+
+function finding(
+  type: CheckFindingType,
+  tier: CheckTier,
+  severity: 'error' | 'warning',
+  message: string,
+  where: { spec?: string; file?: string; glob?: string; line?: number | null },
+): CheckFinding {
+  return {
+    type,
+    tier,
+    severity,
+    message,
+    spec_path: where.spec ?? null,
+    file_path: where.file ?? null,
+    glob_pattern: where.glob ?? null,
+    line: where.line ?? null,
+  };
+}
+
+/** Every finding of check, before check.yaml and --strict. */
+export async function collectFindings(
+  parts: EngineParts,
+  inputs: NotaraiInputs,
+  warnings: string[],
+  signal?: AbortSignal,
+): Promise<CheckFinding[]> {
+  const { specs, governed, governedAll } = inputs;
+  const findings: CheckFinding[] = [];
+  const parsed = specs.filter((spec) => spec.errors.length === 0);
+  for (const spec of specs) {
+    for (const error of spec.errors) {
+      findings.push(
+        finding(
+          'spec_invalid',
+          'critical',
+          'error',
+          `Spec does not parse: ${error.message} (in ${spec.path})`,
+          { spec: spec.path, line: error.line },
+        ),
+      );
+    }
+    for (const error of spec.schemaErrors) {
+      warnings.push(`${error.file}${error.line ? `:${error.line}` : ''}: ${error.message}`);
+    }
+  }
+  // coverage_gap
+  await forEachInSlices(
+    inputs.listing.present,
+    (file) => {
+      if (isInternal(file) || governedAll.has(file) || inputs.exclude.test(file)) return;
+      findings.push(
+        finding(
+          'coverage_gap',
+          'housekeeping',
+          'warning',
+          `File not governed by any spec: ${file}`,
+          { file },
+        ),
+      );
+    },
+    signal,
+  );
+  // orphaned_glob
+  for (const spec of parsed) {
+    for (const glob of inputs.orphaned.get(spec.path) ?? []) {
+      findings.push(
+        finding(
+          'orphaned_glob',
+          'critical',
+          'error',
+          `Artifact glob matches no files: ${glob.pattern} (in ${spec.path})`,
+          {
+            spec: spec.path,
+            glob: glob.pattern,
+            line: lineOf(spec, ['artifacts', glob.category, glob.index, 'path']),
+          },
+        ),
+      );
+    }
+  }
+  // changed_since_reconciliation
+  for (const file of inputs.changed ?? []) {
+    findings.push(
+      finding(
+        'changed_since_reconciliation',
+        'drift',
+        'warning',
+        `File changed since last reconciliation: ${file}`,
+        { file },
+      ),
+    );
+  }
+  // overlapping_coverage
+  const owners = new Map<string, string[]>();
+  for (const spec of parsed) {
+    await forEachInSlices(
+      governed.get(spec.path) ?? [],
+      (file) => {
+        const list = owners.get(file);
+        if (list) list.push(spec.path);
+        else owners.set(file, [spec.path]);
+      },
+      signal,
+    );
+  }
+  for (const [file, list] of owners) {
+    if (list.length < 2) continue;
+    findings.push(
+      finding(
+        'overlapping_coverage',
+        'housekeeping',
+        'warning',
+        `File governed by multiple specs: ${file} (${list.join(', ')})`,
+        { file },
+      ),
+    );
+  }
+  // circular_ref
+  const { cycles, dropped } = await refCycles(parsed, signal);
+  for (const cycle of cycles) {
+    findings.push(
+      finding(
+        'circular_ref',
+        'critical',
+        'error',
+        `Circular $ref chain: ${cycle.path.join(' -> ')}`,
+        { spec: cycle.path[0] as string, line: cycle.line },
+      ),
+    );
+  }
+  if (dropped > 0) warnings.push(`${dropped} more $ref cycles not reported`);
+  // ref_outside_worktree, and the lookups L004 needs (a known spec exists without a lookup)
+  const known = new Set(inputs.specSet.all.map((spec) => spec.path));
+  const refExists = new Map<string, boolean>();
+  for (const spec of parsed) {
+    for (const ref of spec.refs) {
+      let outside = ref.outside;
+      if (!outside && !known.has(ref.resolved) && !refExists.has(ref.resolved)) {
+        const found = await lookUp(parts.root, ref.resolved);
+        if (found === 'outside') outside = true;
+        else refExists.set(ref.resolved, found);
+      }
+      if (outside) {
+        findings.push(
+          finding(
+            'ref_outside_worktree',
+            'critical',
+            'error',
+            `$ref leaves the worktree: ${ref.ref} (in ${spec.path}); its target is not read`,
+            { spec: spec.path, line: lineOf(spec, [ref.field, ref.index, '$ref']) },
+          ),
+        );
+      }
+      if (sliceDue()) await nextSlice(signal);
+    }
+  }
+  // behavior_incomplete
+  const incomplete = incompleteBehaviors(parsed);
+  for (const item of incomplete) {
+    findings.push(
+      finding(
+        'behavior_incomplete',
+        'housekeeping',
+        'warning',
+        `Behavior '${item.name}' missing '${item.field}' field (in ${item.spec.path})`,
+        { spec: item.spec.path, line: lineOf(item.spec, ['behaviors', item.index]) },
+      ),
+    );
+  }
+  // T001 / T002
+  for (const spec of parsed) {
+    if ((spec.value['tier'] ?? 'full') !== 'full' || spec.value['cross_cutting'] === true) continue;
+    const code = (spec.value['artifacts'] as Record<string, unknown> | undefined)?.['code'];
+    const hasCode = Array.isArray(code) && code.length > 0;
+    const behaviors = spec.value['behaviors'];
+    if (!Array.isArray(behaviors)) continue;
+    for (const [index, behavior] of behaviors.entries()) {
+      const entry = (behavior ?? {}) as Record<string, unknown>;
+      const name = typeof entry['name'] === 'string' ? entry['name'] : '<unnamed>';
+      const testedBy = entry['tested_by'];
+      if (!Array.isArray(testedBy)) {
+        if (hasCode) {
+          findings.push(
+            finding(
+              'test_coverage_missing',
+              'housekeeping',
+              'warning',
+              `T001: Behavior '${name}' has no tested_by entry`,
+              { spec: spec.path, line: lineOf(spec, ['behaviors', index]) },
+            ),
+          );
+        }
+        continue;
+      }
+      for (const [testIndex, test] of testedBy.entries()) {
+        const testPath = (test as { path?: unknown } | null)?.path;
+        if (typeof testPath !== 'string') continue;
+        const outside =
+          testPath.startsWith('/') ||
+          /^[A-Za-z]:/.test(testPath) ||
+          testPath.split(/[\\/]/).includes('..');
+        if (!outside && (await lookUp(parts.root, testPath)) === true) continue;
+        findings.push(
+          finding(
+            'test_path_missing',
+            'critical',
+            'error',
+            `T002: Test path does not exist: ${testPath} (behavior '${name}' in ${spec.path})` +
+              (outside ? '; it is outside the worktree and was not looked up' : ''),
+            {
+              spec: spec.path,
+              file: testPath,
+              line: lineOf(spec, ['behaviors', index, 'tested_by', testIndex, 'path']),
+            },
+          ),
+        );
+      }
+    }
+  }
+  // lint, minus L002, L003, L005 (behavior_incomplete and circular_ref say the same)
+  const lintConfig = await loadLintConfig(parts.root, warnings);
+  for (const lint of runLint({
+    specs: parsed,
+    config: lintConfig,
+    refExists,
+    cycles,
+    incomplete,
+    now: parts.now(),
+  })) {
+    const tier = LINT_TIER[lint.rule];
+    if (!tier) continue;
+    findings.push(
+      finding(
+        `lint_${lint.rule.toLowerCase()}` as CheckFindingType,
+        tier,
+        lint.severity === 'error' ? 'error' : 'warning',
+        lint.message,
+        { spec: lint.spec_path, line: lint.line },
+      ),
+    );
+  }
+  return findings;
+}
+
+const nullable = (a: string | null, b: string | null) =>
+  a === b ? 0 : a === null ? -1 : b === null ? 1 : compareUtf8(a, b);
+
+/** NotarAI's group order, UTF-8 bytes inside (spec, file, glob, line, message). */
+export function sortFindings(findings: CheckFinding[]): CheckFinding[] {
+  return findings.sort(
+    (a, b) =>
+      GROUP[a.type] - GROUP[b.type] ||
+      nullable(a.spec_path, b.spec_path) ||
+      nullable(a.file_path, b.file_path) ||
+      nullable(a.glob_pattern, b.glob_pattern) ||
+      (a.line ?? 0) - (b.line ?? 0) ||
+      compareUtf8(a.message, b.message),
+  );
+}
+
+const tierRank = (tier: CheckTier) => CHECK_TIERS.indexOf(tier);
+
+/** Applies check.yaml and --strict, counts, and gives the verdict (NotarAI's rules). */
+export function checkReport(
+  all: CheckFinding[],
+  config: { warnOn: CheckTier; failOn: CheckTier | null },
+  strict: boolean,
+  warnings: string[],
+): CheckReport {
+  const findings = sortFindings(
+    all
+      .filter((item) => tierRank(item.tier) <= tierRank(config.warnOn))
+      .map((item) =>
+        strict && item.severity === 'warning' ? { ...item, severity: 'error' as const } : item,
+      ),
+  );
+  const errors = findings.filter((item) => item.severity === 'error').length;
+  const failing = strict
+    ? findings.length > 0
+    : config.failOn !== null
+      ? findings.some((item) => tierRank(item.tier) <= tierRank(config.failOn as CheckTier))
+      : errors > 0;
+  return {
+    findings,
+    summary: { errors, warnings: findings.length - errors },
+    passed: !failing,
+    exit_code: failing ? 1 : 0,
+    warnings,
+  };
+}
+
+/** The exit code of `check` for a report (2, no `.notarai/`, is decided before any check). */
+export function checkExitCode(report: CheckReport): 0 | 1 {
+  return report.exit_code;
+}
+
+/** `check` with an engine's parts (the worktree process, with its live index). */
+export async function runCheckWithParts(
+  parts: EngineParts,
+  options: { strict?: boolean; signal?: AbortSignal; inputs?: NotaraiInputs } = {},
+): Promise<CheckReport> {
+  const warnings: string[] = [];
+  const inputs =
+    options.inputs ??
+    (await gatherInputs(parts, {
+      sync: true,
+      ...(options.signal ? { signal: options.signal } : {}),
+    }));
+  const config = await loadCheckConfig(parts.root, warnings);
+  const all = await collectFindings(parts, inputs, warnings, options.signal);
+  return checkReport(all, config, options.strict ?? false, warnings);
+}
+
+const status = (score: number): DriftStatus =>
+  score < 0.3 ? 'healthy' : score < 0.6 ? 'review' : 'overdue';
+const round2 = (value: number) => Math.round(value * 100) / 100;
+const folderOf = (file: string) => {
+  const slash = file.lastIndexOf('/');
+  return slash < 0 ? null : file.slice(0, slash);
+};
+
+/** `score` with an engine's parts. */
+export async function scoreSpecsWithParts(
+  parts: EngineParts,
+  options: { specPath?: string; signal?: AbortSignal; inputs?: NotaraiInputs } = {},
+): Promise<DriftReport> {
+  const { signal } = options;
+  const warnings: string[] = [];
+  const inputs =
+    options.inputs ?? (await gatherInputs(parts, { sync: true, ...(signal ? { signal } : {}) }));
+  const weights = await loadScoringConfig(parts.root, warnings);
+  const proposals = await loadDecisionLog(parts.root, warnings);
+  const committed = await readCommittedSnapshot(parts.root);
+  if (committed.warning) warnings.push(committed.warning);
+  const at = committed.snapshot?.at;
+  const days =
+    at === null || at === undefined
+      ? DEFAULT_DAYS_SINCE_RECONCILIATION
+      : Math.max(0, todayDays(parts.now()) - Math.floor(at / 86_400_000));
+  const scored = inputs.specs.filter(
+    (spec) =>
+      spec.errors.length === 0 &&
+      (options.specPath === undefined || spec.path === options.specPath),
+  );
+  if (options.specPath !== undefined && scored.length === 0) {
+    throw new UserError(`no spec at ${options.specPath} (or it does not parse)`);
+  }
+  // Ungoverned, non-excluded project files by folder (the unspecced term).
+  const unspeccedByFolder = new Map<string, number>();
+  await forEachInSlices(
+    inputs.listing.present,
+    (file) => {
+      if (isInternal(file) || inputs.governedAll.has(file) || inputs.exclude.test(file)) return;
+      const folder = folderOf(file);
+      if (folder !== null) unspeccedByFolder.set(folder, (unspeccedByFolder.get(folder) ?? 0) + 1);
+    },
+    signal,
+  );
+  const specs: SpecDriftScore[] = [];
+  const raw: number[] = [];
+  for (const spec of scored) {
+    const governed = inputs.governed.get(spec.path) ?? [];
+    const total = Math.max(1, governed.length);
+    let changedCount = 0;
+    if (inputs.changed) for (const file of governed) if (inputs.changed.has(file)) changedCount++;
+    const folders = new Set<string>();
+    for (const file of governed) {
+      const folder = folderOf(file);
+      if (folder !== null) folders.add(folder);
+    }
+    let unspecced = 0;
+    for (const folder of folders) unspecced += unspeccedByFolder.get(folder) ?? 0;
+    const questions = spec.value['open_questions'];
+    const terms = {
+      files_changed: inputs.changed ? Math.min(1, changedCount / total) : 1,
+      days_since_reconciliation: Math.min(1, days / 90),
+      unresolved_decisions: Math.min(
+        1,
+        proposals.filter((p) => p.spec_path === spec.path && p.status === 'proposed').length / 5,
+      ),
+      orphaned_globs: Math.min(
+        1,
+        (inputs.orphaned.get(spec.path)?.length ?? 0) / Math.max(1, artifactEntryCount(spec.value)),
+      ),
+      open_questions: Math.min(1, (Array.isArray(questions) ? questions.length : 0) / 5),
+      unspecced_files: Math.min(1, unspecced / total),
+    };
+    const score = Math.min(
+      1,
+      weights.files_changed * terms.files_changed +
+        weights.days_since_reconciliation * terms.days_since_reconciliation +
+        weights.unresolved_decisions * terms.unresolved_decisions +
+        weights.orphaned_globs * terms.orphaned_globs +
+        weights.open_questions * terms.open_questions +
+        weights.unspecced_files * terms.unspecced_files,
+    );
+    raw.push(score);
+    specs.push({ spec_path: spec.path, score, status: status(score), terms });
+  }
+  specs.sort((a, b) => b.score - a.score || compareUtf8(a.spec_path, b.spec_path));
+  const overall = raw.length === 0 ? 0 : raw.reduce((sum, value) => sum + value, 0) / raw.length;
+  return {
+    overall: { score: round2(overall), status: status(overall) },
+    specs: specs.map((spec) => ({ ...spec, score: round2(spec.score) })),
+    days_since_reconciliation: days,
+    warnings,
+  };
+}
+
+/** How much of each folder the specs govern (excluded and internal files left out). */
+export async function coverageByFolder(
+  inputs: NotaraiInputs,
+  signal?: AbortSignal,
+): Promise<LiveCheck['coverage']> {
+  const folders = new Map<string, CoverageFolder>();
+  let files = 0;
+  let governedCount = 0;
+  await forEachInSlices(
+    inputs.listing.present,
+    (file) => {
+      if (isInternal(file) || inputs.exclude.test(file)) return;
+      const governed = inputs.governedAll.has(file);
+      files++;
+      if (governed) governedCount++;
+      let folder: string | null = '';
+      for (let end = -1; folder !== null;) {
+        let entry = folders.get(folder);
+        if (!entry) {
+          entry = { path: folder, files: 0, governed: 0 };
+          folders.set(folder, entry);
+        }
+        entry.files++;
+        if (governed) entry.governed++;
+        const next = file.indexOf('/', end + 1);
+        if (next < 0) folder = null;
+        else {
+          folder = file.slice(0, next);
+          end = next;
+        }
+      }
+    },
+    signal,
+  );
+  let list = [...folders.values()];
+  const truncated = list.length > COVERAGE_FOLDERS_CAP;
+  if (truncated) {
+    const depth = (entry: CoverageFolder) => (entry.path === '' ? 0 : entry.path.split('/').length);
+    list.sort((a, b) => depth(a) - depth(b) || compareUtf8(a.path, b.path));
+    list = list.slice(0, COVERAGE_FOLDERS_CAP);
+  }
+  list.sort((a, b) => compareUtf8(a.path, b.path));
+  return { files, governed: governedCount, folders: list, truncated };
+}
+
+/** The check summary, first findings, coverage and drift scores the reconcile-state carries. */
+export async function liveCheckWithParts(
+  parts: EngineParts,
+  signal?: AbortSignal,
+): Promise<{ check: LiveCheck; drift: LiveDrift }> {
+  const inputs = await gatherInputs(parts, signal ? { signal } : {});
+  const report = await runCheckWithParts(parts, { inputs, ...(signal ? { signal } : {}) });
+  const drift = await scoreSpecsWithParts(parts, { inputs, ...(signal ? { signal } : {}) });
+  return {
+    check: {
+      errors: report.summary.errors,
+      warnings: report.summary.warnings,
+      passed: report.passed,
+      findings: report.findings.slice(0, CHECK_FINDINGS_CAP),
+      coverage: await coverageByFolder(inputs, signal),
+    },
+    drift: {
+      score: drift.overall.score,
+      status: drift.overall.status,
+      specs: drift.specs.map(({ spec_path, score, status: word }) => ({
+        spec_path,
+        score,
+        status: word,
+      })),
+    },
+  };
+}
+
+/** Engine parts for one call outside a worktree process; closed by the returned function. */
+export async function standaloneParts(root: string): Promise<[EngineParts, () => void]> {
+  const real = await realWorktreeRoot(root);
+  const cache = new HashCache(real);
+  const files = new FileJobRunner();
+  const parts: EngineParts = { root: real, cache, files, now: Date.now };
+  return [
+    parts,
+    () => {
+      cache.close();
+      files.close();
+    },
+  ];
+}
+
+async function withStandalone<T>(root: string, run: (parts: EngineParts) => Promise<T>) {
+  const [parts, close] = await standaloneParts(root);
+  try {
+    return await run(parts);
+  } finally {
+    await parts.cache.flush();
+    close();
+  }
+}
+
+/** NotarAI's `check` for the worktree at `root` (see the header). */
+export function runCheck(root: string, options: { strict?: boolean } = {}): Promise<CheckReport> {
+  return withStandalone(root, (parts) => runCheckWithParts(parts, options));
+}
+
+/** NotarAI's `score` for the worktree at `root` (see the header). */
+export function scoreSpecs(
+  root: string,
+  options: { specPath?: string } = {},
+): Promise<DriftReport> {
+  return withStandalone(root, (parts) => scoreSpecsWithParts(parts, options));
+}

@@ -1,0 +1,166 @@
+// NotarAI 0.7's project configs for check, lint and score: `.notarai/check.yaml`, `lint.yaml`,
+// `scoring.yaml` and `decision-log.json`, read through the confined layer (a symlink out of the
+// worktree, a FIFO, a device or a file over MAX_CONFIG_BYTES is refused without opening its
+// target or blocking). As in NotarAI, a missing file gives the defaults; unlike NotarAI, an
+// unreadable or invalid one also gives a warning naming it (NotarAI falls back silently).
+import { parse as parseYaml } from 'yaml';
+import type { CheckTier, LintRule } from '../../shared/notarai-check.ts';
+import { CHECK_TIERS, LINT_RULES } from '../../shared/notarai-check.ts';
+import { readFileInsideRoot } from '../platform/confined-fs.ts';
+import { NOTARAI_DIR } from './spec-paths.ts';
+
+/** Configs are a few lines; anything bigger is refused (and the defaults used). */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+export type LintSeverity = 'error' | 'warning' | 'info';
+
+export interface CheckConfig {
+  /** Findings of tiers less severe than this are dropped before anything is counted. */
+  warnOn: CheckTier;
+  /** Exit 1 iff a finding is at this tier or more severe; null: iff a finding is an error. */
+  failOn: CheckTier | null;
+}
+
+export interface LintRuleConfig {
+  enabled: boolean;
+  severity: LintSeverity | null;
+  decisionAgeDays: number | null;
+}
+
+export type LintConfig = ReadonlyMap<LintRule, LintRuleConfig>;
+
+export interface ScoringConfig {
+  files_changed: number;
+  days_since_reconciliation: number;
+  unresolved_decisions: number;
+  orphaned_globs: number;
+  open_questions: number;
+  unspecced_files: number;
+}
+
+export const DEFAULT_SCORING: ScoringConfig = {
+  files_changed: 0.3,
+  days_since_reconciliation: 0.2,
+  unresolved_decisions: 0.15,
+  orphaned_globs: 0.15,
+  open_questions: 0.1,
+  unspecced_files: 0.1,
+};
+
+export interface DecisionProposal {
+  spec_path: string;
+  status: string;
+}
+
+/** A config's parsed value (undefined: missing or unusable) and the warning why unusable. */
+async function readConfig(
+  root: string,
+  name: string,
+  parse: (text: string) => unknown,
+  warnings: string[],
+): Promise<unknown> {
+  const relative = `${NOTARAI_DIR}/${name}`;
+  let text: string;
+  try {
+    text = (await readFileInsideRoot(root, relative, { maxBytes: MAX_CONFIG_BYTES })).toString(
+      'utf8',
+    );
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (!message.startsWith('no such file or directory')) {
+      warnings.push(`${relative} cannot be read (${message}); the defaults are used`);
+    }
+    return undefined;
+  }
+  try {
+    return parse(text);
+  } catch (error) {
+    const message = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+    warnings.push(`${relative} is not valid (${message}); the defaults are used`);
+    return undefined;
+  }
+}
+
+const yaml = (text: string): unknown => parseYaml(text, { maxAliasCount: 100 });
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+function tier(value: unknown): CheckTier | null {
+  return typeof value === 'string' && (CHECK_TIERS as readonly string[]).includes(value)
+    ? (value as CheckTier)
+    : null;
+}
+
+/** `.notarai/check.yaml`: `warn_on` (default housekeeping) and `fail_on` (default none). */
+export async function loadCheckConfig(root: string, warnings: string[]): Promise<CheckConfig> {
+  const value = record(await readConfig(root, 'check.yaml', yaml, warnings));
+  const config: CheckConfig = { warnOn: 'housekeeping', failOn: null };
+  if (!value) return config;
+  for (const key of ['warn_on', 'fail_on'] as const) {
+    if (value[key] === undefined || value[key] === null) continue;
+    const parsed = tier(value[key]);
+    if (parsed === null) {
+      warnings.push(
+        `${NOTARAI_DIR}/check.yaml: ${key} must be one of ${CHECK_TIERS.join(', ')}, got ` +
+          `${JSON.stringify(value[key])}; ignored`,
+      );
+    } else if (key === 'warn_on') config.warnOn = parsed;
+    else config.failOn = parsed;
+  }
+  return config;
+}
+
+/** `.notarai/lint.yaml`: `rules: {L00x: {enabled, severity, decision_age_days}}`. */
+export async function loadLintConfig(root: string, warnings: string[]): Promise<LintConfig> {
+  const rules = new Map<LintRule, LintRuleConfig>();
+  const value = record(record(await readConfig(root, 'lint.yaml', yaml, warnings))?.['rules']);
+  if (!value) return rules;
+  for (const [key, raw] of Object.entries(value)) {
+    if (!(LINT_RULES as readonly string[]).includes(key)) continue;
+    const entry = record(raw) ?? {};
+    const severity = entry['severity'];
+    const days = entry['decision_age_days'];
+    rules.set(key as LintRule, {
+      enabled: typeof entry['enabled'] === 'boolean' ? entry['enabled'] : true,
+      severity:
+        severity === 'error' || severity === 'warning' || severity === 'info' ? severity : null,
+      decisionAgeDays:
+        typeof days === 'number' && Number.isInteger(days) && days >= 0 ? days : null,
+    });
+  }
+  return rules;
+}
+
+/** `.notarai/scoring.yaml`: the six weights (numbers; others keep their default). */
+export async function loadScoringConfig(root: string, warnings: string[]): Promise<ScoringConfig> {
+  const value = record(await readConfig(root, 'scoring.yaml', yaml, warnings));
+  const config = { ...DEFAULT_SCORING };
+  if (!value) return config;
+  for (const key of Object.keys(config) as (keyof ScoringConfig)[]) {
+    const weight = value[key];
+    if (typeof weight === 'number' && Number.isFinite(weight)) config[key] = weight;
+  }
+  return config;
+}
+
+/** `.notarai/decision-log.json`'s proposals (spec_path and status of each). */
+export async function loadDecisionLog(
+  root: string,
+  warnings: string[],
+): Promise<DecisionProposal[]> {
+  const value = record(await readConfig(root, 'decision-log.json', JSON.parse, warnings));
+  const proposals = value?.['proposals'];
+  if (!Array.isArray(proposals)) return [];
+  const out: DecisionProposal[] = [];
+  for (const item of proposals) {
+    const entry = record(item);
+    if (typeof entry?.['spec_path'] === 'string' && typeof entry['status'] === 'string') {
+      out.push({ spec_path: entry['spec_path'], status: entry['status'] });
+    }
+  }
+  return out;
+}
