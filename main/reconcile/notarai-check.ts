@@ -340,7 +340,8 @@ export async function collectFindings(
   }
   if (dropped > 0) warnings.push(`${dropped} more $ref cycles not reported`);
   // ref_outside_worktree, and the lookups L004 needs (a known spec exists without a lookup)
-  const known = new Set(inputs.specSet.all.map((spec) => spec.path));
+  // A spec that loaded exists (the loader read it confined); any other target is looked up.
+  const known = new Set(parsed.map((spec) => spec.path));
   const refExists = new Map<string, boolean>();
   for (const spec of parsed) {
     for (const ref of spec.refs) {

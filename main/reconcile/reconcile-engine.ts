@@ -13,6 +13,10 @@ import type {
   SpecDiffResult,
 } from '../../shared/reconcile-results.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
+import type { CheckReport, DriftReport, ExportContext } from '../../shared/notarai-check.ts';
+import path from 'node:path';
+import { liveCheckWithParts, runCheckWithParts, scoreSpecsWithParts } from './notarai-check.ts';
+import { exportContextWithParts, renderContextMarkdown } from './notarai-export.ts';
 import { writeFileAtomicInsideRoot } from '../platform/confined-fs.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 import { FileJobRunner } from './file-job-runner.ts';
@@ -322,9 +326,64 @@ export class ReconcileEngine {
 
   // ---- the UI's state ------------------------------------------------------------------------
 
-  /** Computes the ReconcileState against `base` (errors about the base go in `baseError`). */
-  computeState(base: string, signal?: AbortSignal): Promise<ReconcileState> {
-    return computeReconcileState(this.#parts, base, signal);
+  /**
+   * Computes the ReconcileState against `base` (errors about the base go in `baseError`), with
+   * NotarAI 0.7's check summary, coverage and drift scores (from the same scan, via the live index).
+   */
+  async computeState(base: string, signal?: AbortSignal): Promise<ReconcileState> {
+    const state = await computeReconcileState(this.#parts, base, signal);
+    try {
+      const live = await liveCheckWithParts(this.#parts, signal);
+      const bySpec = new Map(live.drift.specs.map((spec) => [spec.spec_path, spec]));
+      return {
+        ...state,
+        check: live.check,
+        drift: live.drift,
+        specs: state.specs.map((spec) => {
+          const drift = bySpec.get(spec.path);
+          return { ...spec, drift: drift ? { score: drift.score, status: drift.status } : null };
+        }),
+      };
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      const message = error instanceof Error ? error.message : String(error);
+      return { ...state, warnings: [...state.warnings, `check failed: ${message}`] };
+    }
+  }
+
+  // ---- NotarAI 0.7: check, score, export-context ----------------------------------------------
+
+  /** `notarai check` (notarai-check.ts), answered from the live index when it vouches. */
+  check(options: { strict?: boolean }, signal?: AbortSignal): Promise<CheckReport> {
+    return this.#call(() =>
+      runCheckWithParts(this.#parts, { ...options, ...(signal ? { signal } : {}) }),
+    );
+  }
+
+  /** `notarai score` (notarai-check.ts). */
+  driftScore(options: { specPath?: string }, signal?: AbortSignal): Promise<DriftReport> {
+    return this.#call(() =>
+      scoreSpecsWithParts(this.#parts, { ...options, ...(signal ? { signal } : {}) }),
+    );
+  }
+
+  /** `notarai export-context` (notarai-export.ts). */
+  exportContext(
+    options: { baseBranch: string; specPath?: string },
+    signal?: AbortSignal,
+  ): Promise<ExportContext[]> {
+    return this.#call(() =>
+      exportContextWithParts(this.#parts, {
+        ...options,
+        objectsDir: async () => path.join((await this.gitDirectories()).commonDir, 'objects'),
+        ...(signal ? { signal } : {}),
+      }),
+    );
+  }
+
+  /** NotarAI's reconcile-prompt markdown of contexts (notarai-export.ts). */
+  renderContextMarkdown(contexts: readonly ExportContext[]): string {
+    return renderContextMarkdown(contexts);
   }
 
   // ---- internals -----------------------------------------------------------------------------

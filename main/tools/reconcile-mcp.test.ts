@@ -52,7 +52,7 @@ function text(result: CallToolResult): string {
 }
 
 describe.each<Leg>(['legacy-http', 'modern-http', 'sse'])('reconciliation over %s', (leg) => {
-  it('serves the six tools with schemas, annotations and sorted JSON results', async () => {
+  it('serves the nine tools with schemas, annotations and sorted JSON results', async () => {
     const { server } = await serve();
     const { client } = await connectClient(server.port, leg);
     cleanups.push(() => client.close());
@@ -66,6 +66,9 @@ describe.each<Leg>(['legacy-http', 'modern-http', 'sse'])('reconciliation over %
       'mark_reconciled',
       'clear_cache',
       'snapshot_state',
+      'check_specs',
+      'get_drift_score',
+      'export_context',
     ]);
     for (const tool of tools) {
       expect(tool.outputSchema).toBeDefined();

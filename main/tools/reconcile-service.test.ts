@@ -33,6 +33,9 @@ it('loads the engine only when needed, and reports a failure to load as a tool e
     'mark_reconciled',
     'clear_cache',
     'snapshot_state',
+    'check_specs',
+    'get_drift_score',
+    'export_context',
   ]);
   expect(service.instructions).toContain('list_affected_specs');
   expect(runtime.loads).toBe(0);

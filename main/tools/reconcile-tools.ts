@@ -19,6 +19,7 @@ import {
 import { defineTool, readOnlyLocal } from './tool-definition.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 import type { ReconcileEngine } from '../reconcile/reconcile-engine.ts';
+import { createNotaraiCheckTools } from './notarai-check-tools.ts';
 
 /** The worktree's engine, loaded on first use; rejects with a readable error if it cannot load. */
 /** Deadline of the tools that scan every governed file (200,000 files cold take seconds, not minutes). */
@@ -156,7 +157,10 @@ const snapshotStateTool = (engine: EngineLoader): ToolDefinition =>
     handler: async () => (await engine()).snapshotState(),
   });
 
-/** The six tools, in NotarAI's order. */
+/**
+ * The six tools, in NotarAI's order, then NotarAI 0.7's check, score and export-context
+ * (notarai-check-tools.ts).
+ */
 export function createReconcileTools(engine: EngineLoader): ToolDefinition[] {
   return [
     listAffectedSpecsTool(engine),
@@ -165,5 +169,6 @@ export function createReconcileTools(engine: EngineLoader): ToolDefinition[] {
     markReconciledTool(engine),
     clearCacheTool(engine),
     snapshotStateTool(engine),
+    ...createNotaraiCheckTools(engine),
   ];
 }

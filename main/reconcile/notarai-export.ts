@@ -1,0 +1,180 @@
+// NotarAI 0.7's `export-context`: for each spec whose artifact globs match a path of
+// `git diff <base> --name-only` (or the one spec asked for), its text, the governed files that
+// changed (binary ones by extension apart), their diff against the base and each file's first
+// artifact category; and the markdown NotarAI's `reconcile` skill parses (its reconcile-prompt
+// template, contexts separated by a `---` line). Public API:
+//
+//   exportContext(root, { baseBranch, specPath? }) -> ExportContext[]
+//   renderContextMarkdown(contexts)                -> string (what `notarai export-context` prints)
+//
+// Same as NotarAI: tracked changes only (untracked files are not in `git diff`), deleted files
+// never listed, no hash cache. Grove: the one glob matcher, paths in UTF-8 byte order, the diff
+// computed by intersection-diff.ts (paths on stdin, a private index), specs read confined.
+import path from 'node:path';
+import type { ExportContext } from '../../shared/notarai-check.ts';
+import { UserError } from '../platform/errors.ts';
+import { isBinaryByExtension } from './binary-files.ts';
+import type { EngineParts } from './classify.ts';
+import { changedVsBase, gitDirectories, resolveBase } from './git-queries.ts';
+import { diffPathsAgainstBase } from './intersection-diff.ts';
+import { gatherInputs, standaloneParts } from './notarai-check.ts';
+import type { CheckSpec } from './notarai-specs.ts';
+import { isSpecPath } from './spec-paths.ts';
+
+/** NotarAI's reconcile-prompt template (the text its skill parses), placeholders in braces. */
+const RECONCILE_PROMPT = `# Reconciliation: {{spec_name}}
+
+## Spec Content
+
+\`\`\`yaml
+{{spec_content}}
+\`\`\`
+
+## Changed Files
+
+The following files governed by this spec have changed since \`{{base_branch}}\`:
+
+{{changed_files}}
+
+## Instructions
+
+For each changed file listed above:
+
+1. Read the file's current content using your file-reading tools.
+2. Run \`git diff {{base_branch}} -- <file>\` (or equivalent) to see what changed.
+
+Then review the changes against the spec. For each behavior, constraint, and invariant:
+
+- Check whether the changes support or contradict it.
+- Identify any drift between spec intent and implementation.
+- Propose targeted updates to bring spec, code, and docs into alignment.
+
+The spec is the canonical tiebreaker when code and spec disagree.
+
+Report findings in this format:
+
+- **DRIFT**: Code has changed in ways not reflected in the spec
+- **VIOLATED**: Code contradicts a spec constraint or invariant
+- **UNSPECCED**: New code not covered by any spec behavior
+- **STALE REF**: Spec references code or docs that no longer exist
+
+If everything aligns, report: "No drift detected."
+`;
+
+/** One context as NotarAI's markdown. */
+export function renderOneContext(context: ExportContext): string {
+  const changed =
+    context.changed_files.length === 0
+      ? 'No changed files.'
+      : context.changed_files.map((file) => `- \`${file}\``).join('\n');
+  const values: Record<string, string> = {
+    spec_name: context.spec_name,
+    base_branch: context.base_branch,
+    changed_files: changed,
+    spec_content: context.spec_content,
+  };
+  // One pass, so a placeholder inside the spec's own text is left as it is.
+  return RECONCILE_PROMPT.replace(
+    /\{\{(spec_name|base_branch|changed_files|spec_content)\}\}/g,
+    (_, key: string) => values[key] ?? '',
+  );
+}
+
+/** What `notarai export-context --format markdown` prints for these contexts. */
+export function renderContextMarkdown(contexts: readonly ExportContext[]): string {
+  return contexts.map((context) => `${renderOneContext(context)}\n`).join('\n---\n\n');
+}
+
+/** `export-context` with an engine's parts. */
+export async function exportContextWithParts(
+  parts: EngineParts,
+  options: {
+    baseBranch: string;
+    specPath?: string;
+    objectsDir?: () => Promise<string>;
+    signal?: AbortSignal;
+  },
+): Promise<ExportContext[]> {
+  const { signal } = options;
+  if (options.specPath !== undefined && !isSpecPath(options.specPath)) {
+    throw new UserError(
+      `spec_path must be a *.spec.yaml file under .notarai/: ${JSON.stringify(options.specPath)}`,
+    );
+  }
+  const sha = await resolveBase(parts.root, options.baseBranch);
+  const [entries, inputs] = await Promise.all([
+    changedVsBase(parts.root, sha, signal),
+    gatherInputs(parts, { sync: true, ...(signal ? { signal } : {}) }),
+  ]);
+  const present = new Set<string>();
+  const all = new Set<string>();
+  for (const entry of entries) {
+    all.add(entry.path);
+    if (entry.from !== undefined) all.add(entry.from);
+    if (entry.status !== 'D') present.add(entry.path);
+  }
+  let specs: CheckSpec[];
+  if (options.specPath !== undefined) {
+    const spec = inputs.specs.find((candidate) => candidate.path === options.specPath);
+    if (!spec) throw new UserError(`spec file not found: ${options.specPath}`);
+    if (spec.errors.length > 0) {
+      throw new UserError(
+        `spec does not parse: ${options.specPath}: ${spec.errors[0]?.message ?? ''}`,
+      );
+    }
+    specs = [spec];
+  } else {
+    specs = inputs.specs.filter(
+      (spec) =>
+        spec.errors.length === 0 &&
+        [...all].some((file) => spec.globs.some((glob) => glob.set.test(file))),
+    );
+  }
+  const objectsDir =
+    options.objectsDir ??
+    (async () => path.join((await gitDirectories(parts.root)).commonDir, 'objects'));
+  const contexts: ExportContext[] = [];
+  for (const spec of specs) {
+    const governed = (inputs.governed.get(spec.path) ?? []).filter((file) => present.has(file));
+    const changedFiles = governed.filter((file) => !isBinaryByExtension(file));
+    const binaryChanges = governed.filter((file) => isBinaryByExtension(file));
+    const diff =
+      changedFiles.length === 0
+        ? ''
+        : await diffPathsAgainstBase(parts.root, sha, {
+            paths: changedFiles,
+            objectsDir: await objectsDir(),
+            ...(signal ? { signal } : {}),
+          });
+    const categories: Record<string, string> = {};
+    for (const file of changedFiles) {
+      const glob = spec.globs.find((candidate) => candidate.set.test(file));
+      if (glob) categories[file] = glob.category;
+    }
+    const base = path.posix.basename(spec.path);
+    contexts.push({
+      spec_path: spec.path,
+      spec_name: base.slice(0, base.lastIndexOf('.')),
+      spec_content: spec.text,
+      base_branch: options.baseBranch,
+      changed_files: changedFiles,
+      binary_changes: binaryChanges,
+      diff: diff.endsWith('\n') ? diff.slice(0, -1) : diff,
+      file_categories: categories,
+    });
+  }
+  return contexts;
+}
+
+/** NotarAI's `export-context` for the worktree at `root` (see the header). */
+export async function exportContext(
+  root: string,
+  options: { baseBranch: string; specPath?: string },
+): Promise<ExportContext[]> {
+  const [parts, close] = await standaloneParts(root);
+  try {
+    return await exportContextWithParts(parts, options);
+  } finally {
+    close();
+  }
+}
