@@ -186,3 +186,75 @@ describe('change notifications', () => {
     expect(updated).toEqual([uri]);
   });
 });
+
+describe('NotarAI 0.7 check, score and export-context as tools', () => {
+  it('check_specs, get_drift_score and export_context answer through a real client', async () => {
+    const { server, service } = await serve();
+    const { client } = await connectClient(server.port, 'modern-http');
+    cleanups.push(() => client.close());
+    const { tools } = await client.listTools();
+    for (const name of ['check_specs', 'get_drift_score', 'export_context']) {
+      const tool = tools.find((candidate) => candidate.name === name);
+      expect(tool?.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+      expect(tool?.title).toBeTruthy();
+      expect(tool?.outputSchema).toBeDefined();
+    }
+
+    await writeFiles((await service.engine()).root, { 'loose.txt': 'ungoverned\n' });
+    const check = (await client.callTool({
+      name: 'check_specs',
+      arguments: {},
+    })) as CallToolResult;
+    expect(check.isError).toBeFalsy();
+    expect(check.structuredContent).toMatchObject({
+      passed: true,
+      exit_code: 0,
+      summary: { errors: 0, warnings: 3 },
+      findings: [
+        { type: 'coverage_gap', file_path: 'README.md' },
+        {
+          type: 'coverage_gap',
+          file_path: 'loose.txt',
+          tier: 'housekeeping',
+          severity: 'warning',
+          spec_path: null,
+          glob_pattern: null,
+          line: null,
+        },
+        { type: 'test_coverage_missing', spec_path: '.notarai/app.spec.yaml', line: 7 },
+      ],
+    });
+    expect(text(check)).toBe(stableStringify(check.structuredContent));
+    const strict = (await client.callTool({
+      name: 'check_specs',
+      arguments: { strict: true },
+    })) as CallToolResult;
+    expect(strict.structuredContent).toMatchObject({ passed: false, summary: { errors: 3 } });
+
+    const score = (await client.callTool({
+      name: 'get_drift_score',
+      arguments: { spec_path: '.notarai/app.spec.yaml' },
+    })) as CallToolResult;
+    expect(score.structuredContent).toMatchObject({
+      specs: [{ spec_path: '.notarai/app.spec.yaml', status: expect.any(String) }],
+      days_since_reconciliation: 30,
+    });
+
+    const exported = (await client.callTool({
+      name: 'export_context',
+      arguments: { base_branch: 'main', format: 'markdown' },
+    })) as CallToolResult;
+    expect(exported.structuredContent).toMatchObject({
+      contexts: [{ spec_path: '.notarai/app.spec.yaml', changed_files: ['src/a.ts'] }],
+    });
+    expect((exported.structuredContent as { markdown: string }).markdown).toMatch(
+      /^# Reconciliation: app\.spec\n/,
+    );
+    const bad = (await client.callTool({
+      name: 'export_context',
+      arguments: { base_branch: 'nope' },
+    })) as CallToolResult;
+    expect(bad.isError).toBe(true);
+    expect(text(bad)).toMatch(/does not resolve/);
+  });
+});
