@@ -12,7 +12,7 @@ describe('docs/tools.md', () => {
   it('documents every tool with its fields, every prompt and every resource', async () => {
     const rendered = await renderServerDocs();
     const tools = serverTools();
-    expect(tools).toHaveLength(16);
+    expect(tools).toHaveLength(19);
     for (const tool of tools) {
       expect(rendered).toContain(`### ${tool.name}\n`);
       for (const field of Object.keys(tool.inputSchema.shape)) {

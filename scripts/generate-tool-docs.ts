@@ -247,6 +247,23 @@ export const TOOL_USAGE: Record<string, ToolUsage> = {
       'the hash cache .notarai/.cache/notarai.db is locked by another process (…); try again',
     ],
   },
+  check_specs: {
+    example: { strict: false },
+    errors: [
+      'never an error for findings: a spec that does not parse is a `spec_invalid` finding, and an unreadable check.yaml or lint.yaml is a warning (defaults used)',
+    ],
+  },
+  get_drift_score: {
+    example: { spec_path: '.notarai/api.spec.yaml' },
+    errors: ['no spec at .notarai/nope.spec.yaml (or it does not parse)'],
+  },
+  export_context: {
+    example: { base_branch: 'main', format: 'markdown' },
+    errors: [
+      'base_branch does not resolve to a commit in this repository: "nope" (…)',
+      'spec file not found: .notarai/nope.spec.yaml',
+    ],
+  },
 };
 
 /** Tools a worktree offers only when its user turned them on (off by default). */
