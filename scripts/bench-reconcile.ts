@@ -172,6 +172,16 @@ interface SizeResult {
   checks: { files: number; diffFiles: number };
   /** The same calls through a real MCP client (modern Streamable HTTP) of a real worktree process. */
   mcp: { list: number; cold: number; warm: number; mark: number; markChanged: number };
+  /** Issue 25: `git ls-files` (tracked + untracked), and check_specs through the client. */
+  check: { lsFiles: number; cold: number; warm: number; findings: number };
+}
+
+/** The floor of check_specs: git's listing of the worktree, as Grove takes it. */
+async function gitLsFiles(root: string): Promise<void> {
+  await Promise.all([
+    git(root, 'ls-files', '-z', '--cached'),
+    git(root, 'ls-files', '-z', '--others', '--exclude-standard'),
+  ]);
 }
 
 /** Serves `root` as `grove serve` would (a real worktree process) and connects an SDK client. */
@@ -261,6 +271,7 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
     engine.close();
     const served = await mcpClientOf(root, path.join(dir, 'data'));
     let mcp: SizeResult['mcp'];
+    let check: SizeResult['check'];
     try {
       const args = { spec_path: spec, base_branch: 'main' };
       const mcpList = await median(runs, () =>
@@ -284,6 +295,22 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
         await callOk(served.client, 'clear_cache', {});
         await callOk(served.client, 'mark_reconciled', { files: [...governed, spec] });
       });
+      // check_specs (issue 25): cold = the first call after a write (the live index cannot vouch:
+      // git lists, specs load, every governed file is compared with the cache); warm = again.
+      await gitLsFiles(root);
+      const lsFiles = await median(runs, () => gitLsFiles(root));
+      const checkCold = await median(runs, async () => {
+        await writeFile(path.join(root, 'scratch.txt'), `${performance.now()}\n`);
+        await callOk(served.client, 'check_specs', {});
+      });
+      const checked = await callOk(served.client, 'check_specs', {});
+      const checkWarm = await median(runs, () => callOk(served.client, 'check_specs', {}));
+      check = {
+        lsFiles,
+        cold: checkCold,
+        warm: checkWarm,
+        findings: (checked.structuredContent as { findings: unknown[] }).findings.length,
+      };
       mcp = {
         list: mcpList,
         cold: mcpCold,
@@ -310,6 +337,7 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
       coldJsonBytes: json.value.length,
       checks: { files: coldResult.files.length, diffFiles },
       mcp,
+      check,
     };
   } finally {
     engine.close();
@@ -356,6 +384,18 @@ function report(results: SizeResult[]): void {
         `${(r.coldJsonBytes / 1024 / 1024).toFixed(1)} MiB of JSON (serialized in ${fmt(r.coldJsonMs)})`,
     );
   }
+  console.log('\ncheck_specs through the MCP client (issue 25), as ratios to `git ls-files`:');
+  console.log('\n| files | git ls-files | check_specs cold (x) | warm (x) | findings |');
+  console.log('|---:|---:|---:|---:|---:|');
+  for (const r of results) {
+    const x = (ms: number) => `${fmt(ms)} (${(ms / r.check.lsFiles).toFixed(2)}x)`;
+    console.log(
+      `| ${r.size.toLocaleString('en-US')} | ${fmt(r.check.lsFiles)} | ${x(r.check.cold)} | ${x(r.check.warm)} | ${r.check.findings} |`,
+    );
+    console.log(
+      `  ${r.size}: check_specs cold ${verdict(r.check.cold / r.check.lsFiles, 6)}; warm ${verdict(r.check.warm / r.check.lsFiles, 2)}`,
+    );
+  }
   const small = results.find((r) => r.size === 20_000);
   const big = results.find((r) => r.size === 200_000);
   if (small && big) {
@@ -363,6 +403,12 @@ function report(results: SizeResult[]): void {
       const ratio = big[key] / small[key];
       console.log(
         `  200k/20k ${key}: ${ratio.toFixed(1)}x (target <= 12x: ${ratio <= 12 ? 'met' : 'MISSED'})`,
+      );
+    }
+    for (const key of ['cold', 'warm'] as const) {
+      const ratio = big.check[key] / small.check[key];
+      console.log(
+        `  200k/20k check_specs ${key}: ${ratio.toFixed(1)}x (linear: <= 12x: ${ratio <= 12 ? 'met' : 'MISSED'})`,
       );
     }
   }
