@@ -6,6 +6,7 @@
 //   main/platform/                            confined fs, git, worker pool, log, errors, paths
 //   main/reconcile/  → main/tools/  → main/mcp/  → main/worktree/     the worktree process
 //   main/chat/  → main/host/  → main/electron/, main/headless/        the host
+//   main/notarai-cli/  (grove check|score|export-context: the engine without a host; headless runs it)
 //   main/bridge/  (grove bridge: finds the host, or serves the worktree stack itself over stdio;
 //                  may import both stacks; the two shells that run it import it)
 //   renderer/                                 the window; reaches the host only through shared/
@@ -38,7 +39,9 @@ export const LAYERS = {
   ),
   'main/bridge': ['shared', 'main/platform', ...WORKTREE_STACK, ...HOST_STACK],
   'main/electron': ['shared', 'main/platform', ...HOST_STACK, 'main/bridge'],
-  'main/headless': ['shared', 'main/platform', ...HOST_STACK, 'main/bridge'],
+  // grove check / score / export-context: the engine as NotarAI's CLI, no host.
+  'main/notarai-cli': ['shared', 'main/platform', 'main/reconcile', 'main/tools'],
+  'main/headless': ['shared', 'main/platform', ...HOST_STACK, 'main/bridge', 'main/notarai-cli'],
   renderer: ['shared'],
 };
 

@@ -14,6 +14,9 @@ import type { WorktreeState } from '../../shared/model.ts';
 
 const USAGE = `Usage: grove serve [options] [<repo-path>...]
        grove bridge [--data-dir DIR] [--local] <worktree-path>
+       grove check [--format human|json|sarif] [--strict] [<worktree-path>]
+       grove score [--format human|json] [--spec <spec-path>] [<worktree-path>]
+       grove export-context (--all | --spec <spec-path>) [--base-branch B] [--format markdown|json]
 
 Runs one sandboxed MCP server per git worktree of each repository, and the Grove UI.
 Without a path, serves the repositories opened before (kept in the data directory).
@@ -29,6 +32,9 @@ Options:
   -v, --version    print Grove's version`;
 
 const DEFAULT_UI_PORT = 47100;
+
+/** NotarAI 0.7's commands (main/notarai-cli/): `grove check`, `grove score`, `grove export-context`. */
+const NOTARAI_COMMAND_NAMES = ['check', 'score', 'export-context'] as const;
 
 /** A command line Grove cannot run: the message, then the usage. */
 function usageError(message: string): UserError {
@@ -195,6 +201,11 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       return await runBridgeCommand(rest);
+    }
+    if ((NOTARAI_COMMAND_NAMES as readonly string[]).includes(command)) {
+      // Loaded only for these commands: the engine is not the bridge's or serve's business.
+      const { runNotaraiCommand } = await import('../notarai-cli/notarai-commands.ts');
+      return await runNotaraiCommand(command as (typeof NOTARAI_COMMAND_NAMES)[number], rest);
     }
     if (command !== 'serve') throw usageError(`unknown command: ${command}`);
     if (rest.includes('-h') || rest.includes('--help')) {

@@ -1,0 +1,326 @@
+// `grove check|score|export-context` as a CI job and NotarAI's skills meet them: the real `grove`
+// command run as a process in a real git repository (exit codes, output), and SARIF validated
+// against the SARIF 2.1.0 JSON schema (the OASIS schema as SchemaStore publishes it) with Ajv.
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readFile } from 'node:fs/promises';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import { afterAll, describe, expect, it } from 'vitest';
+import { git, makeTempRepo, writeFiles, type TempRepo } from '../testing/temp-repo.ts';
+import { runNotaraiCommand, type CommandOutput } from './notarai-commands.ts';
+
+const GROVE = fileURLToPath(new URL('../../bin/grove.js', import.meta.url));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `grove` command in `cwd` (the test's Node: the pinned one). */
+function grove(cwd: string, ...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [GROVE, ...args],
+      { cwd, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? ((error as { code?: number }).code ?? 1) : 0;
+        resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** Runs a command in this process, capturing what it prints. */
+async function inProcess(
+  command: 'check' | 'score' | 'export-context',
+  ...args: string[]
+): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const out: CommandOutput = {
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+    colours: false,
+  };
+  const code = await runNotaraiCommand(command, args, out);
+  return { code, stdout, stderr };
+}
+
+const SPEC_HEADER = "schema_version: '0.8'\nintent: Auth\n";
+
+/** A clean project: one spec governs every file and tests its one behavior. */
+const CLEAN: Record<string, string> = {
+  '.notarai/auth.spec.yaml':
+    SPEC_HEADER +
+    'behaviors:\n  - name: login\n    given: a user\n    then: a session\n' +
+    '    tested_by:\n      - tests/auth.test.ts\n' +
+    'artifacts:\n  code:\n    - path: src/**\n    - path: tests/**\n    - path: README.md\n',
+  'src/auth.ts': 'export const auth = 1;\n',
+  'tests/auth.test.ts': 'test\n',
+};
+
+const repos: TempRepo[] = [];
+async function project(files: Record<string, string>): Promise<string> {
+  const repo = await makeTempRepo(files);
+  repos.push(repo);
+  return repo.root;
+}
+afterAll(async () => {
+  await Promise.all(repos.map((repo) => repo.cleanup()));
+});
+
+describe('grove check (NotarAI check: flags, output, exit codes)', () => {
+  it('exits 0 and prints "All checks passed." on a clean project', async () => {
+    const run = await grove(await project(CLEAN), 'check');
+    expect(run).toMatchObject({ code: 0, stdout: 'All checks passed.\n' });
+  });
+
+  it('exits 1 on an error finding (an orphaned glob), naming it and its spec line', async () => {
+    const root = await project({
+      ...CLEAN,
+      '.notarai/auth.spec.yaml': `${CLEAN['.notarai/auth.spec.yaml']}    - path: lib/gone/**\n`,
+    });
+    const run = await grove(root, 'check');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('Orphaned Globs (1 findings)');
+    expect(run.stdout).toContain('lib/gone/**');
+    expect(run.stdout).toContain('in .notarai/auth.spec.yaml:14');
+    expect(run.stdout).toMatch(/1 issue found \(1 error, 0 warnings\)\.\n$/);
+  });
+
+  it("exits 2 without .notarai/, with NotarAI's message", async () => {
+    const run = await grove(await project({ 'README.md': 'hi\n' }), 'check');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe('Error: .notarai/ directory not found. Run `notarai init` first.\n');
+  });
+
+  it('--strict turns a warning (a coverage gap) into a failure', async () => {
+    const root = await project({ ...CLEAN, 'docs/notes.md': 'notes\n' });
+    expect((await inProcess('check', root)).code).toBe(0);
+    const strict = await inProcess('check', '--strict', '--format', 'json', root);
+    expect(strict.code).toBe(1);
+    const json = JSON.parse(strict.stdout) as { findings: object[]; summary: object };
+    expect(json.summary).toEqual({ errors: 1, warnings: 0 });
+    expect(json.findings).toEqual([
+      {
+        file_path: 'docs/notes.md',
+        glob_pattern: null,
+        message: 'File not governed by any spec: docs/notes.md',
+        severity: 'error',
+        spec_path: null,
+        tier: 'housekeeping',
+        type: 'coverage_gap',
+      },
+    ]);
+  });
+
+  it("--format json prints NotarAI's keys only, alphabetically, pretty-printed", async () => {
+    const root = await project({ ...CLEAN, 'docs/notes.md': 'notes\n' });
+    const run = await inProcess('check', '--format', 'json', root);
+    expect(run.stdout.split('\n').slice(0, 4)).toEqual([
+      '{',
+      '  "findings": [',
+      '    {',
+      '      "file_path": "docs/notes.md",',
+    ]);
+    expect(run.stdout).not.toContain('"line"');
+  });
+
+  it('fail_on in check.yaml decides the exit: housekeeping fails on a coverage gap', async () => {
+    const root = await project({
+      ...CLEAN,
+      'docs/notes.md': 'notes\n',
+      '.notarai/check.yaml': 'fail_on: housekeeping\n',
+    });
+    expect((await inProcess('check', root)).code).toBe(1);
+  });
+
+  it('a bad flag is a usage error (exit 2) naming it', async () => {
+    const run = await inProcess('check', '--format', 'xml', await project(CLEAN));
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--format must be one of human, json, sarif, got xml');
+  });
+});
+
+describe('grove check --format sarif', () => {
+  it('is a valid SARIF 2.1.0 log: one result per finding, located in the file or the spec line', async () => {
+    const root = await project({
+      ...CLEAN,
+      '.notarai/auth.spec.yaml': `${CLEAN['.notarai/auth.spec.yaml']}    - path: lib/gone/**\n`,
+      'docs/my notes.md': 'notes\n',
+    });
+    const json = await inProcess('check', '--format', 'json', root);
+    const sarifRun = await inProcess('check', '--format', 'sarif', root);
+    expect(sarifRun.code).toBe(json.code);
+    const sarif = JSON.parse(sarifRun.stdout) as {
+      version: string;
+      runs: {
+        tool: { driver: { name: string; rules: { id: string }[] } };
+        results: {
+          ruleId: string;
+          level: string;
+          locations: {
+            physicalLocation: { artifactLocation: { uri: string }; region?: { startLine: number } };
+          }[];
+        }[];
+      }[];
+    };
+
+    const require = createRequire(import.meta.url);
+    const schemaPath = require.resolve('schemastore/schemas/json/sarif-2.1.0.json');
+    const schema = JSON.parse(await readFile(schemaPath, 'utf8')) as object;
+    // unicodeRegExp off: the published schema's `language` pattern has a stray `]`, an error
+    // only under the `u` flag (JSON Schema's patterns are ECMA-262 without it).
+    const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false });
+    addFormats.default(ajv);
+    const validate = ajv.compile(schema);
+    expect(validate(sarif), JSON.stringify(validate.errors, null, 2)).toBe(true);
+
+    const findings = (JSON.parse(json.stdout) as { findings: object[] }).findings;
+    const [run] = sarif.runs;
+    expect(run!.results).toHaveLength(findings.length);
+    expect(run!.tool.driver.name).toBe('Grove');
+    const byRule = Object.fromEntries(run!.results.map((result) => [result.ruleId, result]));
+    expect(byRule['orphaned_glob']).toMatchObject({
+      level: 'error',
+      locations: [
+        {
+          physicalLocation: {
+            artifactLocation: { uri: '.notarai/auth.spec.yaml' },
+            region: { startLine: 14 },
+          },
+        },
+      ],
+    });
+    expect(byRule['coverage_gap']).toMatchObject({
+      level: 'warning',
+      locations: [{ physicalLocation: { artifactLocation: { uri: 'docs/my%20notes.md' } } }],
+    });
+    for (const result of run!.results) {
+      expect(run!.tool.driver.rules.map((rule) => rule.id)).toContain(result.ruleId);
+    }
+  });
+
+  it('names a lint finding by its rule (L009: an old schema_version)', async () => {
+    const root = await project({
+      ...CLEAN,
+      '.notarai/auth.spec.yaml': CLEAN['.notarai/auth.spec.yaml']!.replace("'0.8'", "'0.5'"),
+    });
+    const sarif = JSON.parse((await inProcess('check', '--format', 'sarif', root)).stdout) as {
+      runs: { results: { ruleId: string }[] }[];
+    };
+    expect(sarif.runs[0]!.results.map((result) => result.ruleId)).toContain('L009');
+  });
+});
+
+describe('grove score', () => {
+  it("prints NotarAI's JSON: scores as floats with 2 decimals, keys sorted; exit 0", async () => {
+    const root = await project(CLEAN);
+    const run = await grove(root, 'score', '--format', 'json');
+    expect(run.code).toBe(0);
+    const parsed = JSON.parse(run.stdout) as {
+      overall: { score: number; status: string };
+      specs: { spec_path: string; score: number; status: string }[];
+    };
+    expect(Object.keys(parsed)).toEqual(['overall', 'specs']);
+    expect(parsed.specs.map((spec) => spec.spec_path)).toEqual(['.notarai/auth.spec.yaml']);
+    // No cache database: every governed file counts as changed (0.30) and 30 days (0.20 * 30/90).
+    expect(parsed.specs[0]!.score).toBe(0.37);
+    expect(run.stdout).toMatch(/"score": \d+\.\d+/);
+  });
+
+  it('prints the human table and the overall status', async () => {
+    const run = await inProcess('score', await project(CLEAN));
+    expect(run.stdout).toMatch(/^Spec {41} Score {3}Status\n-{65}\n/);
+    expect(run.stdout).toMatch(
+      /\.notarai\/auth\.spec\.yaml +0\.37 +review\n\nOverall: 0\.37 \(review\)\n$/,
+    );
+  });
+});
+
+describe('grove export-context', () => {
+  async function branchWithChange(): Promise<string> {
+    const root = await project(CLEAN);
+    await git(root, 'checkout', '-q', '-b', 'feature');
+    await writeFiles(root, { 'src/auth.ts': 'export const auth = 2;\n' });
+    return root;
+  }
+
+  it('--all --format json: one object for one context, with the diff of its changed files', async () => {
+    const root = await branchWithChange();
+    const base = 'main';
+    const run = await grove(
+      root,
+      'export-context',
+      '--all',
+      '--base-branch',
+      base,
+      '--format',
+      'json',
+    );
+    expect(run.code).toBe(0);
+    const context = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(Object.keys(context)).toEqual([
+      'base_branch',
+      'binary_changes',
+      'changed_files',
+      'diff',
+      'file_categories',
+      'spec_content',
+      'spec_name',
+      'spec_path',
+    ]);
+    expect(context).toMatchObject({
+      spec_path: '.notarai/auth.spec.yaml',
+      spec_name: 'auth.spec',
+      changed_files: ['src/auth.ts'],
+      base_branch: base,
+    });
+    expect(context['diff']).toContain('+export const auth = 2;');
+  });
+
+  it("markdown is the reconcile prompt NotarAI's skill parses", async () => {
+    const root = await branchWithChange();
+    const base = 'main';
+    const run = await inProcess('export-context', '--all', '--base-branch', base, root);
+    expect(run.stdout).toMatch(/^# Reconciliation: auth\.spec\n\n## Spec Content\n\n```yaml\n/);
+    expect(run.stdout).toContain('## Changed Files');
+    expect(run.stdout).toContain('- `src/auth.ts`');
+  });
+
+  it("needs exactly one of --spec, --all or --bootstrap (exit 1, NotarAI's message)", async () => {
+    const run = await inProcess('export-context', await project(CLEAN));
+    expect(run).toMatchObject({
+      code: 1,
+      stderr: 'Error: specify exactly one of --spec <path>, --all, or --bootstrap.\n',
+    });
+  });
+
+  it('no affected spec: an empty JSON list', async () => {
+    const root = await project(CLEAN);
+    const base = 'main';
+    const run = await inProcess(
+      'export-context',
+      '--all',
+      '--base-branch',
+      base,
+      '--format',
+      'json',
+      root,
+    );
+    expect(run).toMatchObject({ code: 0, stdout: '[]\n' });
+  });
+});
+
+describe('the worktree path argument', () => {
+  it('checks the worktree given instead of the current directory', async () => {
+    const root = await project(CLEAN);
+    const run = await grove(path.dirname(root), 'check', root);
+    expect(run).toMatchObject({ code: 0, stdout: 'All checks passed.\n' });
+  });
+});

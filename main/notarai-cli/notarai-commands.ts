@@ -1,0 +1,340 @@
+// `grove check`, `grove score` and `grove export-context`: NotarAI 0.7's CLI commands of the same
+// names, with its flags, output and exit codes, so NotarAI's own skills and CI jobs work with
+// `grove` in place of `notarai` — run in a worktree with no host and no window. The work is the
+// engine's (main/reconcile/notarai-check.ts, notarai-export.ts); this module parses the command
+// line and prints. Grove adds `grove check --format sarif` (check-sarif.ts) and an optional
+// worktree path (NotarAI always uses the current directory). Differences on purpose:
+// docs/notarai-compatibility.md.
+import { parseArgs } from 'node:util';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type {
+  CheckFinding,
+  CheckReport,
+  DriftReport,
+  ExportContext,
+} from '../../shared/notarai-check.ts';
+import { statInsideRoot } from '../platform/confined-fs.ts';
+import { UserError } from '../platform/errors.ts';
+import { runCheck, scoreSpecs } from '../reconcile/notarai-check.ts';
+import { exportContext, renderContextMarkdown } from '../reconcile/notarai-export.ts';
+import { BOOTSTRAP_PROMPT } from '../tools/reconcile-mcp.ts';
+import { checkReportToSarif } from './check-sarif.ts';
+import { Float, notaraiJson } from './notarai-json.ts';
+
+export const NOTARAI_COMMANDS = ['check', 'score', 'export-context'] as const;
+export type NotaraiCommand = (typeof NOTARAI_COMMANDS)[number];
+
+export const NOTARAI_USAGE = `Usage: grove check [--format human|json|sarif] [--strict] [<worktree-path>]
+       grove score [--format human|json] [--spec <spec-path>] [<worktree-path>]
+       grove export-context (--all | --spec <spec-path> | --bootstrap) [--base-branch B]
+                            [--format markdown|json] [<worktree-path>]
+
+NotarAI 0.7's check, score and export-context, on the worktree at <worktree-path> (default: the
+current directory, which must hold .notarai/). No Grove host or window is needed.
+
+  check           coverage gaps, orphaned globs, changed files, overlaps, $ref cycles, behaviors,
+                  tests and lint L001-L011, filtered by .notarai/check.yaml.
+                  Exit 0: passed; 1: failing findings (errors, or fail_on's tier; with --strict,
+                  any finding); 2: no .notarai/. --format sarif writes SARIF 2.1.0 for code scanning.
+  score           each spec's drift score (healthy / review / overdue); always exits 0.
+  export-context  the reconciliation context of the specs the branch's changes affect (--all) or
+                  of one spec, as NotarAI's reconcile prompt (markdown) or JSON.`;
+
+/** Where a command writes; the process's streams unless a test passes its own. */
+export interface CommandOutput {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** Whether stdout is a terminal (colours, as `ls` does; NO_COLOR turns them off). */
+  colours: boolean;
+}
+
+const processOutput = (): CommandOutput => ({
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  colours: process.stdout.isTTY === true && !process.env.NO_COLOR,
+});
+
+function usageError(message: string): UserError {
+  return new UserError(message, { code: 'invalid-argument', cause: 'usage' });
+}
+
+function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw usageError(`${flag} must be one of ${allowed.join(', ')}, got ${value}`);
+}
+
+function worktreeOf(positionals: string[]): string {
+  if (positionals.length > 1)
+    throw usageError(`expected one worktree path, got ${positionals.length}`);
+  return path.resolve(positionals[0] ?? '.');
+}
+
+/** NotarAI's exit 2: the worktree has no `.notarai/` directory. */
+async function hasNotaraiDir(root: string): Promise<boolean> {
+  try {
+    const { stats } = await statInsideRoot(root, '.notarai');
+    return stats.isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+const NO_NOTARAI = 'Error: .notarai/ directory not found. Run `notarai init` first.\n';
+
+// ---- check -------------------------------------------------------------------------------------
+
+const COLOUR = { red: '\x1b[31m', yellow: '\x1b[33m', cyan: '\x1b[36m', green: '\x1b[32m' };
+const RESET = '\x1b[0m';
+
+/** Human output's groups inside a tier, in NotarAI's order, with Grove's two types added. */
+const HUMAN_GROUPS: [CheckFinding['type'], string][] = [
+  ['spec_invalid', 'Invalid Specs'],
+  ['circular_ref', 'Circular $ref Cycles'],
+  ['ref_outside_worktree', '$ref Outside the Worktree'],
+  ['orphaned_glob', 'Orphaned Globs'],
+  ['changed_since_reconciliation', 'Changed Since Last Reconciliation'],
+  ['coverage_gap', 'Coverage Gaps'],
+  ['overlapping_coverage', 'Overlapping Coverage'],
+  ['behavior_incomplete', 'Incomplete Behaviors'],
+  ['test_path_missing', 'Test Paths Missing'],
+  ['test_coverage_missing', 'Test Coverage Missing'],
+];
+/** Types whose message says more than the path (NotarAI prints it under the path). */
+const MESSAGE_SHOWN = new Set<CheckFinding['type']>([
+  'spec_invalid',
+  'circular_ref',
+  'ref_outside_worktree',
+  'behavior_incomplete',
+  'test_coverage_missing',
+]);
+
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
+
+/** NotarAI's human check output (plus Grove's spec lines, and L011, which NotarAI never shows). */
+export function formatCheckHuman(report: CheckReport, colours: boolean): string {
+  const paint = (colour: string, text: string) => (colours ? `${colour}${text}${RESET}` : text);
+  if (report.findings.length === 0) return 'All checks passed.\n';
+  const lines: string[] = [];
+  const prefix = (finding: CheckFinding) =>
+    finding.severity === 'error'
+      ? paint(COLOUR.red, '    error  ')
+      : paint(COLOUR.yellow, '    warning');
+  const tiers: [CheckFinding['tier'], string, string][] = [
+    ['critical', 'Critical', COLOUR.red],
+    ['drift', 'Drift', COLOUR.yellow],
+    ['housekeeping', 'Housekeeping', COLOUR.cyan],
+  ];
+  for (const [tier, label, colour] of tiers) {
+    const inTier = report.findings.filter((finding) => finding.tier === tier);
+    if (inTier.length === 0) continue;
+    lines.push(paint(colour, `--- ${label} (${inTier.length} findings) ---`));
+    for (const [type, groupLabel] of HUMAN_GROUPS) {
+      const group = inTier.filter((finding) => finding.type === type);
+      if (group.length === 0) continue;
+      lines.push(`  ${groupLabel} (${group.length} findings)`);
+      for (const finding of group) {
+        const detail =
+          finding.file_path ?? finding.glob_pattern ?? finding.spec_path ?? '(unknown)';
+        lines.push(`${prefix(finding)}: ${detail}`);
+        if (type !== 'circular_ref' && finding.spec_path !== null && finding.spec_path !== detail) {
+          lines.push(
+            `            in ${finding.spec_path}${finding.line ? `:${finding.line}` : ''}`,
+          );
+        }
+        if (MESSAGE_SHOWN.has(type)) lines.push(`            ${finding.message}`);
+      }
+    }
+    const lint = inTier.filter((finding) => finding.type.startsWith('lint_'));
+    if (lint.length > 0) {
+      lines.push(`  Lint Violations (${lint.length} findings)`);
+      for (const finding of lint) {
+        const rule = finding.type.slice('lint_'.length).toUpperCase();
+        const where = finding.spec_path
+          ? ` (${finding.spec_path}${finding.line ? `:${finding.line}` : ''})`
+          : '';
+        lines.push(`${prefix(finding)} [${rule}]: ${finding.message}${where}`);
+      }
+    }
+    lines.push('');
+  }
+  const { errors, warnings } = report.summary;
+  lines.push(
+    `${plural(errors + warnings, 'issue')} found (${plural(errors, 'error')}, ${plural(warnings, 'warning')}).`,
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+/** NotarAI's `check --format json`: its seven keys per finding and the summary, nothing else. */
+export function formatCheckJson(report: CheckReport): string {
+  return `${notaraiJson({
+    findings: report.findings.map((finding) => ({
+      type: finding.type,
+      severity: finding.severity,
+      tier: finding.tier,
+      spec_path: finding.spec_path,
+      file_path: finding.file_path,
+      glob_pattern: finding.glob_pattern,
+      message: finding.message,
+    })),
+    summary: { errors: report.summary.errors, warnings: report.summary.warnings },
+  })}\n`;
+}
+
+async function checkCommand(args: string[], out: CommandOutput): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      format: { type: 'string', default: 'human' },
+      strict: { type: 'boolean', default: false },
+      // NotarAI accepts --base-branch for check and does not use it; so does Grove.
+      'base-branch': { type: 'string' },
+    },
+  });
+  const format = oneOf('--format', values.format, ['human', 'json', 'sarif'] as const);
+  const root = worktreeOf(positionals);
+  if (!(await hasNotaraiDir(root))) {
+    out.stderr(NO_NOTARAI);
+    return 2;
+  }
+  const report = await runCheck(root, { strict: values.strict });
+  for (const warning of report.warnings) out.stderr(`warning: ${warning}\n`);
+  if (format === 'json') out.stdout(formatCheckJson(report));
+  else if (format === 'sarif') {
+    const rootUri = pathToFileURL(`${root}${path.sep}`).href;
+    out.stdout(`${JSON.stringify(checkReportToSarif(report, rootUri), null, 2)}\n`);
+  } else out.stdout(formatCheckHuman(report, out.colours));
+  return report.exit_code;
+}
+
+// ---- score -------------------------------------------------------------------------------------
+
+/** NotarAI's human score table. */
+export function formatScoreHuman(report: DriftReport, colours: boolean): string {
+  if (report.specs.length === 0) return 'No specs found.\n';
+  const paint = (status: string) => {
+    const colour = { healthy: COLOUR.green, review: COLOUR.yellow, overdue: COLOUR.red }[status];
+    return colours && colour ? `${colour}${status}${RESET}` : status;
+  };
+  const lines = [`${'Spec'.padEnd(45)} ${'Score'.padEnd(7)} Status`, '-'.repeat(65)];
+  for (const spec of report.specs) {
+    lines.push(
+      `${spec.spec_path.padEnd(45)} ${spec.score.toFixed(2).padEnd(7)} ${paint(spec.status)}`,
+    );
+  }
+  lines.push('', `Overall: ${report.overall.score.toFixed(2)} (${paint(report.overall.status)})`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** NotarAI's `score --format json` (Grove's terms are in the MCP tool, not here). */
+export function formatScoreJson(report: DriftReport): string {
+  return `${notaraiJson({
+    specs: report.specs.map((spec) => ({
+      spec_path: spec.spec_path,
+      score: new Float(spec.score),
+      status: spec.status,
+    })),
+    overall: { score: new Float(report.overall.score), status: report.overall.status },
+  })}\n`;
+}
+
+async function scoreCommand(args: string[], out: CommandOutput): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      format: { type: 'string', default: 'human' },
+      spec: { type: 'string' },
+    },
+  });
+  const format = oneOf('--format', values.format, ['human', 'json'] as const);
+  const root = worktreeOf(positionals);
+  if (!(await hasNotaraiDir(root))) {
+    out.stderr(NO_NOTARAI);
+    return 2;
+  }
+  const report = await scoreSpecs(root, values.spec === undefined ? {} : { specPath: values.spec });
+  for (const warning of report.warnings) out.stderr(`warning: ${warning}\n`);
+  out.stdout(format === 'json' ? formatScoreJson(report) : formatScoreHuman(report, out.colours));
+  return 0; // score is informational, as NotarAI's
+}
+
+// ---- export-context ----------------------------------------------------------------------------
+
+/** One context as NotarAI's `render_json` writes it. */
+const contextJson = (context: ExportContext) => ({ ...context });
+
+async function exportContextCommand(args: string[], out: CommandOutput): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      spec: { type: 'string' },
+      all: { type: 'boolean', default: false },
+      bootstrap: { type: 'boolean', default: false },
+      'base-branch': { type: 'string', default: 'main' },
+      format: { type: 'string', default: 'markdown' },
+    },
+  });
+  const format = oneOf('--format', values.format, ['markdown', 'json'] as const);
+  const root = worktreeOf(positionals);
+  if (values.bootstrap) {
+    // Grove's own bootstrap prompt (the MCP prompt `bootstrap_specs`), NotarAI's flag.
+    out.stdout(`${BOOTSTRAP_PROMPT}\n`);
+    return 0;
+  }
+  if (!(await hasNotaraiDir(root))) {
+    out.stderr('Error: .notarai/ not found. Run `notarai init` first.\n');
+    return 2;
+  }
+  if ((values.spec !== undefined) === values.all) {
+    out.stderr('Error: specify exactly one of --spec <path>, --all, or --bootstrap.\n');
+    return 1;
+  }
+  const contexts = await exportContext(root, {
+    baseBranch: values['base-branch'],
+    ...(values.spec === undefined ? {} : { specPath: values.spec }),
+  });
+  if (format === 'json') {
+    const items = contexts.map(contextJson);
+    out.stdout(`${notaraiJson(items.length === 1 ? items[0]! : items)}\n`);
+  } else out.stdout(renderContextMarkdown(contexts));
+  return 0;
+}
+
+const COMMANDS: Record<NotaraiCommand, (args: string[], out: CommandOutput) => Promise<number>> = {
+  check: checkCommand,
+  score: scoreCommand,
+  'export-context': exportContextCommand,
+};
+
+/**
+ * Runs one of the three commands and returns its exit code. A usage error prints the usage and
+ * returns 2 (as NotarAI's argument parser does); any other error prints `Error: <message>` and
+ * returns 1.
+ */
+export async function runNotaraiCommand(
+  command: NotaraiCommand,
+  args: string[],
+  out: CommandOutput = processOutput(),
+): Promise<number> {
+  if (args.includes('-h') || args.includes('--help')) {
+    out.stdout(`${NOTARAI_USAGE}\n`);
+    return 0;
+  }
+  try {
+    return await COMMANDS[command](args, out);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const usage =
+      (error instanceof UserError && error.cause === 'usage') ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    out.stderr(`Error: ${message}\n`);
+    if (usage) {
+      out.stderr(`\n${NOTARAI_USAGE}\n`);
+      return 2;
+    }
+    return 1;
+  }
+}
