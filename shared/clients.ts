@@ -2,8 +2,10 @@
 // output): a client with an open stream (an SSE session, or a Streamable HTTP session's GET
 // stream) is *connected*; one without a stream is *active* while it sends requests and *idle*
 // after ACTIVE_WINDOW_MS of silence; a session that ended is *closed*. "Connected clients" counts
-// connected and active clients, never Grove's own window (its tool console).
-import type { ClientInfo } from './model.ts';
+// connected and active clients, never Grove's own window (its tool console, the spec views). The
+// window's own connection and calls are not the worktree's clients and activity: the Clients table,
+// the Activity list (unless the user asks for them) and every badge leave them out.
+import type { ActivityEntry, ClientInfo, RunningCall } from './model.ts';
 
 /** Silence after which a client without an open stream is idle, and no longer counted. */
 export const ACTIVE_WINDOW_MS = 60_000;
@@ -24,10 +26,26 @@ export function isGroveWindow(client: Pick<ClientInfo, 'name'>): boolean {
   return client.name === GROVE_WINDOW_CLIENT_NAME;
 }
 
+/** True for a call Grove's own window made (the tool console, a spec opened in the window). */
+export function isWindowCall(call: Pick<ActivityEntry | RunningCall, 'clientName'>): boolean {
+  return call.clientName === GROVE_WINDOW_CLIENT_NAME;
+}
+
+/** The worktree's clients as the Clients table lists them (and its badge counts): not the window. */
+export function listedClients(clients: readonly ClientInfo[]): ClientInfo[] {
+  return clients.filter((client) => !isGroveWindow(client));
+}
+
+/** The calls of the worktree's clients (what the Activity badge counts): not the window's. */
+export function clientCalls<T extends Pick<ActivityEntry | RunningCall, 'clientName'>>(
+  calls: readonly T[],
+): T[] {
+  return calls.filter((call) => !isWindowCall(call));
+}
+
 /** How many clients count as connected: connected or active, Grove's own window left out. */
 export function connectedClientCount(clients: readonly ClientInfo[], now: number): number {
-  return clients.filter((client) => {
-    if (isGroveWindow(client)) return false;
+  return listedClients(clients).filter((client) => {
     const state = clientState(client, now);
     return state === 'connected' || state === 'active';
   }).length;

@@ -51,7 +51,11 @@ export const WorktreeSettingsSchema = z.object({
 });
 export type WorktreeSettings = z.infer<typeof WorktreeSettingsSchema>;
 
-export const ClientTransportSchema = z.enum(['sse', 'streamable-http']);
+/**
+ * How a client reaches the server: legacy SSE, Streamable HTTP, or `stdio` — a stdio client
+ * (Claude Desktop...) through `grove bridge`, which forwards its messages over Streamable HTTP.
+ */
+export const ClientTransportSchema = z.enum(['sse', 'streamable-http', 'stdio']);
 export const ClientEraSchema = z.enum(['legacy', 'modern']);
 
 /** One MCP client of a worktree's server, as the Clients list shows it. */
@@ -71,7 +75,13 @@ export const ClientInfoSchema = z.object({
   streamOpen: z.boolean(),
   /** Unix ms of the session's start (legacy) or the first request seen (modern). */
   firstSeenAt: z.number(),
+  /** Unix ms of the client's last request, stream opening or closing. */
   lastActivityAt: z.number(),
+  /**
+   * Unix ms of when the client left (its session ended, or its stream closed and did not come
+   * back); set while `connection` is `closed`.
+   */
+  closedAt: z.number().optional(),
   calls: z.number().int().nonnegative(),
 });
 export type ClientInfo = z.infer<typeof ClientInfoSchema>;
@@ -126,6 +136,11 @@ export const WorktreeStateSchema = z.object({
   settings: WorktreeSettingsSchema,
   /** Clients of this worktree's server: open sessions, recently closed ones, modern clients. */
   clients: z.array(ClientInfoSchema),
+  /**
+   * Health checks today: clients that connected, made no tool call, left, and were dropped from
+   * `clients` after a few minutes (`claude mcp list`, `gemini mcp list`...).
+   */
+  healthChecksToday: z.number().int().nonnegative().optional(),
   /** Tool calls running now, oldest first. */
   runningCalls: z.array(RunningCallSchema),
   /** The base branch reconciliation compares against (null: the repo's default branch). */

@@ -20,7 +20,12 @@ export const WorktreeToHostSchema = z.discriminatedUnion('type', [
     toolLayerPendingMs: z.number().nonnegative().optional(),
   }),
   /** The server's clients changed (sent at most a few times a second). */
-  z.object({ type: z.literal('clients'), clients: z.array(ClientInfoSchema) }),
+  z.object({
+    type: z.literal('clients'),
+    clients: z.array(ClientInfoSchema),
+    /** Health checks (closed clients that made no call) dropped from the list since the last message. */
+    healthChecks: z.number().int().nonnegative().optional(),
+  }),
   /** New tool calls since the last message, oldest first. */
   z.object({ type: z.literal('activity'), entries: z.array(ActivityEntrySchema) }),
   /** The tool calls running now (whenever the set changes, batched like activity). */

@@ -16,6 +16,7 @@ import {
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from '../platform/log.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
+import { BRIDGE_HEADER } from '../mcp/client-events.ts';
 import { createServerFactory } from '../mcp/server-factory.ts';
 import { createWorktreeServer } from '../worktree/worktree-server.ts';
 import { serverAnswers, type HostServer } from './find-host.ts';
@@ -82,6 +83,8 @@ export async function connectToHost(
       headers: {
         authorization: `Bearer ${server.token}`,
         'user-agent': `grove-bridge/${GROVE_VERSION}`,
+        // The window lists the client behind the bridge as stdio, under its own name.
+        [BRIDGE_HEADER]: '1',
       },
     },
   });

@@ -39,6 +39,49 @@ describe('AppDatabase', () => {
     db.close();
   });
 
+  it("keeps each worktree's newest 1,000 tool calls, oldest first, and forgets them with it", async () => {
+    const dataDir = await makeTempDir();
+    const db = await AppDatabase.open(dataDir);
+    const repo = db.upsertRepo('/r/main');
+    const a = db.ensureWorktree(repo.id, '/r/main');
+    const b = db.ensureWorktree(repo.id, '/r/b');
+    const call = (n: number) => ({
+      id: `1.x-${n}`,
+      at: 1_700_000_000_000 + n,
+      clientId: 's1',
+      clientName: 'Claude Code',
+      tool: 'read_file',
+      argumentsSummary: `{"path":"f${n}.txt"}`,
+      durationMs: 1.5,
+      resultBytes: 10,
+      ok: n % 2 === 0,
+      error: n % 2 === 0 ? null : 'file not found',
+    });
+    for (let batch = 0; batch < 12; batch++) {
+      db.appendActivity(
+        a.id,
+        Array.from({ length: 100 }, (_, i) => call(batch * 100 + i)),
+        1000,
+      );
+    }
+    db.appendActivity(b.id, [call(5000)], 1000);
+    db.close();
+
+    const reopened = await AppDatabase.open(dataDir);
+    const kept = reopened.recentActivity(a.id, 1000);
+    expect(kept).toHaveLength(1000);
+    expect(kept[0]).toEqual(call(200));
+    expect(kept.at(-1)).toEqual(call(1199));
+    expect(reopened.recentActivity(a.id, 2).map((entry) => entry.id)).toEqual([
+      '1.x-1198',
+      '1.x-1199',
+    ]);
+    expect(reopened.recentActivity(b.id, 1000)).toEqual([call(5000)]);
+    reopened.deleteWorktree(a.id);
+    expect(reopened.recentActivity(a.id, 1000)).toEqual([]);
+    reopened.close();
+  });
+
   it('keeps settings', async () => {
     const dataDir = await makeTempDir();
     const db = await AppDatabase.open(dataDir);

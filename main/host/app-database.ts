@@ -1,11 +1,13 @@
 // The app database (SQLite, better-sqlite3) in the data directory: the repos the user opened and,
-// for each worktree, its port and token. Ports are stable: once a worktree has a port it keeps it
+// for each worktree, its port, token and recent tool calls (the Activity tab, kept across
+// restarts). Ports are stable: once a worktree has a port it keeps it
 // across restarts, unless another program takes it (then the new port is stored).
 // Schema changes are numbered migrations applied in a transaction (PRAGMA user_version).
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { ActivityEntrySchema, type ActivityEntry } from '../../shared/model.ts';
 import { secureDataDirectory, securePrivateFiles } from './data-directory.ts';
 
 export interface RepoRow {
@@ -68,6 +70,14 @@ const MIGRATIONS: string[] = [
    CREATE INDEX chat_messages_by_conversation ON chat_messages(conversation_id, id);`,
   // run_just_task and list_just_tasks, per worktree: off unless the user turns them on.
   `ALTER TABLE worktrees ADD COLUMN just_tasks INTEGER NOT NULL DEFAULT 0;`,
+  // Each worktree's recent tool calls (ActivityEntry as JSON), oldest first by id; bounded by
+  // appendActivity.
+  `CREATE TABLE activity (
+     id INTEGER PRIMARY KEY,
+     worktree_id INTEGER NOT NULL REFERENCES worktrees(id) ON DELETE CASCADE,
+     entry TEXT NOT NULL
+   );
+   CREATE INDEX activity_by_worktree ON activity(worktree_id, id);`,
 ];
 
 export function newToken(): string {
@@ -253,6 +263,45 @@ export class AppDatabase {
   /** Forgets a repo and its worktrees (ports and tokens included). */
   deleteRepo(repoId: number): void {
     this.db.prepare('DELETE FROM repos WHERE id = ?').run(repoId);
+  }
+
+  /**
+   * Stores a worktree's finished tool calls (oldest first) and drops its older ones beyond the
+   * newest `keep`, in one transaction.
+   */
+  appendActivity(worktreeId: number, entries: readonly ActivityEntry[], keep: number): void {
+    if (entries.length === 0) return;
+    const insert = this.db.prepare('INSERT INTO activity (worktree_id, entry) VALUES (?, ?)');
+    const trim = this.db.prepare(
+      `DELETE FROM activity WHERE worktree_id = ? AND id <= (
+         SELECT id FROM activity WHERE worktree_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+    );
+    this.db.transaction(() => {
+      for (const entry of entries) insert.run(worktreeId, JSON.stringify(entry));
+      trim.run(worktreeId, worktreeId, Math.max(0, keep));
+    })();
+  }
+
+  /** A worktree's newest `limit` tool calls, oldest first (rows that do not parse are skipped). */
+  recentActivity(worktreeId: number, limit: number): ActivityEntry[] {
+    const rows = this.db
+      .prepare(
+        `SELECT entry FROM (SELECT id, entry FROM activity WHERE worktree_id = ?
+           ORDER BY id DESC LIMIT ?) ORDER BY id`,
+      )
+      .all(worktreeId, Math.max(0, limit)) as { entry: string }[];
+    const entries: ActivityEntry[] = [];
+    for (const row of rows) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(row.entry);
+      } catch {
+        continue;
+      }
+      const entry = ActivityEntrySchema.safeParse(parsed);
+      if (entry.success) entries.push(entry.data);
+    }
+    return entries;
   }
 
   getSetting(key: string): string | undefined {

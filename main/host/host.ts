@@ -34,6 +34,9 @@ import {
 } from './open-worktree.ts';
 import { refreshRepo, type RefreshContext } from './worktree-refresh.ts';
 
+/** Tool calls kept per worktree across restarts (the Activity tab). */
+export const DEFAULT_ACTIVITY_LIMIT = 1_000;
+
 export interface HostOptions {
   /** Directory of the app database and settings. */
   dataDir: string;
@@ -42,7 +45,7 @@ export interface HostOptions {
   firstPort?: number;
   /** How often open repos are re-read for added/removed worktrees (default 2000 ms; 0: never). */
   worktreePollMs?: number;
-  /** Tool calls kept per worktree (default 500). */
+  /** Tool calls kept per worktree, in memory and in the app database (default 1,000). */
   activityLimit?: number;
   /** The chat panel's secret store, environment and limits (main/chat/chat-service.ts). */
   chat?: ChatServiceOptions;
@@ -345,7 +348,7 @@ export class Host {
         launcher: this.launcher,
         log: this.log,
         firstPort: this.options.firstPort ?? FIRST_WORKTREE_PORT,
-        activityLimit: this.options.activityLimit ?? 500,
+        activityLimit: this.options.activityLimit ?? DEFAULT_ACTIVITY_LIMIT,
         justTasksForAll: this.options.justTasks === true,
         ...(this.options.supervision ? { supervision: this.options.supervision } : {}),
         changed: (open) => this.emitWorktree(open),

@@ -1,6 +1,7 @@
 // One open worktree as the host keeps it: its database row, what git says of it, its supervisor
 // (wired to keep the record current: status, clients, running calls, activity, reconciliation
-// state) and the WorktreeState the window shows of it.
+// state) and the WorktreeState the window shows of it. Its recent tool calls are kept in the app
+// database too (the last `activityLimit`), so the Activity tab survives a restart of the host.
 import type { Logger } from '../platform/log.ts';
 import type { HostEvent } from '../../shared/host-api.ts';
 import {
@@ -22,7 +23,7 @@ export interface OpenWorktreeDeps {
   launcher: WorktreeLauncher;
   log: Logger;
   firstPort: number;
-  /** Tool calls kept per worktree. */
+  /** Tool calls kept per worktree (in memory and in the app database). */
   activityLimit: number;
   supervision?: Pick<
     SupervisorOptions,
@@ -48,6 +49,8 @@ export interface OpenWorktree {
   clients: ClientInfo[];
   runningCalls: RunningCall[];
   activity: ActivityEntry[];
+  /** Health checks (clients that made no call) dropped from `clients` on the local day `day`. */
+  healthChecks: { day: string; count: number };
   /** The latest reconciliation state the worktree process computed. */
   reconcile: ReconcileState | null;
   /** The chosen reconciliation base (persisted); null: the repo's default branch. */
@@ -81,7 +84,8 @@ export function openWorktree(
     missingMessage: unservableMessage(discovered),
     clients: [],
     runningCalls: [],
-    activity: [],
+    activity: loadActivity(deps, row.id),
+    healthChecks: { day: localDay(Date.now()), count: 0 },
     supervisor: new WorktreeSupervisor({
       root: discovered.path,
       port: row.port,
@@ -95,9 +99,10 @@ export function openWorktree(
       onStatus: (status) => {
         if (status.state !== 'running' && status.state !== 'starting') {
           // The process is gone: its sessions went with it.
+          const at = Date.now();
           open.clients = open.clients.map((client) =>
             client.connection === 'open'
-              ? { ...client, connection: 'closed', streamOpen: false }
+              ? { ...client, connection: 'closed', streamOpen: false, closedAt: at }
               : client,
           );
           open.runningCalls = []; // and its calls
@@ -109,8 +114,13 @@ export function openWorktree(
         row.port = port;
         open.portNotice = `port ${requestedPort} was in use; moved to ${port}`;
       },
-      onClients: (clients) => {
+      onClients: (clients, healthChecks) => {
         open.clients = clients;
+        if (healthChecks > 0) {
+          const today = localDay(Date.now());
+          if (open.healthChecks.day !== today) open.healthChecks = { day: today, count: 0 };
+          open.healthChecks.count += healthChecks;
+        }
         deps.changed(open);
       },
       onRunningCalls: (calls) => {
@@ -128,6 +138,12 @@ export function openWorktree(
         const limit = deps.activityLimit;
         open.activity.push(...entries);
         if (open.activity.length > limit) open.activity.splice(0, open.activity.length - limit);
+        try {
+          deps.db.appendActivity(row.id, entries, limit);
+        } catch (error) {
+          // The window still shows them; only a restart would lose them.
+          deps.log.warn(`tool calls not kept in the app database: ${String(error)}`);
+        }
         deps.emit({ type: 'activity', worktreeId: worktreeId(open), entries });
       },
     }),
@@ -158,10 +174,27 @@ export function worktreeState(worktree: OpenWorktree): WorktreeState {
       justTasksByHost: worktree.justTasksByHost,
     },
     clients: worktree.clients,
+    healthChecksToday:
+      worktree.healthChecks.day === localDay(Date.now()) ? worktree.healthChecks.count : 0,
     runningCalls: worktree.runningCalls,
     reconcileBase: worktree.reconcileBase,
     reconcileTotals: worktree.reconcile?.totals ?? null,
   };
+}
+
+/** The worktree's recent tool calls kept in the app database (none if it cannot be read). */
+function loadActivity(deps: OpenWorktreeDeps, rowId: number): ActivityEntry[] {
+  try {
+    return deps.db.recentActivity(rowId, deps.activityLimit);
+  } catch (error) {
+    deps.log.warn(`earlier tool calls not read from the app database: ${String(error)}`);
+    return [];
+  }
+}
+
+/** The local calendar day of `at` ("Tue Jun 03 2025"): health checks are counted per day. */
+function localDay(at: number): string {
+  return new Date(at).toDateString();
 }
 
 /** Why a discovered worktree cannot be served (refused path, or directory gone), or null. */

@@ -24,7 +24,8 @@ export interface SupervisorOptions {
   onStatus(status: ServerStatus): void;
   /** Called when the process had to listen on another port than the one requested. */
   onPortMoved(port: number, requestedPort: number): void;
-  onClients?(clients: ClientInfo[]): void;
+  /** The clients list; `healthChecks`: clients that made no call dropped from it since the last. */
+  onClients?(clients: ClientInfo[], healthChecks: number): void;
   onActivity?(entries: ActivityEntry[]): void;
   onRunningCalls?(calls: RunningCall[]): void;
   onReconcileState?(state: ReconcileState): void;
@@ -183,7 +184,7 @@ export class WorktreeSupervisor {
             this.setStatus({ state: 'running', port: this.statusValue.port });
           }
         } else if (message.type === 'clients') {
-          this.options.onClients?.(message.clients);
+          this.options.onClients?.(message.clients, message.healthChecks ?? 0);
         } else if (message.type === 'activity') {
           this.options.onActivity?.(message.entries);
         } else if (message.type === 'running-calls') {

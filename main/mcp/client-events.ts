@@ -2,6 +2,18 @@
 // legs, modern (stateless) clients being seen, and tool calls. The worktree process forwards these
 // to the host, whose client registry is the "clients" list of the UI. Plain data, no secrets.
 
+/**
+ * The header `grove bridge` puts on every request it forwards (value `1`): the client behind it
+ * speaks stdio to the bridge, so the window lists it as a stdio client, not as Streamable HTTP.
+ * It says how a client reaches the server, nothing more: it grants nothing.
+ */
+export const BRIDGE_HEADER = 'x-grove-bridge';
+
+/** True when a request's `x-grove-bridge` header says it came through `grove bridge`. */
+export function isBridgedHeader(value: string | string[] | null | undefined): boolean {
+  return value === '1';
+}
+
 /** The wire transport a client uses. */
 export type McpTransportKind = 'sse' | 'streamable-http';
 
@@ -24,6 +36,8 @@ export type McpClientEvent =
       transport: McpTransportKind;
       era: 'legacy';
       clientInfo?: McpClientIdentity;
+      /** The session was opened through `grove bridge` (a stdio client). */
+      bridged?: boolean;
       at: number;
     }
   | {
@@ -48,6 +62,8 @@ export type McpClientEvent =
       transport: 'streamable-http';
       era: 'modern';
       clientInfo?: McpClientIdentity;
+      /** The request came through `grove bridge` (a stdio client). */
+      bridged?: boolean;
       method: string;
       at: number;
     }
@@ -60,6 +76,8 @@ export type McpClientEvent =
       era: McpEra;
       sessionId?: string;
       clientInfo?: McpClientIdentity;
+      /** A modern request that came through `grove bridge` (legacy calls take it from their session). */
+      bridged?: boolean;
       argumentsSummary: string;
       at: number;
     }
@@ -71,6 +89,8 @@ export type McpClientEvent =
       era: McpEra;
       sessionId?: string;
       clientInfo?: McpClientIdentity;
+      /** A modern request that came through `grove bridge` (legacy calls take it from their session). */
+      bridged?: boolean;
       isError: boolean;
       durationMs: number;
       /** Compact JSON of the arguments, cut short. */

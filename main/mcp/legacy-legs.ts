@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
 import type { JSONRPCMessage, McpServer, Transport } from '@modelcontextprotocol/server';
 import type { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { toClientIdentity } from './client-events.ts';
+import { BRIDGE_HEADER, isBridgedHeader, toClientIdentity } from './client-events.ts';
 import type { McpClientEvent } from './client-events.ts';
 import type { LegacySessionRegistry } from './legacy-sessions.ts';
 import type { LegacySession } from './legacy-sessions.ts';
@@ -156,6 +156,7 @@ export class LegacyLegs {
       lastActivity: sessions.now(),
       isHeld: () => (session.streams ?? 0) > 0,
       close: () => server.close(),
+      bridged: isBridgedHeader(req.headers[BRIDGE_HEADER]),
     };
     this.#wire(session, server, http);
     await server.connect(http);
@@ -190,6 +191,7 @@ export class LegacyLegs {
         transport: session.transport,
         era: 'legacy',
         ...(session.clientInfo ? { clientInfo: session.clientInfo } : {}),
+        ...(session.bridged ? { bridged: true } : {}),
         at: Date.now(),
       });
     };

@@ -8,6 +8,8 @@ export interface LegacySession {
   readonly transport: McpTransportKind;
   /** Set from the client's `initialize` request. */
   clientInfo?: McpClientIdentity;
+  /** Opened through `grove bridge` (its initialize carried BRIDGE_HEADER). */
+  bridged?: boolean;
   /** Milliseconds timestamp (performance clock) of the last message from the client. */
   lastActivity: number;
   /** Why Grove ended it; unset when the client ended it. */

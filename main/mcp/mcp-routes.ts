@@ -21,7 +21,7 @@ import type {
   ServerExtension,
   ToolDefinition,
 } from '../tools/tool-definition.ts';
-import { toClientIdentity } from './client-events.ts';
+import { BRIDGE_HEADER, isBridgedHeader, toClientIdentity } from './client-events.ts';
 import type { McpClientEvent, McpClientIdentity, McpTransportKind } from './client-events.ts';
 import type { LegacySessionRegistry } from './legacy-sessions.ts';
 import { createServerFactory } from './server-factory.ts';
@@ -86,6 +86,7 @@ export function createMcpRoutes(options: McpRoutesOptions): McpRoutes {
       era: call.leg.era,
       ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),
       ...(clientInfo === undefined ? {} : { clientInfo }),
+      ...(call.leg.era === 'modern' && call.bridged === true ? { bridged: true } : {}),
       argumentsSummary: call.argumentsSummary,
       at: Date.now(),
     };
@@ -138,7 +139,10 @@ export function createMcpRoutes(options: McpRoutesOptions): McpRoutes {
   const reportingModern = {
     fetch: async (request: Request, requestOptions?: McpHandlerRequestOptions) => {
       const response = await modern.fetch(request, requestOptions);
-      if (response.ok) reportModernClient(requestOptions?.parsedBody, emit);
+      if (response.ok) {
+        const bridged = isBridgedHeader(request.headers.get(BRIDGE_HEADER));
+        reportModernClient(requestOptions?.parsedBody, bridged, emit);
+      }
       return response;
     },
   };
@@ -215,7 +219,11 @@ export function createMcpRoutes(options: McpRoutesOptions): McpRoutes {
  * Reports the identity an accepted modern request carries in its `_meta` envelope. Requests only:
  * the SDK acknowledges a notification (202) without checking its envelope.
  */
-function reportModernClient(body: unknown, emit: (event: McpClientEvent) => void): void {
+function reportModernClient(
+  body: unknown,
+  bridged: boolean,
+  emit: (event: McpClientEvent) => void,
+): void {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
   const { id, method, params } = body as {
     id?: unknown;
@@ -230,6 +238,7 @@ function reportModernClient(body: unknown, emit: (event: McpClientEvent) => void
     transport: 'streamable-http',
     era: 'modern',
     ...(clientInfo ? { clientInfo } : {}),
+    ...(bridged ? { bridged: true } : {}),
     method,
     at: Date.now(),
   });

@@ -7,7 +7,7 @@ import type { CallToolResult, RegisteredTool, ServerContext } from '@modelcontex
 import { UserError } from '../platform/errors.ts';
 import { nextSlice, sliceUsedUp } from '../platform/time-slices.ts';
 import { toolDeadlineMs, type ToolContext, type ToolDefinition } from '../tools/tool-definition.ts';
-import { toClientIdentity } from './client-events.ts';
+import { BRIDGE_HEADER, isBridgedHeader, toClientIdentity } from './client-events.ts';
 import type { McpClientIdentity, McpEra, McpTransportKind } from './client-events.ts';
 import { stableStringify } from './stable-json.ts';
 
@@ -29,6 +29,8 @@ export interface ToolCallStart {
   sessionId?: string;
   /** Modern requests carry the client's identity in their envelope. */
   envelopeClientInfo?: McpClientIdentity;
+  /** A modern request that came through `grove bridge` (its BRIDGE_HEADER). */
+  bridged?: true;
   /** Compact JSON of the arguments, cut to ARGUMENTS_SUMMARY_CHARS. */
   argumentsSummary: string;
 }
@@ -41,6 +43,8 @@ export interface ToolCallRecord {
   sessionId?: string;
   /** Modern requests carry the client's identity in their envelope. */
   envelopeClientInfo?: McpClientIdentity;
+  /** A modern request that came through `grove bridge` (its BRIDGE_HEADER). */
+  bridged?: true;
   isError: boolean;
   durationMs: number;
   /** Compact JSON of the arguments, cut to ARGUMENTS_SUMMARY_CHARS. */
@@ -302,7 +306,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
               tool: tool.name,
               leg,
               sessionId,
-              envelopeClientInfo: envelopeClientInfo(ctx),
+              ...withEnvelope(ctx),
               isError: true,
               durationMs: performance.now() - started,
               argumentsSummary,
@@ -365,7 +369,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
             tool: tool.name,
             leg,
             sessionId: ctx.sessionId,
-            envelopeClientInfo: envelopeClientInfo(ctx),
+            ...withEnvelope(ctx),
             isError: result.isError === true,
             durationMs: performance.now() - started,
             argumentsSummary,
@@ -402,9 +406,17 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
   });
 }
 
-function withEnvelope(ctx: ServerContext): { envelopeClientInfo?: McpClientIdentity } {
+/** A modern request's identity: the envelope's clientInfo, and whether it came through the bridge. */
+function withEnvelope(ctx: ServerContext): {
+  envelopeClientInfo?: McpClientIdentity;
+  bridged?: true;
+} {
   const identity = envelopeClientInfo(ctx);
-  return identity === undefined ? {} : { envelopeClientInfo: identity };
+  const bridged = isBridgedHeader(ctx.http?.req?.headers.get(BRIDGE_HEADER));
+  return {
+    ...(identity === undefined ? {} : { envelopeClientInfo: identity }),
+    ...(bridged ? { bridged } : {}),
+  };
 }
 
 /** How one running call is ended: by its deadline, or by cancelCall. */

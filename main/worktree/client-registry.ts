@@ -1,12 +1,21 @@
 // The client registry of one worktree's server: turns the MCP listener's client events into the
 // "Clients" list (open sessions, recently closed ones, modern clients seen recently) and the
 // activity log, and hands both to the host in batches (at most one message per flush interval),
-// so a burst of calls costs the host a handful of messages, not one per call.
+// so a burst of calls costs the host a handful of messages, not one per call. It keeps the list
+// truthful: a client behind `grove bridge` is listed as stdio; a Streamable HTTP session whose
+// stream closed and did not come back is closed (its client exited without a DELETE); and a
+// client that made no tool call (a health check: `claude mcp list`) leaves the list a few minutes
+// after it left, counted instead.
+import { isGroveWindow } from '../../shared/clients.ts';
 import type { McpClientEvent, McpClientIdentity } from '../mcp/client-events.ts';
 import type { ActivityEntry, ClientInfo, RunningCall } from '../../shared/model.ts';
 
 export interface ClientRegistryOptions {
-  onClients(clients: ClientInfo[]): void;
+  /**
+   * The list changed. `healthChecks`: how many clients that made no call (health checks) were
+   * dropped from the list since the last time.
+   */
+  onClients(clients: ClientInfo[], healthChecks: number): void;
   onActivity(entries: ActivityEntry[]): void;
   /** The calls running now (sent, batched, whenever the set changes). */
   onRunningCalls?(calls: RunningCall[]): void;
@@ -22,6 +31,17 @@ export interface ClientRegistryOptions {
    * closed ones.
    */
   maxModern?: number;
+  /**
+   * How long a client that made no tool call stays listed after it left (closed, or a modern
+   * client silent this long): default 3 min. Then it is dropped and counted as a health check.
+   */
+  probeGraceMs?: number;
+  /**
+   * A Streamable HTTP session whose stream closed and was not opened again within this time is
+   * shown closed (default 5 s; the SDK's client reopens a dropped stream within ~1 s): its client
+   * exited without ending its session. Any request on the session opens it again.
+   */
+  streamGoneMs?: number;
 }
 
 const UNKNOWN: McpClientIdentity = { name: 'unknown client', version: '' };
@@ -37,7 +57,18 @@ export class ClientRegistry {
   /** The list last sent to `onClients`, serialized: a flush that would resend it sends nothing. */
   private lastSentClients: string | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** The next housekeeping pass (a stream gone for good, a health check's grace over). */
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private wakeAt = Infinity;
+  /** When each open session's last stream closed (sessions without a stream now). */
+  private readonly streamClosedAt = new Map<string, number>();
+  /** Sessions shown closed because their stream went away: a request opens them again. */
+  private readonly leftWithoutClosing = new Set<string>();
+  /** Health checks dropped since the last `onClients`. */
+  private healthChecksDropped = 0;
   private sequence = 0;
+  /** Activity ids are unique across the worktree process's restarts: pid and start time. */
+  private readonly idPrefix = `${process.pid}.${Date.now().toString(36)}`;
 
   constructor(options: ClientRegistryOptions) {
     this.options = {
@@ -45,6 +76,8 @@ export class ClientRegistry {
       maxClosed: 20,
       modernTtlMs: 10 * 60_000,
       maxModern: 50,
+      probeGraceMs: 3 * 60_000,
+      streamGoneMs: 5_000,
       ...options,
     };
   }
@@ -57,7 +90,7 @@ export class ClientRegistry {
           id: event.sessionId,
           name: identity.name,
           version: identity.version,
-          transport: event.transport,
+          transport: event.bridged === true ? 'stdio' : event.transport,
           era: 'legacy',
           connection: 'open',
           // An SSE session is its stream; a Streamable HTTP session opens one with GET.
@@ -70,21 +103,30 @@ export class ClientRegistry {
       }
       case 'session-closed': {
         const client = this.clients.get(event.sessionId);
+        this.streamClosedAt.delete(event.sessionId);
+        const alreadyLeft = this.leftWithoutClosing.delete(event.sessionId);
         if (!client) return;
         client.connection = 'closed';
         client.streamOpen = false;
-        client.lastActivityAt = Math.max(client.lastActivityAt, event.at);
+        // The client's own goodbye is activity; Grove reaping a silent session is not.
+        if (event.reason === 'client') {
+          client.lastActivityAt = Math.max(client.lastActivityAt, event.at);
+        }
+        if (!alreadyLeft) client.closedAt = event.at;
         break;
       }
       case 'session-stream': {
         const client = this.clients.get(event.sessionId);
-        if (!client || client.connection === 'closed') return;
+        if (!client) return;
+        if (client.connection === 'closed' && !this.reopen(client)) return;
         client.streamOpen = event.open;
         client.lastActivityAt = Math.max(client.lastActivityAt, event.at);
+        if (event.open) this.streamClosedAt.delete(client.id);
+        else this.streamClosedAt.set(client.id, event.at);
         break;
       }
       case 'client-seen':
-        this.touchModern(event.clientInfo ?? UNKNOWN, event.at);
+        this.touchModern(event.clientInfo ?? UNKNOWN, event.bridged === true, event.at);
         break;
       case 'tool-started': {
         const client = this.clientOf(event);
@@ -107,7 +149,7 @@ export class ClientRegistry {
           client.lastActivityAt = event.at;
         }
         this.pendingActivity.push({
-          id: `${process.pid}-${++this.sequence}`,
+          id: `${this.idPrefix}-${++this.sequence}`,
           at: event.at - Math.round(event.durationMs),
           clientId: client?.id ?? null,
           clientName: client?.name ?? event.clientInfo?.name ?? UNKNOWN.name,
@@ -125,35 +167,113 @@ export class ClientRegistry {
     this.schedule();
   }
 
-  /** The client a call belongs to (a modern one is seen again by it). */
+  /** The client a call belongs to (a modern one is seen again by it; a session that left is back). */
   private clientOf(event: {
     era: 'legacy' | 'modern';
     sessionId?: string;
     clientInfo?: McpClientIdentity;
+    bridged?: boolean;
     at: number;
   }): ClientInfo | undefined {
-    if (event.era === 'modern') return this.touchModern(event.clientInfo ?? UNKNOWN, event.at);
-    return event.sessionId === undefined ? undefined : this.clients.get(event.sessionId);
+    if (event.era === 'modern') {
+      return this.touchModern(event.clientInfo ?? UNKNOWN, event.bridged === true, event.at);
+    }
+    const client = event.sessionId === undefined ? undefined : this.clients.get(event.sessionId);
+    if (client?.connection === 'closed') this.reopen(client);
+    return client;
+  }
+
+  /** Opens again a session shown closed because its stream went away; false if it really ended. */
+  private reopen(client: ClientInfo): boolean {
+    if (!this.leftWithoutClosing.delete(client.id)) return false;
+    client.connection = 'open';
+    delete client.closedAt;
+    return true;
   }
 
   /** The current list: open sessions and modern clients first, then recently closed sessions. */
   list(now = Date.now()): ClientInfo[] {
-    const all = [...this.clients.values()];
-    for (const client of all) {
-      if (
-        client.connection === 'stateless' &&
-        now - client.lastActivityAt > this.options.modernTtlMs
-      ) {
-        this.clients.delete(client.id);
-      }
-    }
-    const closed = all
-      .filter((client) => client.connection === 'closed')
-      .sort((a, b) => b.lastActivityAt - a.lastActivityAt);
-    for (const old of closed.slice(this.options.maxClosed)) this.clients.delete(old.id);
+    this.sweep(now);
     return [...this.clients.values()]
       .sort((a, b) => rank(a) - rank(b) || a.firstSeenAt - b.firstSeenAt)
       .map((client) => ({ ...client }));
+  }
+
+  /**
+   * Housekeeping as of `now`: sessions whose stream is gone for good are closed, health checks
+   * past their grace and modern clients past their time are dropped, closed sessions capped.
+   * Returns whether the list changed, and arms the timer for the next pass.
+   */
+  private sweep(now: number): boolean {
+    const { streamGoneMs, probeGraceMs, modernTtlMs, maxClosed } = this.options;
+    let changed = false;
+    let next = Infinity;
+    for (const [id, closedAt] of this.streamClosedAt) {
+      const client = this.clients.get(id);
+      if (!client || client.connection !== 'open' || client.streamOpen) {
+        this.streamClosedAt.delete(id);
+      } else if (now - closedAt >= streamGoneMs) {
+        this.streamClosedAt.delete(id);
+        this.leftWithoutClosing.add(id);
+        client.connection = 'closed';
+        client.closedAt = closedAt;
+        changed = true;
+      } else {
+        next = Math.min(next, closedAt + streamGoneMs);
+      }
+    }
+    for (const client of [...this.clients.values()]) {
+      const leftAt =
+        client.connection === 'closed'
+          ? (client.closedAt ?? client.lastActivityAt)
+          : client.connection === 'stateless'
+            ? client.lastActivityAt
+            : undefined;
+      if (leftAt === undefined) continue;
+      const expiresAt = client.calls === 0 ? leftAt + probeGraceMs : Infinity;
+      const staleAt = client.connection === 'stateless' ? leftAt + modernTtlMs : Infinity;
+      if (now >= Math.min(expiresAt, staleAt)) {
+        this.forget(client.id);
+        if (now >= expiresAt && !isGroveWindow(client)) this.healthChecksDropped++;
+        changed = true;
+      } else {
+        next = Math.min(next, expiresAt, staleAt);
+      }
+    }
+    const closed = [...this.clients.values()]
+      .filter((client) => client.connection === 'closed')
+      .sort((a, b) => (b.closedAt ?? 0) - (a.closedAt ?? 0));
+    for (const old of closed.slice(maxClosed)) {
+      this.forget(old.id);
+      changed = true;
+    }
+    this.armWake(next);
+    return changed;
+  }
+
+  private forget(id: string): void {
+    this.clients.delete(id);
+    this.streamClosedAt.delete(id);
+    this.leftWithoutClosing.delete(id);
+  }
+
+  /** Runs a flush at `at` (epoch ms) unless one is due earlier. Never keeps the process alive. */
+  private armWake(at: number): void {
+    if (at === this.wakeAt) return;
+    clearTimeout(this.wakeTimer);
+    this.wakeAt = at;
+    this.wakeTimer = undefined;
+    if (at === Infinity) return;
+    this.wakeTimer = setTimeout(
+      () => {
+        this.wakeAt = Infinity;
+        this.wakeTimer = undefined;
+        this.clientsDirty = true;
+        this.flush();
+      },
+      Math.max(0, at - Date.now()) + 1,
+    );
+    this.wakeTimer.unref?.();
   }
 
   /** Sends whatever is pending now (used before shutdown). */
@@ -164,9 +284,11 @@ export class ClientRegistry {
       this.clientsDirty = false;
       const list = this.list();
       const serialized = JSON.stringify(list);
-      if (serialized !== this.lastSentClients) {
+      if (serialized !== this.lastSentClients || this.healthChecksDropped > 0) {
         this.lastSentClients = serialized;
-        this.options.onClients(list);
+        const healthChecks = this.healthChecksDropped;
+        this.healthChecksDropped = 0;
+        this.options.onClients(list, healthChecks);
       }
     }
     if (this.pendingActivity.length > 0) {
@@ -180,12 +302,20 @@ export class ClientRegistry {
     }
   }
 
+  /** Stops every timer (the owner is going away); a later event starts them again. */
+  close(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.armWake(Infinity);
+  }
+
   private schedule(): void {
     this.timer ??= setTimeout(() => this.flush(), this.options.flushMs);
   }
 
-  private touchModern(identity: McpClientIdentity, at: number): ClientInfo {
-    const id = `modern:${identity.name}@${identity.version}`;
+  private touchModern(identity: McpClientIdentity, bridged: boolean, at: number): ClientInfo {
+    // The same name through the bridge and directly are two clients (two programs).
+    const id = `modern:${bridged ? 'stdio:' : ''}${identity.name}@${identity.version}`;
     let client = this.clients.get(id);
     if (!client) {
       this.evictModern(Math.max(1, this.options.maxModern) - 1);
@@ -193,7 +323,7 @@ export class ClientRegistry {
         id,
         name: identity.name,
         version: identity.version,
-        transport: 'streamable-http',
+        transport: bridged ? 'stdio' : 'streamable-http',
         era: 'modern',
         connection: 'stateless',
         streamOpen: false,

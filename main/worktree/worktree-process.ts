@@ -27,7 +27,12 @@ interface HostChannel {
   send(message: WorktreeToHost): void;
   onMessage(listener: (message: unknown) => void): void;
   onDisconnect(listener: () => void): void;
+  /** Resolves once every message sent so far has been handed to the OS (or failed). */
+  written(): Promise<void>;
 }
+
+/** How long a stopping process waits for its last messages (the final activity) to be written. */
+const LAST_MESSAGES_WAIT_MS = 1_000;
 
 /** Electron's utilityProcess gives the child `process.parentPort` instead of process.send. */
 interface ParentPort {
@@ -43,15 +48,27 @@ function hostChannel(): HostChannel {
       onMessage: (listener) => parentPort.on('message', (event) => listener(event.data)),
       // A utility process is ended by Electron with the app; there is no disconnect event.
       onDisconnect: () => undefined,
+      // postMessage queues synchronously on Electron's side.
+      written: () => Promise.resolve(),
     };
   }
   if (!process.send) throw new Error('worktree-process must be started by the Grove host');
+  let unwritten = 0;
+  const allWritten: (() => void)[] = [];
   return {
     // When the host has gone the write fails (EPIPE); the disconnect listener ends this process,
     // so the failed send must not become an uncaught exception first.
-    send: (message) => process.send?.(message, undefined, undefined, (error) => void error),
+    send: (message) => {
+      unwritten++;
+      const sent = process.send?.(message, undefined, undefined, () => {
+        if (--unwritten === 0) for (const resolve of allWritten.splice(0)) resolve();
+      });
+      if (sent === undefined) unwritten--;
+    },
     onMessage: (listener) => process.on('message', listener),
     onDisconnect: (listener) => process.on('disconnect', listener),
+    written: () =>
+      unwritten === 0 ? Promise.resolve() : new Promise((resolve) => allWritten.push(resolve)),
   };
 }
 
@@ -96,7 +113,12 @@ export function runWorktreeProcess(channel: HostChannel): void {
   /** Started with the server: the file layer's health, reported with every pong. */
   let fileLayerProbe: ReturnType<typeof createFileLayerProbe> | undefined;
   const clients = new ClientRegistry({
-    onClients: (list) => channel.send({ type: 'clients', clients: list }),
+    onClients: (list, healthChecks) =>
+      channel.send({
+        type: 'clients',
+        clients: list,
+        ...(healthChecks > 0 ? { healthChecks } : {}),
+      }),
     onActivity: (entries) => channel.send({ type: 'activity', entries }),
     onRunningCalls: (calls) => channel.send({ type: 'running-calls', calls }),
   });
@@ -108,7 +130,14 @@ export function runWorktreeProcess(channel: HostChannel): void {
       fileLayerProbe?.close();
       await listener?.close().catch(() => undefined);
       await reconcile?.close().catch(() => undefined);
+      // The calls that ended (the last one perhaps a few ms ago) reach the host before the exit:
+      // it keeps them in the app database.
       clients.flush();
+      clients.close();
+      await Promise.race([
+        channel.written(),
+        new Promise((resolve) => setTimeout(resolve, LAST_MESSAGES_WAIT_MS).unref()),
+      ]);
     }
     process.exit(code);
   };

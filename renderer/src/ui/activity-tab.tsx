@@ -1,7 +1,10 @@
 // The Activity tab: the calls running now (with their time so far and a Cancel button), then this
-// worktree's finished tool calls as they happen (newest first), filtered by client and by tool,
-// and the details of the selected call.
+// worktree's finished tool calls as they happen (newest first; kept across restarts of Grove),
+// filtered by client and by tool, and the details of the selected call. The window's own calls
+// (the tool console, specs opened in the window) are not the worktree's activity: shown only when
+// the user ticks "This window's calls" (off by default), never counted in the tab's badge.
 import { useId, useState } from 'react';
+import { clientCalls, isWindowCall } from '../../../shared/clients.ts';
 import type { ActivityEntry, RunningCall } from '../../../shared/model.ts';
 import { errorText } from './use-connection-info.ts';
 import { bytes, duration, timeOfDay } from './format.ts';
@@ -16,20 +19,46 @@ interface ActivityTabProps {
   running: readonly RunningCall[];
 }
 
-export function ActivityTab({ worktreeId, activity, running }: ActivityTabProps) {
+export function ActivityTab({
+  worktreeId,
+  activity: allActivity,
+  running: allRunning,
+}: ActivityTabProps) {
   const clientFilterId = useId();
   const toolFilterId = useId();
   const [client, setClient] = useState(ALL);
   const [tool, setTool] = useState(ALL);
+  const [withWindow, setWithWindow] = useState(false);
   const [selectedId, setSelectedId] = useState<string | null>(null);
+
+  const activity = withWindow ? allActivity : clientCalls(allActivity);
+  const running = withWindow ? allRunning : clientCalls(allRunning);
+  const windowCalls = allActivity.filter(isWindowCall).length;
+  const windowFilter = (
+    <label className="filters__toggle">
+      <input
+        type="checkbox"
+        checked={withWindow}
+        onChange={(event) => setWithWindow(event.target.checked)}
+      />{' '}
+      This window&apos;s calls{windowCalls > 0 ? ` (${windowCalls})` : ''}
+    </label>
+  );
 
   if (activity.length === 0 && running.length === 0) {
     return (
-      <div className="empty" role="status">
-        <p className="empty__title">No tool calls yet</p>
-        <p className="empty__detail">
-          Every call a client makes to this worktree shows up here, live.
-        </p>
+      <div>
+        <div className="empty" role="status">
+          <p className="empty__title">No tool calls from clients yet</p>
+          <p className="empty__detail">
+            Every call a client makes to this worktree shows up here, live.
+          </p>
+        </div>
+        {windowCalls > 0 && (
+          <div className="filters" role="group" aria-label="Filter tool calls">
+            {windowFilter}
+          </div>
+        )}
       </div>
     );
   }
@@ -76,6 +105,7 @@ export function ActivityTab({ worktreeId, activity, running }: ActivityTabProps)
             </option>
           ))}
         </select>
+        {windowFilter}
         <span className="muted filters__count" aria-live="polite">
           {shown.length} of {activity.length} calls
         </span>

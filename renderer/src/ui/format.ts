@@ -32,8 +32,15 @@ export function bytes(count: number): string {
   return `${(count / 1024 / 1024).toFixed(1)} MB`;
 }
 
+const TRANSPORT_LABELS: Record<ClientInfo['transport'], string> = {
+  'streamable-http': 'Streamable HTTP',
+  sse: 'SSE',
+  stdio: 'stdio, through grove bridge',
+};
+
+/** How a client reaches the server, in words. */
 export function transportLabel(transport: ClientInfo['transport']): string {
-  return transport === 'sse' ? 'SSE' : 'Streamable HTTP';
+  return TRANSPORT_LABELS[transport];
 }
 
 const STATE_LABELS: Record<ClientState, string> = {
@@ -47,9 +54,11 @@ export function clientStateLabel(state: ClientState): string {
   return STATE_LABELS[state];
 }
 
-/** Which protocol era a client speaks, in words. */
-export function eraLabel(era: ClientInfo['era']): string {
-  return era === 'legacy' ? '2025 protocol, with a session' : '2026 protocol, stateless';
+/** What the client's protocol version means for the user (a tooltip, not a column). */
+export function eraDescription(era: ClientInfo['era']): string {
+  return era === 'legacy'
+    ? 'Stays connected between requests (MCP up to 2025-11-25).'
+    : 'Connects anew for every request (MCP 2026-07-28).';
 }
 
 export function plural(count: number, one: string, many = `${one}s`): string {

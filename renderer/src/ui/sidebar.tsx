@@ -178,7 +178,7 @@ function WorktreeItem({
         {name}
       </span>
       {clients > 0 && (
-        <span className="count" aria-hidden="true">
+        <span className="count" aria-hidden="true" title="Connected clients">
           {clients}
         </span>
       )}

@@ -9,7 +9,7 @@ import type { CommandError, ServerCommand } from '../store/host-store.ts';
 import { ActivityTab } from './activity-tab.tsx';
 import { ClientsTab } from './clients-tab.tsx';
 import { ConnectTab } from './connect-tab.tsx';
-import { connectedClientCount } from '../../../shared/clients.ts';
+import { clientCalls, listedClients } from '../../../shared/clients.ts';
 import { ServerTab } from './server-tab.tsx';
 import { StatusDot } from './server-status.tsx';
 import { ToolsTab } from './tools-tab.tsx';
@@ -51,13 +51,16 @@ const TABS: TabDefinition[] = [
   {
     id: 'clients',
     label: 'Clients',
-    badge: (c) => connectedClientCount(c.worktree.clients, Date.now()) || null,
+    // The rows the Clients table lists (the window is not one of them).
+    badge: (c) => listedClients(c.worktree.clients).length || null,
     render: (c) => <ClientsTab worktree={c.worktree} />,
   },
   {
     id: 'activity',
     label: 'Activity',
-    badge: (c) => c.activity.length + c.worktree.runningCalls.length || null,
+    // Clients' calls only: the window's own (tool console, specs opened) are never counted.
+    badge: (c) =>
+      clientCalls(c.activity).length + clientCalls(c.worktree.runningCalls).length || null,
     render: (c) => (
       <ActivityTab
         worktreeId={c.worktree.id}
