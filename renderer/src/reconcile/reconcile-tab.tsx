@@ -7,14 +7,14 @@
 import { useId, useState, type FormEvent } from 'react';
 import type { WorktreeState } from '../../../shared/model.ts';
 import type { ReconcileState } from '../../../shared/reconcile.ts';
-import { plural, relativeTime } from '../ui/format.ts';
-import { useHostState, useHostStore } from '../ui/store-context.tsx';
-import { errorText } from '../ui/use-connection-info.ts';
-import { useNow } from '../ui/use-now.ts';
+import { plural, relativeTime } from '../common/format.ts';
+import { useHostState, useHostStore } from '../common/store-context.tsx';
+import { errorText } from '../common/error-text.ts';
+import { useNow } from '../common/use-now.ts';
 import { clearCache, snapshotState } from './reconcile-calls.ts';
 import { specRows, type SpecRow } from './reconcile-format.ts';
 import { SpecDetail } from './spec-detail.tsx';
-import { ConfirmButtons } from '../ui/confirm-buttons.tsx';
+import { ConfirmButtons } from '../common/confirm-buttons.tsx';
 
 export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
   const store = useHostStore();

@@ -5,9 +5,9 @@
 import { useEffect, useId, useState } from 'react';
 import type { WorktreeState } from '../../../shared/model.ts';
 import type { SpecReconcileState } from '../../../shared/reconcile.ts';
-import { plural } from '../ui/format.ts';
-import { useHostStore } from '../ui/store-context.tsx';
-import { errorText } from '../ui/use-connection-info.ts';
+import { plural } from '../common/format.ts';
+import { useHostStore } from '../common/store-context.tsx';
+import { errorText } from '../common/error-text.ts';
 import { DiffView } from './diff-view.tsx';
 import type { SpecDiffResult } from '../../../shared/reconcile-results.ts';
 import { getSpecDiff, markReconciled } from './reconcile-calls.ts';

@@ -5,7 +5,7 @@ import { useState } from 'react';
 import type { HostSnapshot, WorktreeState } from '../../../shared/model.ts';
 import type { ConnectionState } from '../host-api/connection.ts';
 import { Sidebar } from './sidebar.tsx';
-import { useHostState } from './store-context.tsx';
+import { useHostState } from '../common/store-context.tsx';
 import { WorktreeView } from './worktree-view.tsx';
 
 export function App() {

@@ -4,8 +4,14 @@
 // or closed. Grove's own window is listed, marked, and never counted as connected.
 import { clientState, isGroveWindow, type ClientState } from '../../../shared/clients.ts';
 import type { WorktreeState } from '../../../shared/model.ts';
-import { clientStateLabel, eraLabel, relativeTime, timeOfDay, transportLabel } from './format.ts';
-import { useNow } from './use-now.ts';
+import {
+  clientStateLabel,
+  eraLabel,
+  relativeTime,
+  timeOfDay,
+  transportLabel,
+} from '../common/format.ts';
+import { useNow } from '../common/use-now.ts';
 
 const ORDER: Record<ClientState, number> = { connected: 0, active: 1, idle: 2, closed: 3 };
 

@@ -9,9 +9,10 @@ import {
 } from '../../../shared/client-configs.ts';
 import type { ConfigWriteResult } from '../../../shared/host-api.ts';
 import type { WorktreeState } from '../../../shared/model.ts';
-import { CopyButton } from './copy-button.tsx';
-import { useHostStore } from './store-context.tsx';
-import { errorText, type useConnectionInfo } from './use-connection-info.ts';
+import { CopyButton } from '../common/copy-button.tsx';
+import { useHostStore } from '../common/store-context.tsx';
+import { errorText } from '../common/error-text.ts';
+import { type useConnectionInfo } from './use-connection-info.ts';
 
 export interface ConnectTabProps {
   worktree: WorktreeState;

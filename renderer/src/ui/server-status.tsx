@@ -1,7 +1,7 @@
 // How one server's status reads: a coloured dot and a sentence ("Running on port 4123",
 // "Restarting in 20 s — last error: …"). Times count down / up once a second while shown.
 import type { ServerStatus } from '../../../shared/model.ts';
-import { useNow } from './use-now.ts';
+import { useNow } from '../common/use-now.ts';
 
 function seconds(ms: number): string {
   return `${Math.max(0, Math.ceil(ms / 1000))} s`;

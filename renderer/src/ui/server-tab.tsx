@@ -5,11 +5,12 @@ import { useId, useState, type FormEvent } from 'react';
 import { WORKTREE_PORT_MAX, WORKTREE_PORT_MIN } from '../../../shared/host-api.ts';
 import type { WorktreeState } from '../../../shared/model.ts';
 import type { CommandError, ServerCommand } from '../store/host-store.ts';
-import { CopyButton } from './copy-button.tsx';
+import { CopyButton } from '../common/copy-button.tsx';
 import { ServerStatusText } from './server-status.tsx';
-import { useHostStore } from './store-context.tsx';
-import { errorText, type useConnectionInfo } from './use-connection-info.ts';
-import { ConfirmButtons } from './confirm-buttons.tsx';
+import { useHostStore } from '../common/store-context.tsx';
+import { errorText } from '../common/error-text.ts';
+import { type useConnectionInfo } from './use-connection-info.ts';
+import { ConfirmButtons } from '../common/confirm-buttons.tsx';
 import { portOutcome, portProblem, type PortOutcome } from './port-setting.ts';
 
 export interface ServerTabProps {

@@ -4,12 +4,12 @@
 import { useId, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { HostSnapshot, RepoState, WorktreeState } from '../../../shared/model.ts';
 import { connectedClientCount } from '../../../shared/clients.ts';
-import { plural } from './format.ts';
-import { useNow } from './use-now.ts';
+import { plural } from '../common/format.ts';
+import { useNow } from '../common/use-now.ts';
 import { statusLabel, StatusDot } from './server-status.tsx';
-import { useHostStore } from './store-context.tsx';
-import { errorText } from './use-connection-info.ts';
-import { ConfirmButtons } from './confirm-buttons.tsx';
+import { useHostStore } from '../common/store-context.tsx';
+import { errorText } from '../common/error-text.ts';
+import { ConfirmButtons } from '../common/confirm-buttons.tsx';
 
 export interface SidebarProps {
   snapshot: HostSnapshot;

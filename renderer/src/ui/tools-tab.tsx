@@ -10,10 +10,10 @@ import {
   exampleArguments,
   type SchemaIssue,
 } from '../tools/json-schema-check.ts';
-import { CopyButton } from './copy-button.tsx';
-import { duration } from './format.ts';
-import { useHostStore } from './store-context.tsx';
-import { errorText } from './use-connection-info.ts';
+import { CopyButton } from '../common/copy-button.tsx';
+import { duration } from '../common/format.ts';
+import { useHostStore } from '../common/store-context.tsx';
+import { errorText } from '../common/error-text.ts';
 
 type ToolList =
   | { state: 'loading' }
