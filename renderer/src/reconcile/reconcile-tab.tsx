@@ -75,6 +75,7 @@ export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live
               spec={selected}
               base={state.base}
               baseError={state.baseError}
+              snapshotCommit={state.snapshot?.gitHash ?? null}
               live={live}
             />
           )}
@@ -159,9 +160,11 @@ function BaseBranch({
         )}
       </div>
       <p className="muted reconcile-base__hint">
-        {worktree.reconcileBase === null
-          ? `Comparing against ${state.base}, the repository's default branch.`
-          : `Comparing against ${state.base}.`}
+        {state.baseError !== null
+          ? `Not comparing: ${state.base} cannot be used. Enter another branch, or use the default.`
+          : worktree.reconcileBase === null
+            ? `Comparing against ${state.base}, the repository's default branch.`
+            : `Comparing against ${state.base}.`}
       </p>
       {problem && (
         <p id={errorId} className="notice notice--error" role="alert">
@@ -174,13 +177,15 @@ function BaseBranch({
 
 function Totals({ state }: { state: ReconcileState }) {
   const t = state.totals;
-  const items: [string, number][] = [
+  // Without a usable base the figures against it are unknown, as the table's "—" says.
+  const vsBase = (count: number): number | null => (state.baseError === null ? count : null);
+  const items: [string, number | null][] = [
     ['Specs', t.specs],
     ['To reconcile', t.specsNeedingReconciliation],
-    ['Affected vs base', t.affectedSpecs],
+    ['Affected vs base', vsBase(t.affectedSpecs)],
     ['Governed files', t.governedFiles],
     ['Changed since reconciled', t.changedSinceReconciled],
-    ['Changed vs base', t.changedVsBase],
+    ['Changed vs base', vsBase(t.changedVsBase)],
     ['Invalid specs', t.invalidSpecs],
   ];
   return (
@@ -189,13 +194,13 @@ function Totals({ state }: { state: ReconcileState }) {
         <div
           key={label}
           className={
-            count > 0 && (label === 'To reconcile' || label === 'Invalid specs')
+            count !== null && count > 0 && (label === 'To reconcile' || label === 'Invalid specs')
               ? 'reconcile-totals__item reconcile-totals__item--attention'
               : 'reconcile-totals__item'
           }
         >
           <dt>{label}</dt>
-          <dd>{count}</dd>
+          <dd title={count === null ? 'The base cannot be used' : undefined}>{count ?? '—'}</dd>
         </div>
       ))}
     </dl>

@@ -40,7 +40,7 @@ export function ServerTab({ worktree, pending, commandError, live, connection }:
       <section className="card" aria-label="Status">
         <div className="card__row">
           <div className="status-block">
-            <ServerStatusText status={status} />
+            <ServerStatusText status={status} known={live} />
             {pending && <p className="muted">{PENDING_LABEL[pending]}</p>}
           </div>
           <div className="button-row">
@@ -151,7 +151,11 @@ function Settings({
       />
       <Switch
         label="Require token"
-        hint="Off: any local program can call this server (Host and Origin checks still apply)."
+        hint={
+          worktree.settings.requireToken
+            ? "On: a client must send this worktree's token. Turned off, any local program could call this server (Host and Origin checks still apply)."
+            : 'Off: any local program can call this server (Host and Origin checks still apply). Turn it on to require the token.'
+        }
         checked={worktree.settings.requireToken}
         disabled={!live || busy}
         onChange={(requireToken) => void change({ requireToken })}
