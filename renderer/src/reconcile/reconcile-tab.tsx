@@ -22,6 +22,8 @@ export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live
   const { snapshot, selectedSpecs } = useHostState();
   const state = snapshot?.reconcile[worktree.id];
   const selectedPath = selectedSpecs[worktree.id];
+  // The spec the user picked in this visit of the tab: its detail scrolls into view.
+  const [revealed, setRevealed] = useState<string | null>(null);
 
   if (!state) {
     return (
@@ -65,7 +67,10 @@ export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live
           <SpecTable
             rows={rows}
             selectedPath={selected?.path ?? null}
-            onSelect={(path) => store.selectSpec(worktree.id, path)}
+            onSelect={(path) => {
+              store.selectSpec(worktree.id, path);
+              setRevealed(path);
+            }}
             baseError={state.baseError}
           />
           {selected && (
@@ -77,6 +82,7 @@ export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live
               baseError={state.baseError}
               snapshotCommit={state.snapshot?.gitHash ?? null}
               live={live}
+              reveal={revealed === selected.path}
             />
           )}
         </div>

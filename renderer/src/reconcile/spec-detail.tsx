@@ -4,7 +4,7 @@
 // paths come from the mirrored store; only the diff and the mark are tool calls. Every file in the
 // "changed since reconciled" list gets its changes shown: vs the base when it differs from it, else
 // vs the committed snapshot's commit (what was reconciled there), else it says why there is none.
-import { useEffect, useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { WorktreeState } from '../../../shared/model.ts';
 import type { SpecReconcileState } from '../../../shared/reconcile.ts';
 import { plural } from '../common/format.ts';
@@ -37,6 +37,8 @@ export interface SpecDetailProps {
   /** The commit of the committed snapshot (.notarai/reconciliation_state.json), if any. */
   snapshotCommit: string | null;
   live: boolean;
+  /** The user just picked this spec: bring the detail into view (it sits below the table). */
+  reveal?: boolean;
 }
 
 export function SpecDetail({
@@ -46,7 +48,12 @@ export function SpecDetail({
   baseError,
   snapshotCommit,
   live,
+  reveal = false,
 }: SpecDetailProps) {
+  const sectionRef = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (reveal) sectionRef.current?.scrollIntoView({ block: 'start', behavior: 'smooth' });
+  }, [reveal]);
   const store = useHostStore();
   const headingId = useId();
   const filesHeadingId = useId();
@@ -170,7 +177,12 @@ export function SpecDetail({
   };
 
   return (
-    <section className="spec-detail card" aria-labelledby={headingId}>
+    <section
+      ref={sectionRef}
+      className="spec-detail card"
+      aria-labelledby={headingId}
+      tabIndex={-1}
+    >
       <header className="spec-detail__header">
         <h3 id={headingId}>
           <code>{spec.path}</code>
@@ -179,8 +191,6 @@ export function SpecDetail({
         <span className="tag tag--quiet">{spec.tier}</span>
         {spec.specInvalidated && <span className="tag tag--warn">spec changed</span>}
       </header>
-      <p className="spec-detail__intent">{spec.intent}</p>
-      <SpecRules spec={spec} />
 
       <h4 id={filesHeadingId} className="spec-detail__subheading">
         Changed since reconciled ({spec.changedSinceReconciled})
@@ -239,6 +249,9 @@ export function SpecDetail({
           )}
         </div>
       )}
+
+      <p className="spec-detail__intent">{spec.intent}</p>
+      <SpecRules spec={spec} />
 
       <div className="spec-detail__diff-header">
         <h4 className="spec-detail__subheading">Diff vs {base}</h4>
