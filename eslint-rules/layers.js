@@ -9,7 +9,9 @@
 //   main/notarai-cli/  (grove check|score|export-context: the engine without a host; headless runs it)
 //   main/bridge/  (grove bridge: finds the host, or serves the worktree stack itself over stdio;
 //                  may import both stacks; the two shells that run it import it)
-//   renderer/                                 the window; reaches the host only through shared/
+//   renderer/                                 the window; reaches the host only through shared/,
+//     renderer/src/host-api/ → store/ → common/ → chat/, reconcile/ → ui/ → main.tsx (the entry)
+//     (tools/: pure helpers of the tool console; common/: what several views share)
 //
 // Tests may import anything (they are never bundled); production code never imports test support
 // (main/testing/). Package imports are not this rule's business (see no-restricted-imports).
@@ -20,6 +22,23 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 const WORKTREE_STACK = ['main/reconcile', 'main/tools', 'main/mcp', 'main/worktree'];
 const HOST_STACK = ['main/chat', 'main/host'];
+
+// The renderer's folders, bottom up: each may import shared/ and the folders before it in this
+// list except its siblings (chat/ and reconcile/ are two views side by side: neither imports the
+// other). A new view (a tab of its own) gets a folder beside them and a line here.
+const R = 'renderer/src';
+const RENDERER_BASE = [`${R}/host-api`, `${R}/store`, `${R}/tools`, `${R}/common`];
+const RENDERER_VIEWS = [`${R}/chat`, `${R}/reconcile`];
+const RENDERER_LAYERS = {
+  [`${R}/host-api`]: ['shared'],
+  [`${R}/store`]: ['shared', `${R}/host-api`],
+  [`${R}/tools`]: ['shared'],
+  [`${R}/common`]: ['shared', `${R}/host-api`, `${R}/store`],
+  ...Object.fromEntries(RENDERER_VIEWS.map((view) => [view, ['shared', ...RENDERER_BASE]])),
+  [`${R}/ui`]: ['shared', ...RENDERER_BASE, ...RENDERER_VIEWS],
+  // renderer/src/main.tsx and anything else directly under renderer/: the entry, on top
+  renderer: ['shared', ...RENDERER_BASE, ...RENDERER_VIEWS, `${R}/ui`],
+};
 
 /** Folder → the folders its production code may import (its own folder always may). */
 export const LAYERS = {
@@ -42,7 +61,7 @@ export const LAYERS = {
   // grove check / score / export-context: the engine as NotarAI's CLI, no host.
   'main/notarai-cli': ['shared', 'main/platform', 'main/reconcile', 'main/tools'],
   'main/headless': ['shared', 'main/platform', ...HOST_STACK, 'main/bridge', 'main/notarai-cli'],
-  renderer: ['shared'],
+  ...RENDERER_LAYERS,
 };
 
 /** Folders outside the layers that may import anything: test support, scripts, e2e tests. */

@@ -68,6 +68,16 @@ describe('layers: imports run one way', () => {
     // shared imports nothing of ours; production code imports no test support
     ['shared/bad-fixture.ts', '../main/platform/errors.ts', 'main/platform/'],
     ['main/mcp/bad-fixture.ts', '../testing/mcp-clients.ts', 'test support'],
+    // the renderer's folders: shared pieces below the views, views beside each other, the shell on top
+    ['renderer/src/reconcile/bad-fixture.ts', '../ui/worktree-view.tsx', 'renderer/src/ui/'],
+    [
+      'renderer/src/chat/bad-fixture.ts',
+      '../reconcile/reconcile-tab.tsx',
+      'renderer/src/reconcile/',
+    ],
+    ['renderer/src/common/bad-fixture.ts', '../chat/chat-tab.tsx', 'renderer/src/chat/'],
+    ['renderer/src/store/bad-fixture.ts', '../common/format.ts', 'renderer/src/common/'],
+    ['renderer/src/ui/bad-fixture.ts', '../main.tsx', 'renderer/'],
   ])('refuses %s importing %s', async (filePath, specifier, named) => {
     const errors = await layerErrors(filePath, importOf(specifier));
     expect(errors).toHaveLength(1);
@@ -88,6 +98,10 @@ describe('layers: imports run one way', () => {
     ['main/host/ok-fixture.ts', '../../shared/worktree-protocol.ts'],
     ['main/mcp/ok-fixture.test.ts', '../testing/mcp-clients.ts'],
     ['main/platform/git/ok-fixture.ts', '../confined-fs.ts'],
+    ['renderer/src/reconcile/ok-fixture.ts', '../common/format.ts'],
+    ['renderer/src/chat/ok-fixture.ts', '../store/host-store.ts'],
+    ['renderer/src/ui/ok-fixture.ts', '../reconcile/reconcile-tab.tsx'],
+    ['renderer/src/ok-fixture.ts', './ui/app.tsx'],
   ])('allows %s importing %s', async (filePath, specifier) => {
     expect(await layerErrors(filePath, importOf(specifier))).toEqual([]);
   });

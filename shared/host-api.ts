@@ -41,8 +41,23 @@ export const ConfigWriteResultSchema = z.object({
   path: z.string(),
   backupPath: z.string().nullable(),
   serverName: z.string(),
+  /** True when the file already held exactly this entry: nothing was written. */
+  unchanged: z.boolean(),
 });
 export type ConfigWriteResult = z.infer<typeof ConfigWriteResultSchema>;
+
+/** What adding a server entry to a config file would write; nothing is written by asking. */
+export const ConfigPreviewSchema = z.object({
+  path: z.string(),
+  serverName: z.string(),
+  /** The file's text now (null: there is no file). */
+  before: z.string().nullable(),
+  /** Its text after the change: only Grove's entry differs. */
+  after: z.string(),
+  /** True when the file already holds exactly this entry. */
+  unchanged: z.boolean(),
+});
+export type ConfigPreview = z.infer<typeof ConfigPreviewSchema>;
 
 /** The ports a worktree's server may be moved to (below 1024 needs privileges on most systems). */
 export const WORKTREE_PORT_MIN = 1024;
@@ -99,8 +114,17 @@ export const hostCommands = {
   },
   /** Adds (or replaces) this worktree's entry in Claude Desktop's config file. */
   addToClaudeDesktop: { input: WorktreeRef, output: ConfigWriteResultSchema },
-  /** Adds (or replaces) this worktree's entry in `<worktree>/.mcp.json` (Claude Code). */
-  addToProjectMcpJson: { input: WorktreeRef, output: ConfigWriteResultSchema },
+  /** What adding this worktree to `<worktree>/.mcp.json` would write (nothing is written). */
+  previewProjectMcpJson: { input: WorktreeRef, output: ConfigPreviewSchema },
+  /**
+   * Adds (or replaces) this worktree's entry in `<worktree>/.mcp.json` (Claude Code), changing no
+   * other entry; the old file is backed up in the data directory. With `expected` (the `before` of
+   * the preview the user saw), a file that changed since is refused untouched.
+   */
+  addToProjectMcpJson: {
+    input: WorktreeRef.extend({ expected: z.string().nullable().optional() }),
+    output: ConfigWriteResultSchema,
+  },
   /** The chat panel (shared/chat.ts): settings, conversations, send, stop, reconcile. */
   ...chatCommands,
 } as const;

@@ -114,5 +114,31 @@ export const SnapshotStateResultSchema = z.object({
     .string()
     .describe('HEAD\'s sha, or "" when HEAD names no commit yet (null in the file).'),
   state_path: z.string().describe('Absolute path of the file written.'),
+  written: z
+    .boolean()
+    .optional()
+    .describe('Grove addition (with keep_committed or dry_run): false for a dry run.'),
+  cache_fingerprints: z
+    .number()
+    .int()
+    .optional()
+    .describe("Grove addition (with keep_committed or dry_run): rows of this machine's cache."),
+  committed_fingerprints: z
+    .number()
+    .int()
+    .nullable()
+    .optional()
+    .describe(
+      'Grove addition (with keep_committed or dry_run): fingerprints the state file held ' +
+        'before (null: there was none, or it could not be read).',
+    ),
+  kept_committed: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "Grove addition (with keep_committed or dry_run): the state file's fingerprints kept " +
+        'because the cache has no row for their file (0 without keep_committed).',
+    ),
 });
 export type SnapshotStateResult = z.infer<typeof SnapshotStateResultSchema>;

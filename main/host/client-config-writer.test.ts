@@ -1,6 +1,8 @@
-// The config writer on real temp files: keeps every other entry and key, backs the old file up,
-// replaces its own entry, creates missing files and directories, refuses a file that is not JSON
-// (byte for byte untouched, no temp file left), and picks Claude Desktop's path per platform.
+// The config writer on real temp files: keeps every other entry and key (and their formatting),
+// backs the old file up (a worktree's in the data directory, never in the worktree), replaces its
+// own entry, previews without writing, refuses a file changed since its preview, creates missing
+// files and directories, refuses a file that is not JSON (byte for byte untouched, no temp file
+// left), and picks Claude Desktop's path per platform.
 import { UserError } from '../platform/errors.ts';
 import { execFile } from 'node:child_process';
 import {
@@ -23,14 +25,18 @@ import {
   addToClaudeDesktop,
   addToProjectMcpJson,
   claudeDesktopConfigPath,
+  previewProjectMcpJson,
 } from './client-config-writer.ts';
 
 let dir: string;
+let dataDir: string;
 beforeEach(async () => {
   dir = await makeTempDir('grove-config-writer-');
+  dataDir = await makeTempDir('grove-config-writer-data-');
 });
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
+  await rm(dataDir, { recursive: true, force: true });
 });
 
 const target = (root: string) => ({
@@ -108,7 +114,7 @@ describe('client config writer', () => {
   test('writes the worktree .mcp.json with ${GROVE_TOKEN}, keeping other servers', async () => {
     const file = path.join(dir, '.mcp.json');
     await writeFile(file, '{"mcpServers": {"db": {"type": "stdio", "command": "db-mcp"}}}');
-    const result = await addToProjectMcpJson(target(dir));
+    const result = await addToProjectMcpJson(target(dir), dataDir);
     expect(result.path).toBe(file);
     const config = JSON.parse(await readFile(file, 'utf8'));
     expect(config.mcpServers.db).toEqual({ type: 'stdio', command: 'db-mcp' });
@@ -119,6 +125,70 @@ describe('client config writer', () => {
     });
     expect(await readFile(file, 'utf8')).not.toContain('"T"');
     expect(result.backupPath).not.toBeNull();
+  });
+
+  test('.mcp.json: other entries keep their formatting; the preview shows the text and writes nothing', async () => {
+    const file = path.join(dir, '.mcp.json');
+    const before =
+      '{\n' +
+      '    "mcpServers": {\n' +
+      '        "db": { "type": "stdio", "command": "db-mcp", "args": ["a", "b"] },\n' +
+      '        "web": {"url":"http://x"}\n' +
+      '    },\n' +
+      '    "z": [1,2,3]\n' +
+      '}\n';
+    await writeFile(file, before);
+    const preview = await previewProjectMcpJson(target(dir), dataDir);
+    expect(await readFile(file, 'utf8')).toBe(before);
+    expect(preview.before).toBe(before);
+    expect(preview.unchanged).toBe(false);
+    expect(preview.after).toBe(
+      '{\n' +
+        '    "mcpServers": {\n' +
+        '        "db": { "type": "stdio", "command": "db-mcp", "args": ["a", "b"] },\n' +
+        '        "web": {"url":"http://x"},\n' +
+        '        "grove-feature-x": {\n' +
+        '            "type": "http",\n' +
+        '            "url": "http://127.0.0.1:43117/mcp",\n' +
+        '            "headers": {\n' +
+        '                "Authorization": "Bearer ${GROVE_TOKEN}"\n' +
+        '            }\n' +
+        '        }\n' +
+        '    },\n' +
+        '    "z": [1,2,3]\n' +
+        '}\n',
+    );
+    expect(await readdir(dataDir)).toEqual([]);
+
+    // Written as previewed; a second add of the same entry writes nothing and makes no backup.
+    const written = await addToProjectMcpJson(target(dir), dataDir, preview.before);
+    expect(await readFile(file, 'utf8')).toBe(preview.after);
+    const again = await addToProjectMcpJson(target(dir), dataDir);
+    expect(again).toMatchObject({ unchanged: true, backupPath: null });
+    expect(await readdir(path.join(dataDir, 'config-backups'))).toEqual([
+      path.basename(written.backupPath!),
+    ]);
+
+    // Another port: only Grove's entry changes, in place.
+    const moved = await previewProjectMcpJson({ ...target(dir), urls: serverUrls(43200) }, dataDir);
+    expect(moved.after).toBe(preview.after.replace('43117', '43200'));
+  });
+
+  test('.mcp.json changed since its preview: refused, the file as it is now', async () => {
+    const file = path.join(dir, '.mcp.json');
+    await writeFile(file, '{"mcpServers": {}}\n');
+    const preview = await previewProjectMcpJson(target(dir), dataDir);
+    await writeFile(file, '{"mcpServers": {"new": {"url": "y"}}}\n');
+    await expect(addToProjectMcpJson(target(dir), dataDir, preview.before)).rejects.toThrow(
+      /changed since it was shown; nothing was written/,
+    );
+    expect(await readFile(file, 'utf8')).toBe('{"mcpServers": {"new": {"url": "y"}}}\n');
+    // A preview of no file, then a file appears: refused as well.
+    await rm(file);
+    const none = await previewProjectMcpJson(target(dir), dataDir);
+    expect(none.before).toBeNull();
+    await writeFile(file, '{}');
+    await expect(addToProjectMcpJson(target(dir), dataDir, none.before)).rejects.toThrow(/changed/);
   });
 
   test("knows Claude Desktop's config path on each platform, and the env override", () => {
@@ -151,7 +221,7 @@ describe('.mcp.json in a worktree is untrusted: never through a link, never echo
 
   /** Adds the entry; the error message when refused. */
   async function refusal(): Promise<string> {
-    const error = await addToProjectMcpJson(target(worktree)).then(
+    const error = await addToProjectMcpJson(target(worktree), dataDir).then(
       () => undefined,
       (caught: unknown) => caught,
     );
@@ -205,9 +275,9 @@ describe('.mcp.json in a worktree is untrusted: never through a link, never echo
     expect(await readFile(path.join(worktree, '.mcp.json'), 'utf8')).toBe(text);
   });
 
-  test('a normal file is merged, with its backup beside it', async () => {
+  test('a normal file is merged, with its backup in the data directory, none in the worktree', async () => {
     await writeFile(path.join(worktree, '.mcp.json'), '{"mcpServers": {"other": {"url": "x"}}}\n');
-    const result = await addToProjectMcpJson(target(worktree));
+    const result = await addToProjectMcpJson(target(worktree), dataDir);
     const written = JSON.parse(await readFile(path.join(worktree, '.mcp.json'), 'utf8')) as {
       mcpServers: Record<string, unknown>;
     };
@@ -216,6 +286,15 @@ describe('.mcp.json in a worktree is untrusted: never through a link, never echo
     expect(await readFile(result.backupPath!, 'utf8')).toBe(
       '{"mcpServers": {"other": {"url": "x"}}}\n',
     );
+    expect(result.backupPath!.startsWith(path.join(dataDir, 'config-backups') + path.sep)).toBe(
+      true,
+    );
+    expect(await readdir(worktree)).toEqual(['.mcp.json']);
+  });
+
+  test('a symlink refusal says "nothing was written" once', async () => {
+    await symlink(path.join(outside, 'victim.json'), path.join(worktree, '.mcp.json'));
+    expect((await refusal()).match(/nothing was written/g)).toHaveLength(1);
   });
 
   test("Claude Desktop's config in the user's home may be a dotfiles symlink: followed, backed up", async () => {

@@ -1,12 +1,16 @@
 // Writes a worktree's server entry into an MCP client's JSON config file — Claude Desktop's
-// claude_desktop_config.json or a worktree's .mcp.json (Claude Code) — carefully: every other entry
-// and key is kept, the old file is backed up beside it, the new one is written to a temp file and
-// renamed over the old (atomic), and a file that is not valid JSON is refused without being touched
-// (the error never quotes it). A file in a worktree is repository content, so it goes through the
+// claude_desktop_config.json or a worktree's .mcp.json (Claude Code) — carefully: only Grove's own
+// entry changes (every other entry keeps its bytes and formatting: json-entry-edit.ts), the old file
+// is backed up, the new one is written to a temp file and renamed over the old (atomic), and a file
+// that is not valid JSON is refused without being touched (the error never quotes it). What would
+// be written can be asked first (previewServerEntry); a write given the text the user saw refuses
+// when the file changed since. A file in a worktree is repository content, so it goes through the
 // confined file layer: read with a size cap, never through a symlink, special file or a symlinked
-// directory (even one pointing inside), backup and replacement written the same way. A config in
-// the user's home may follow the user's own symlinks (dotfiles), and is written atomically.
-import { randomBytes } from 'node:crypto';
+// directory (even one pointing inside), the replacement written the same way; its backup goes to
+// the app's data directory, never into the worktree (where it would show as a change). A config in
+// the user's home may follow the user's own symlinks (dotfiles), is backed up beside itself, and is
+// written atomically.
+import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { copyFile, mkdir, open, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -17,7 +21,7 @@ import {
   serverName,
   type ClientConfigTarget,
 } from '../../shared/client-configs.ts';
-import type { ConfigWriteResult } from '../../shared/host-api.ts';
+import type { ConfigPreview, ConfigWriteResult } from '../../shared/host-api.ts';
 import {
   entryKindInsideRoot,
   lstatNoFollowInsideRoot,
@@ -26,6 +30,7 @@ import {
   writeFileAtomicInsideRoot,
 } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
+import { setJsonEntry } from './json-entry-edit.ts';
 
 /** The config file cannot be updated safely (not JSON, unexpected shape); it was not touched. */
 function configFileRefusal(message: string): UserError {
@@ -71,7 +76,12 @@ export interface WriteEntryOptions {
    * the confined file layer. Absent for configs in the user's home.
    */
   confinedTo?: string;
+  /** Where the backup of a confined file goes (the app's data directory); required with it. */
+  backupDir?: string;
 }
+
+/** The subdirectory of the data directory that holds backups of worktree config files. */
+export const CONFIG_BACKUPS_DIR = 'config-backups';
 
 /** Project-level config files bigger than this are refused (a config is a few kilobytes). */
 export const MAX_PROJECT_CONFIG_BYTES = 1024 * 1024;
@@ -110,7 +120,11 @@ async function homeAccess(requested: string): Promise<ConfigFileAccess> {
   };
 }
 
-async function confinedAccess(root: string, file: string): Promise<ConfigFileAccess> {
+async function confinedAccess(
+  root: string,
+  file: string,
+  backupDir: string | undefined,
+): Promise<ConfigFileAccess> {
   const realRoot = await realWorktreeRoot(root);
   const relative = path.relative(root, file).split(path.sep).join('/');
   const refuse = (why: string) =>
@@ -125,7 +139,8 @@ async function confinedAccess(root: string, file: string): Promise<ConfigFileAcc
     try {
       return await work();
     } catch (error) {
-      if (error instanceof UserError)
+      // A refusal already says nothing was written; the confined layer's own errors do not yet.
+      if (error instanceof UserError && error.code !== 'refused')
         throw configFileRefusal(`${error.message}; nothing was written.`);
       throw error;
     }
@@ -141,17 +156,13 @@ async function confinedAccess(root: string, file: string): Promise<ConfigFileAcc
         return bytes.toString('utf8');
       }),
     mode: async () => (lstatNoFollowInsideRoot(realRoot, relative)?.mode ?? 0o644) & 0o777,
-    backUp: (original) =>
-      confined(async () => {
-        const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-        for (let attempt = 0; attempt <= 100; attempt += 1) {
-          const candidate = `${relative}.grove-backup-${stamp}${attempt ? `-${attempt}` : ''}`;
-          if (entryKindInsideRoot(realRoot, candidate) !== 'missing') continue;
-          await writeFileAtomicInsideRoot(realRoot, candidate, original);
-          return path.join(root, ...candidate.split('/'));
-        }
-        throw refuse('has too many backups beside it');
-      }),
+    backUp: async (original) => {
+      if (backupDir === undefined) throw new Error('a worktree config needs a backup directory');
+      // Named after the worktree (its folder name and a hash of its path) and the file.
+      const id = createHash('sha256').update(root).digest('hex').slice(0, 8);
+      const name = `${path.basename(root).replace(/[^\w.-]/g, '_')}-${id}-${relative.replace(/\//g, '_')}`;
+      return writeBackup(path.join(backupDir, name), original);
+    },
     write: (text, mode) =>
       confined(async () => {
         check();
@@ -160,20 +171,20 @@ async function confinedAccess(root: string, file: string): Promise<ConfigFileAcc
   };
 }
 
-/** Adds or replaces `<key>.<name>` in a JSON config file, keeping everything else. */
-export async function writeServerEntry(options: WriteEntryOptions): Promise<ConfigWriteResult> {
+/** What `writeServerEntry` would write, worked out without writing anything. */
+async function plan(options: WriteEntryOptions) {
   const { file, key, name, entry } = options;
   const access =
     options.confinedTo === undefined
       ? await homeAccess(file)
-      : await confinedAccess(options.confinedTo, file);
+      : await confinedAccess(options.confinedTo, file, options.backupDir);
   const original = await access.read();
-
-  let config: Record<string, unknown> = {};
-  if (original !== null && original.trim() !== '') {
+  const bom = original?.startsWith('\uFEFF') ? '\uFEFF' : '';
+  const body = (original ?? '').slice(bom.length);
+  if (body.trim() !== '') {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(original.replace(/^\uFEFF/, ''));
+      parsed = JSON.parse(body);
     } catch {
       // JSON.parse's message quotes the text around the problem: never echo the file.
       throw configFileRefusal(
@@ -183,22 +194,63 @@ export async function writeServerEntry(options: WriteEntryOptions): Promise<Conf
     if (!isPlainObject(parsed)) {
       throw configFileRefusal(`${file} does not hold a JSON object; it was left unchanged.`);
     }
-    config = parsed;
+    if (parsed[key] !== undefined && !isPlainObject(parsed[key])) {
+      throw configFileRefusal(`"${key}" in ${file} is not an object; the file was left unchanged.`);
+    }
   }
-  const servers = config[key] ?? {};
-  if (!isPlainObject(servers)) {
-    throw configFileRefusal(`"${key}" in ${file} is not an object; the file was left unchanged.`);
-  }
-  const updated = { ...config, [key]: { ...servers, [name]: entry } };
+  const edit = setJsonEntry(body, key, name, entry);
+  return { access, original, text: bom + edit.text, unchanged: edit.unchanged };
+}
 
+/** What adding the entry would write: the file's text now and after, nothing written. */
+export async function previewServerEntry(options: WriteEntryOptions): Promise<ConfigPreview> {
+  const { original, text, unchanged } = await plan(options);
+  return { path: options.file, serverName: options.name, before: original, after: text, unchanged };
+}
+
+/**
+ * Adds or replaces `<key>.<name>` in a JSON config file, keeping everything else. With `expected`
+ * (the text a preview showed; null: no file), a file that changed since is refused untouched.
+ */
+export async function writeServerEntry(
+  options: WriteEntryOptions & { expected?: string | null },
+): Promise<ConfigWriteResult> {
+  const { file, name } = options;
+  const { access, original, text, unchanged } = await plan(options);
+  if (options.expected !== undefined && options.expected !== original) {
+    throw configFileRefusal(
+      `${file} changed since it was shown; nothing was written. Look at the new preview, then try again.`,
+    );
+  }
+  if (unchanged) return { path: file, backupPath: null, serverName: name, unchanged: true };
   let backupPath: string | null = null;
   let mode = options.mode ?? 0o600;
   if (original !== null) {
     mode = await access.mode();
     backupPath = await access.backUp(original);
   }
-  await access.write(`${JSON.stringify(updated, null, 2)}\n`, mode);
-  return { path: file, backupPath, serverName: name };
+  await access.write(text, mode);
+  return { path: file, backupPath, serverName: name, unchanged: false };
+}
+
+/** Writes `text` to `<base>-<time>.json` in a private directory (never over an earlier backup). */
+async function writeBackup(base: string, text: string): Promise<string> {
+  await mkdir(path.dirname(base), { recursive: true, mode: 0o700 });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  for (let attempt = 0; ; attempt += 1) {
+    const candidate = `${base}-${stamp}${attempt ? `-${attempt}` : ''}.json`;
+    try {
+      const handle = await open(candidate, 'wx', 0o600);
+      try {
+        await handle.writeFile(text, 'utf8');
+      } finally {
+        await handle.close();
+      }
+      return candidate;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 100) throw error;
+    }
+  }
 }
 
 /** Copies `file` to `<file>.grove-backup-<time>` (never overwriting an earlier backup). */
@@ -254,14 +306,38 @@ export function addToClaudeDesktop(
   });
 }
 
-/** Adds the worktree to its own `.mcp.json` (Claude Code; the token comes from $GROVE_TOKEN). */
-export function addToProjectMcpJson(target: ClientConfigTarget): Promise<ConfigWriteResult> {
-  return writeServerEntry({
+/** Where a worktree's `.mcp.json` entry is written, and its backup kept (the data directory). */
+function projectMcpJsonOptions(target: ClientConfigTarget, dataDir: string): WriteEntryOptions {
+  return {
     file: path.join(target.path, '.mcp.json'),
     key: 'mcpServers',
     name: serverName(target),
     entry: claudeCodeProjectEntry(target),
     mode: 0o644, // no secret inside: ${GROVE_TOKEN} is expanded by Claude Code
     confinedTo: target.path, // repository content: untrusted
+    backupDir: path.join(dataDir, CONFIG_BACKUPS_DIR),
+  };
+}
+
+/** What "Add to project .mcp.json" would write, for the user to see first. */
+export function previewProjectMcpJson(
+  target: ClientConfigTarget,
+  dataDir: string,
+): Promise<ConfigPreview> {
+  return previewServerEntry(projectMcpJsonOptions(target, dataDir));
+}
+
+/**
+ * Adds the worktree to its own `.mcp.json` (Claude Code; the token comes from $GROVE_TOKEN). With
+ * `expected` (what the preview showed), refuses when the file changed since.
+ */
+export function addToProjectMcpJson(
+  target: ClientConfigTarget,
+  dataDir: string,
+  expected?: string | null,
+): Promise<ConfigWriteResult> {
+  return writeServerEntry({
+    ...projectMcpJsonOptions(target, dataDir),
+    ...(expected !== undefined ? { expected } : {}),
   });
 }

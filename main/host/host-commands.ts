@@ -8,7 +8,11 @@ import {
   type HostCommandOutput,
 } from '../../shared/host-api.ts';
 import type { ClientConfigTarget } from '../../shared/client-configs.ts';
-import { addToClaudeDesktop, addToProjectMcpJson } from './client-config-writer.ts';
+import {
+  addToClaudeDesktop,
+  addToProjectMcpJson,
+  previewProjectMcpJson,
+} from './client-config-writer.ts';
 import { UserError } from '../platform/errors.ts';
 import type { Host } from './host.ts';
 import { toolConsoleFor } from './tool-console.ts';
@@ -74,8 +78,10 @@ const handlers: Handlers = {
     toolConsoleFor(host).callTool(input.worktreeId, input.name, input.arguments),
   addToClaudeDesktop: (host, input: Input<'addToClaudeDesktop'>) =>
     addToClaudeDesktop(configTarget(host, input.worktreeId)),
+  previewProjectMcpJson: (host, input: Input<'previewProjectMcpJson'>) =>
+    previewProjectMcpJson(configTarget(host, input.worktreeId), host.dataDir),
   addToProjectMcpJson: (host, input: Input<'addToProjectMcpJson'>) =>
-    addToProjectMcpJson(configTarget(host, input.worktreeId)),
+    addToProjectMcpJson(configTarget(host, input.worktreeId), host.dataDir, input.expected),
   // The chat panel: everything delegates to the host's ChatService (main/chat/). Its refusals
   // (no model set, server stopped...) are UserErrors like every other command's.
   getChatSettings: (host) => host.chat.getSettings(),

@@ -201,6 +201,11 @@ export class Host {
     await this.startServer(worktreeId);
   }
 
+  /** The app's data directory (database, log, backups of config files Grove rewrote). */
+  get dataDir(): string {
+    return path.resolve(this.options.dataDir);
+  }
+
   /** The token that protects the UI's HostApi under `grove serve`; stable across restarts. */
   uiToken(): string {
     return this.db.getOrCreateSetting('ui-token', newToken);

@@ -569,6 +569,58 @@ describe('reconcile state', () => {
   });
 });
 
+describe("snapshot_state's Grove options", () => {
+  it('dry_run writes nothing (not even the cache); keep_committed keeps what the cache lacks', async () => {
+    const { engine, root } = await setup();
+    await engine.markReconciled(['src/a.ts', 'src/b.ts', APP_SPEC]);
+    await engine.snapshotState(); // the committed snapshot: 2 files, 1 spec
+    const committed = await readFile(path.join(root, STATE_FILE), 'utf8');
+    await engine.clearCache(); // a fresh clone
+    await writeFile(path.join(root, 'src/b.ts'), 'export const b = 3;\n'); // changed since
+
+    const dry = await engine.snapshotState({ dryRun: true });
+    expect(dry).toMatchObject({
+      files: 0,
+      specs: 0,
+      written: false,
+      cache_fingerprints: 0,
+      committed_fingerprints: 3,
+      kept_committed: 0,
+    });
+    expect(await engine.cache.exists()).toBe(false);
+    expect(await readFile(path.join(root, STATE_FILE), 'utf8')).toBe(committed);
+
+    const keptDry = await engine.snapshotState({ dryRun: true, keepCommitted: true });
+    expect(keptDry).toMatchObject({ files: 2, specs: 1, kept_committed: 3, written: false });
+    expect(await readFile(path.join(root, STATE_FILE), 'utf8')).toBe(committed);
+
+    // This machine marks one file; the snapshot keeps the others' committed fingerprints (b's
+    // old one too: it still reads "changed since reconciled", not "never").
+    await engine.markReconciled(['src/lib/c.ts']);
+    const kept = await engine.snapshotState({ keepCommitted: true });
+    expect(kept).toMatchObject({
+      files: 3,
+      specs: 1,
+      written: true,
+      cache_fingerprints: 1,
+      kept_committed: 3,
+    });
+    const state = JSON.parse(await readFile(path.join(root, STATE_FILE), 'utf8')) as {
+      file_fingerprints: Record<string, unknown>;
+      spec_fingerprints: Record<string, unknown>;
+    };
+    const before = JSON.parse(committed) as typeof state;
+    expect(Object.keys(state.file_fingerprints)).toEqual(['src/a.ts', 'src/b.ts', 'src/lib/c.ts']);
+    expect(state.file_fingerprints['src/b.ts']).toEqual(before.file_fingerprints['src/b.ts']);
+    expect(state.spec_fingerprints).toEqual(before.spec_fingerprints);
+
+    // Without options it stays NotarAI's: the cache only, and NotarAI's four keys in the answer.
+    const plain = await engine.snapshotState();
+    expect(Object.keys(plain).sort()).toEqual(['files', 'git_hash', 'specs', 'state_path']);
+    expect(plain).toMatchObject({ files: 1, specs: 0 });
+  });
+});
+
 describe('the reconciliation state the window shows', () => {
   it('reads the committed snapshot in a fresh clone: specs reconciled at the snapshot say so, edits since count as changed', async () => {
     const { engine, root } = await setup();

@@ -12,9 +12,9 @@ import type {
   SnapshotStateResult,
   SpecDiffResult,
 } from '../../shared/reconcile-results.ts';
+import path from 'node:path';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import type { CheckReport, DriftReport, ExportContext } from '../../shared/notarai-check.ts';
-import path from 'node:path';
 import { liveCheckWithParts, runCheckWithParts, scoreSpecsWithParts } from './notarai-check.ts';
 import { exportContextWithParts, renderContextMarkdown } from './notarai-export.ts';
 import { writeFileAtomicInsideRoot } from '../platform/confined-fs.ts';
@@ -40,7 +40,7 @@ import {
   withUntracked,
 } from './git-queries.ts';
 import { HashCache } from './hash-cache.ts';
-import { STATE_FILE } from './state-file.ts';
+import { readCommittedSnapshot, STATE_FILE, withSnapshot } from './state-file.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import {
   filterInSlices,
@@ -51,6 +51,12 @@ import {
 import { formatSpecError, governs, isSpecPath, loadSpecs } from './spec-loader.ts';
 
 export { STATE_FILE };
+
+/** Grove's options of snapshot_state (ReconcileEngine.snapshotState). */
+export interface SnapshotOptions {
+  keepCommitted?: boolean;
+  dryRun?: boolean;
+}
 type AffectedSpec = ListAffectedSpecsResult['affected_specs'][number];
 
 export interface ReconcileEngineOptions {
@@ -278,13 +284,23 @@ export class ReconcileEngine {
     return this.#call(async () => ({ cleared: await this.cache.clear() }));
   }
 
-  snapshotState(): Promise<SnapshotStateResult> {
-    return this.#call(() => this.#snapshotState());
+  /**
+   * NotarAI's snapshot_state: the cache's rows become the state file. Grove's options: `keepCommitted`
+   * also keeps the state file's fingerprints of files the cache has no row for (a fresh clone's
+   * empty cache then loses nothing that was committed), `dryRun` says what would be written
+   * without writing (nor creating the cache).
+   */
+  snapshotState(options: SnapshotOptions = {}): Promise<SnapshotStateResult> {
+    return this.#call(() => this.#snapshotState(options));
   }
 
-  async #snapshotState(): Promise<SnapshotStateResult> {
-    await this.cache.create(); // NotarAI snapshots through open_cache_db, which creates it
-    const rows = await this.cache.readReconciled();
+  async #snapshotState(options: SnapshotOptions): Promise<SnapshotStateResult> {
+    const groveOptions = options.keepCommitted !== undefined || options.dryRun !== undefined;
+    // NotarAI snapshots through open_cache_db, which creates it; a dry run creates nothing.
+    if (!options.dryRun) await this.cache.create();
+    const cacheRows = await this.cache.readReconciled();
+    const committed = groveOptions ? (await readCommittedSnapshot(this.root)).snapshot : undefined;
+    const rows = options.keepCommitted ? withSnapshot(cacheRows, committed) : cacheRows;
     const [gitHash, branch] = await Promise.all([headSha(this.root), currentBranch(this.root)]);
     const fileFingerprints: Record<string, { blake3: string }> = {};
     const specFingerprints: Record<string, string> = {};
@@ -311,16 +327,26 @@ export class ReconcileEngine {
       spec_fingerprints: specFingerprints,
     };
     // Never through a symlink: a committed link at the state file's path is an error naming it.
-    const statePath = await writeFileAtomicInsideRoot(
-      this.root,
-      STATE_FILE,
-      `${JSON.stringify(state, null, 2)}\n`,
-    );
-    return {
+    const statePath = options.dryRun
+      ? path.join(this.root, ...STATE_FILE.split('/'))
+      : await writeFileAtomicInsideRoot(
+          this.root,
+          STATE_FILE,
+          `${JSON.stringify(state, null, 2)}\n`,
+        );
+    const result: SnapshotStateResult = {
       files: Object.keys(fileFingerprints).length,
       specs: Object.keys(specFingerprints).length,
       git_hash: gitHash ?? '',
       state_path: statePath,
+    };
+    if (!groveOptions) return result;
+    return {
+      ...result,
+      written: !options.dryRun,
+      cache_fingerprints: cacheRows.size,
+      committed_fingerprints: committed ? committed.rows.size : null,
+      kept_committed: rows.size - cacheRows.size,
     };
   }
 

@@ -150,11 +150,32 @@ const snapshotStateTool = (engine: EngineLoader): ToolDefinition =>
     description:
       "Writes .notarai/reconciliation_state.json as NotarAI's CLI does (the cache fingerprints, " +
       "HEAD, the branch or null when detached, and cli_version: Grove's version) at the end of " +
-      'a reconciliation.',
-    inputSchema: z.object({}),
+      "a reconciliation. Without arguments it is NotarAI's tool: the file holds this machine's " +
+      'cache only, so on a fresh clone (empty cache) it replaces the committed fingerprints. ' +
+      'Grove additions: keep_committed keeps them, dry_run only says what would be written.',
+    inputSchema: z.object({
+      keep_committed: z
+        .boolean()
+        .optional()
+        .describe(
+          'Grove addition: also keep the fingerprints the existing state file holds for files ' +
+            "the cache has no row for (the cache's rows win). Default false: NotarAI's behaviour.",
+        ),
+      dry_run: z
+        .boolean()
+        .optional()
+        .describe(
+          'Grove addition: write nothing (nor create the cache); answer with the counts the ' +
+            'file would hold and how many fingerprints the existing one holds.',
+        ),
+    }),
     outputSchema: SnapshotStateResultSchema,
     annotations: { ...readOnlyLocal, readOnlyHint: false, idempotentHint: false },
-    handler: async () => (await engine()).snapshotState(),
+    handler: async (args) =>
+      (await engine()).snapshotState({
+        ...(args.keep_committed !== undefined ? { keepCommitted: args.keep_committed } : {}),
+        ...(args.dry_run !== undefined ? { dryRun: args.dry_run } : {}),
+      }),
   });
 
 /**

@@ -5,7 +5,7 @@ import { createRoot } from 'react-dom/client';
 import { pickHostApi } from './host-api/pick-host-api.ts';
 import { HostStore } from './store/host-store.ts';
 import { App } from './ui/app.tsx';
-import { HostStoreContext } from './ui/store-context.tsx';
+import { HostStoreContext } from './common/store-context.tsx';
 // The stylesheets, one per view beside it (and theme, controls, tables and states shared by all),
 // imported here in one fixed order so the cascade is the same whatever the component tree does.
 import './ui/theme.css';

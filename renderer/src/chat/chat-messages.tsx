@@ -4,7 +4,7 @@
 // newest message in view while the user has not scrolled up.
 import { useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import type { ChatMessage, ChatToolCallPart } from '../../../shared/chat.ts';
-import { duration, timeOfDay } from '../ui/format.ts';
+import { duration, timeOfDay } from '../common/format.ts';
 import { ChatMarkdown } from './chat-markdown.tsx';
 import { unshownRunError, type ConversationView, type RetryNotice } from './chat-state.ts';
 

@@ -4,15 +4,15 @@
 import { useEffect, useId, useState, useSyncExternalStore } from 'react';
 import type { ChatConversationSummary } from '../../../shared/chat.ts';
 import type { WorktreeState } from '../../../shared/model.ts';
-import { relativeTime } from '../ui/format.ts';
-import { useHostStore } from '../ui/store-context.tsx';
-import { useNow } from '../ui/use-now.ts';
+import { relativeTime } from '../common/format.ts';
+import { useHostStore } from '../common/store-context.tsx';
+import { useNow } from '../common/use-now.ts';
 import { ChatComposer } from './chat-composer.tsx';
 import { ChatLog } from './chat-messages.tsx';
 import { ChatSettingsForm } from './chat-settings-form.tsx';
 import type { ConversationView } from './chat-state.ts';
 import { chatStoreFor, type SettingsState, type WorktreeChat } from './chat-store.ts';
-import { ConfirmButtons } from '../ui/confirm-buttons.tsx';
+import { ConfirmButtons } from '../common/confirm-buttons.tsx';
 
 export function ChatTab({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
   const store = chatStoreFor(useHostStore());

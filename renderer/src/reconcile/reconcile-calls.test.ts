@@ -29,7 +29,10 @@ describe('reconciliation calls from the window', () => {
 
   it('refuse a result of another shape with an error naming the tool', async () => {
     await expect(
-      snapshotState(answering({ files: 'three', specs: 1, git_hash: 'abc' }), 'w1'),
+      snapshotState(answering({ files: 'three', specs: 1, git_hash: 'abc' }), 'w1', {
+        keepCommitted: true,
+        dryRun: true,
+      }),
     ).rejects.toThrow(/^snapshot_state answered with an unexpected result: /);
   });
 

@@ -64,9 +64,12 @@ export async function clearCache(commands: Commands, worktreeId: string): Promis
   return (await call(commands, worktreeId, 'clear_cache', {}, ClearCacheResultSchema)).cleared;
 }
 
+/** snapshot_state with Grove's options: `dry_run` to ask first, `keep_committed` to keep them. */
 export function snapshotState(
   commands: Commands,
   worktreeId: string,
+  options: { keepCommitted: boolean; dryRun: boolean },
 ): Promise<SnapshotStateResult> {
-  return call(commands, worktreeId, 'snapshot_state', {}, SnapshotStateResultSchema);
+  const args = { keep_committed: options.keepCommitted, dry_run: options.dryRun };
+  return call(commands, worktreeId, 'snapshot_state', args, SnapshotStateResultSchema);
 }

@@ -7,20 +7,23 @@
 import { useId, useState, type FormEvent } from 'react';
 import type { WorktreeState } from '../../../shared/model.ts';
 import type { ReconcileState } from '../../../shared/reconcile.ts';
-import { plural, relativeTime } from '../ui/format.ts';
-import { useHostState, useHostStore } from '../ui/store-context.tsx';
-import { errorText } from '../ui/use-connection-info.ts';
-import { useNow } from '../ui/use-now.ts';
+import { plural, relativeTime } from '../common/format.ts';
+import { useHostState, useHostStore } from '../common/store-context.tsx';
+import { errorText } from '../common/error-text.ts';
+import { useNow } from '../common/use-now.ts';
 import { clearCache, snapshotState } from './reconcile-calls.ts';
+import type { SnapshotStateResult } from '../../../shared/reconcile-results.ts';
 import { specRows, type SpecRow } from './reconcile-format.ts';
 import { SpecDetail } from './spec-detail.tsx';
-import { ConfirmButtons } from '../ui/confirm-buttons.tsx';
+import { ConfirmButtons } from '../common/confirm-buttons.tsx';
 
 export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
   const store = useHostStore();
   const { snapshot, selectedSpecs } = useHostState();
   const state = snapshot?.reconcile[worktree.id];
   const selectedPath = selectedSpecs[worktree.id];
+  // The spec the user picked in this visit of the tab: its detail scrolls into view.
+  const [revealed, setRevealed] = useState<string | null>(null);
 
   if (!state) {
     return (
@@ -64,7 +67,10 @@ export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live
           <SpecTable
             rows={rows}
             selectedPath={selected?.path ?? null}
-            onSelect={(path) => store.selectSpec(worktree.id, path)}
+            onSelect={(path) => {
+              store.selectSpec(worktree.id, path);
+              setRevealed(path);
+            }}
             baseError={state.baseError}
           />
           {selected && (
@@ -74,7 +80,9 @@ export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live
               spec={selected}
               base={state.base}
               baseError={state.baseError}
+              snapshotCommit={state.snapshot?.gitHash ?? null}
               live={live}
+              reveal={revealed === selected.path}
             />
           )}
         </div>
@@ -158,9 +166,11 @@ function BaseBranch({
         )}
       </div>
       <p className="muted reconcile-base__hint">
-        {worktree.reconcileBase === null
-          ? `Comparing against ${state.base}, the repository's default branch.`
-          : `Comparing against ${state.base}.`}
+        {state.baseError !== null
+          ? `Not comparing: ${state.base} cannot be used. Enter another branch, or use the default.`
+          : worktree.reconcileBase === null
+            ? `Comparing against ${state.base}, the repository's default branch.`
+            : `Comparing against ${state.base}.`}
       </p>
       {problem && (
         <p id={errorId} className="notice notice--error" role="alert">
@@ -173,13 +183,15 @@ function BaseBranch({
 
 function Totals({ state }: { state: ReconcileState }) {
   const t = state.totals;
-  const items: [string, number][] = [
+  // Without a usable base the figures against it are unknown, as the table's "—" says.
+  const vsBase = (count: number): number | null => (state.baseError === null ? count : null);
+  const items: [string, number | null][] = [
     ['Specs', t.specs],
     ['To reconcile', t.specsNeedingReconciliation],
-    ['Affected vs base', t.affectedSpecs],
+    ['Affected vs base', vsBase(t.affectedSpecs)],
     ['Governed files', t.governedFiles],
     ['Changed since reconciled', t.changedSinceReconciled],
-    ['Changed vs base', t.changedVsBase],
+    ['Changed vs base', vsBase(t.changedVsBase)],
     ['Invalid specs', t.invalidSpecs],
   ];
   return (
@@ -188,13 +200,13 @@ function Totals({ state }: { state: ReconcileState }) {
         <div
           key={label}
           className={
-            count > 0 && (label === 'To reconcile' || label === 'Invalid specs')
+            count !== null && count > 0 && (label === 'To reconcile' || label === 'Invalid specs')
               ? 'reconcile-totals__item reconcile-totals__item--attention'
               : 'reconcile-totals__item'
           }
         >
           <dt>{label}</dt>
-          <dd>{count}</dd>
+          <dd title={count === null ? 'The base cannot be used' : undefined}>{count ?? '—'}</dd>
         </div>
       ))}
     </dl>
@@ -332,36 +344,79 @@ function SpecTable({
 
 type ActionOutcome = { kind: 'ok' | 'error'; text: string };
 
+/** The two snapshots a user can write, as dry runs said (nothing written yet). */
+interface SnapshotPlan {
+  keep: SnapshotStateResult;
+  cacheOnly: SnapshotStateResult;
+}
+
 function CacheActions({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
   const store = useHostStore();
   const running = worktree.status.state === 'running';
-  const [busy, setBusy] = useState<'clear' | 'snapshot' | null>(null);
+  const [busy, setBusy] = useState<'clear' | 'snapshot' | 'planning' | null>(null);
   const [confirming, setConfirming] = useState(false);
+  const [plan, setPlan] = useState<SnapshotPlan | null>(null);
+  const [keepCommitted, setKeepCommitted] = useState(true);
   const [outcome, setOutcome] = useState<ActionOutcome | null>(null);
+  const choiceName = useId();
 
-  const run = async (which: 'clear' | 'snapshot'): Promise<void> => {
-    setBusy(which);
+  const clear = async (): Promise<void> => {
+    setBusy('clear');
     setOutcome(null);
     setConfirming(false);
     try {
-      if (which === 'clear') {
-        const cleared = await clearCache(store.commands, worktree.id);
-        setOutcome({
-          kind: 'ok',
-          text: cleared
-            ? 'Cache cleared: every governed file counts as changed again.'
-            : 'There was no cache to clear.',
-        });
-      } else {
-        const result = await snapshotState(store.commands, worktree.id);
-        setOutcome({
-          kind: 'ok',
-          text:
-            `Snapshot written to ${result.state_path} ` +
-            `(${plural(result.files, 'file')}, ${plural(result.specs, 'spec')}, ` +
-            `commit ${result.git_hash.slice(0, 10)}).`,
-        });
-      }
+      const cleared = await clearCache(store.commands, worktree.id);
+      setOutcome({
+        kind: 'ok',
+        text: cleared
+          ? 'Cache cleared: every governed file counts as changed again.'
+          : 'There was no cache to clear.',
+      });
+    } catch (error) {
+      setOutcome({ kind: 'error', text: errorText(error) });
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  /** Asks both dry runs, then shows what each would write: nothing is written yet. */
+  const planSnapshot = async (): Promise<void> => {
+    setBusy('planning');
+    setOutcome(null);
+    try {
+      const [keep, cacheOnly] = await Promise.all([
+        snapshotState(store.commands, worktree.id, { keepCommitted: true, dryRun: true }),
+        snapshotState(store.commands, worktree.id, { keepCommitted: false, dryRun: true }),
+      ]);
+      setKeepCommitted(true);
+      setPlan({ keep, cacheOnly });
+    } catch (error) {
+      setOutcome({ kind: 'error', text: errorText(error) });
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const writeSnapshot = async (): Promise<void> => {
+    setBusy('snapshot');
+    setOutcome(null);
+    try {
+      const result = await snapshotState(store.commands, worktree.id, {
+        keepCommitted,
+        dryRun: false,
+      });
+      setPlan(null);
+      setOutcome({
+        kind: 'ok',
+        text:
+          `Snapshot written to ${result.state_path} ` +
+          `(${plural(result.files, 'file')}, ${plural(result.specs, 'spec')}` +
+          (result.git_hash ? `, commit ${result.git_hash.slice(0, 10)}` : '') +
+          (result.kept_committed
+            ? `; ${plural(result.kept_committed, 'committed fingerprint')} kept`
+            : '') +
+          '). Commit it to share it.',
+      });
     } catch (error) {
       setOutcome({ kind: 'error', text: errorText(error) });
     } finally {
@@ -379,7 +434,7 @@ function CacheActions({ worktree, live }: { worktree: WorktreeState; live: boole
             <ConfirmButtons
               confirmLabel="Clear now"
               confirmDisabled={disabled}
-              onConfirm={() => void run('clear')}
+              onConfirm={() => void clear()}
               onCancel={() => setConfirming(false)}
             />
           </div>
@@ -393,16 +448,75 @@ function CacheActions({ worktree, live }: { worktree: WorktreeState; live: boole
             {busy === 'clear' ? 'Clearing…' : 'Clear cache'}
           </button>
         )}
-        <button
-          type="button"
-          className="button"
-          disabled={disabled}
-          onClick={() => void run('snapshot')}
-        >
-          {busy === 'snapshot' ? 'Writing…' : 'Snapshot state'}
-        </button>
+        {!plan && (
+          <button
+            type="button"
+            className="button"
+            disabled={disabled}
+            onClick={() => void planSnapshot()}
+          >
+            {busy === 'planning' ? 'Reading…' : 'Snapshot state…'}
+          </button>
+        )}
         {!running && <span className="muted">Start the server to use these.</span>}
       </div>
+      {plan && (
+        <div className="snapshot-confirm" role="group" aria-label="Write the snapshot?">
+          <p>
+            <strong>Write {STATE_FILE_NAME}?</strong> It is usually committed: writing changes it
+            for everyone who pulls your commit.{' '}
+            {plan.keep.committed_fingerprints === null ||
+            plan.keep.committed_fingerprints === undefined
+              ? 'There is no snapshot yet.'
+              : `The snapshot there now holds ${plural(plan.keep.committed_fingerprints, 'fingerprint')};`}{' '}
+            this machine's cache holds {plural(plan.keep.cache_fingerprints ?? 0, 'fingerprint')}.
+          </p>
+          <fieldset className="snapshot-confirm__choices">
+            <legend className="visually-hidden">What the snapshot holds</legend>
+            <label>
+              <input
+                type="radio"
+                name={choiceName}
+                checked={keepCommitted}
+                onChange={() => setKeepCommitted(true)}
+              />{' '}
+              Keep the committed fingerprints of files this machine has not reconciled
+              (recommended): {plural(plan.keep.files, 'file')}, {plural(plan.keep.specs, 'spec')}.
+            </label>
+            <label>
+              <input
+                type="radio"
+                name={choiceName}
+                checked={!keepCommitted}
+                onChange={() => setKeepCommitted(false)}
+              />{' '}
+              Only this machine's cache (NotarAI's snapshot): {plural(plan.cacheOnly.files, 'file')}
+              , {plural(plan.cacheOnly.specs, 'spec')}
+              {(plan.keep.kept_committed ?? 0) > 0 &&
+                ` — replaces ${plural(plan.keep.kept_committed ?? 0, 'committed fingerprint')} this machine never reconciled`}
+              .
+            </label>
+          </fieldset>
+          <div className="button-row">
+            <button
+              type="button"
+              className={keepCommitted ? 'button button--primary' : 'button button--danger'}
+              disabled={disabled}
+              onClick={() => void writeSnapshot()}
+            >
+              {busy === 'snapshot' ? 'Writing…' : 'Write snapshot'}
+            </button>
+            <button
+              type="button"
+              className="button"
+              disabled={busy === 'snapshot'}
+              onClick={() => setPlan(null)}
+            >
+              Cancel
+            </button>
+          </div>
+        </div>
+      )}
       {outcome && (
         <p
           className={outcome.kind === 'error' ? 'notice notice--error' : 'notice'}
@@ -414,3 +528,5 @@ function CacheActions({ worktree, live }: { worktree: WorktreeState; live: boole
     </section>
   );
 }
+
+const STATE_FILE_NAME = '.notarai/reconciliation_state.json';

@@ -138,14 +138,25 @@ function deepEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-/** A starting point for the arguments editor: required properties with placeholder values. */
-export function exampleArguments(schema: Record<string, unknown>): Record<string, unknown> {
+/**
+ * A starting point for the arguments editor: required properties, each with a known good value
+ * from `known` when it has one that fits the schema (the worktree's base branch, a file that
+ * exists...), else a placeholder.
+ */
+export function exampleArguments(
+  schema: Record<string, unknown>,
+  known: Readonly<Record<string, unknown>> = {},
+): Record<string, unknown> {
   const properties = isObject(schema['properties']) ? schema['properties'] : {};
   const required = Array.isArray(schema['required']) ? (schema['required'] as string[]) : [];
   const example: Record<string, unknown> = {};
   for (const key of required) {
-    const property = properties[key];
-    example[key] = placeholder(isObject(property) ? property : {});
+    const property = isObject(properties[key]) ? properties[key] : {};
+    const value = Object.hasOwn(known, key) ? known[key] : undefined;
+    example[key] =
+      value !== undefined && checkAgainstSchema(value, property).length === 0
+        ? value
+        : placeholder(property);
   }
   return example;
 }

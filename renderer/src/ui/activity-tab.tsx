@@ -6,10 +6,10 @@
 import { useId, useState } from 'react';
 import { clientCalls, isWindowCall } from '../../../shared/clients.ts';
 import type { ActivityEntry, RunningCall } from '../../../shared/model.ts';
-import { errorText } from './use-connection-info.ts';
-import { bytes, duration, timeOfDay } from './format.ts';
-import { useHostStore } from './store-context.tsx';
-import { useNow } from './use-now.ts';
+import { errorText } from '../common/error-text.ts';
+import { bytes, duration, timeOfDay } from '../common/format.ts';
+import { useHostStore } from '../common/store-context.tsx';
+import { useNow } from '../common/use-now.ts';
 
 const ALL = '';
 

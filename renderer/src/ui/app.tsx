@@ -5,7 +5,7 @@ import { useState } from 'react';
 import type { HostSnapshot, WorktreeState } from '../../../shared/model.ts';
 import type { ConnectionState } from '../host-api/connection.ts';
 import { Sidebar } from './sidebar.tsx';
-import { useHostState } from './store-context.tsx';
+import { useHostState } from '../common/store-context.tsx';
 import { WorktreeView } from './worktree-view.tsx';
 
 export function App() {
@@ -71,7 +71,9 @@ export function App() {
           <span className="brand__mark" aria-hidden="true" />
           <h1>Grove</h1>
         </div>
-        {snapshot && worktrees.length > 0 && <p className="summary">{summary(snapshot)}</p>}
+        {snapshot && worktrees.length > 0 && (
+          <p className="summary">{summary(snapshot, connection.state === 'open')}</p>
+        )}
         <ConnectionBadge connection={connection} hasData={snapshot !== null} />
       </header>
       <div className="app__body" aria-busy={!snapshot && connection.state === 'connecting'}>
@@ -81,8 +83,12 @@ export function App() {
   );
 }
 
-function summary(snapshot: HostSnapshot): string {
+function summary(snapshot: HostSnapshot, live: boolean): string {
   const worktrees = snapshot.repos.flatMap((repo) => repo.worktrees);
+  // The last count heard may no longer be true: the host (and its servers) may have stopped.
+  if (!live) {
+    return `${worktrees.length} ${worktrees.length === 1 ? "server's" : "servers'"} state unknown: the host cannot be reached`;
+  }
   const running = worktrees.filter((w) => w.status.state === 'running').length;
   const errors = worktrees.filter((w) => w.status.state === 'error').length;
   const parts = [

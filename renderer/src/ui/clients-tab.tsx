@@ -18,8 +18,8 @@ import {
   relativeTime,
   timeOfDay,
   transportLabel,
-} from './format.ts';
-import { useNow } from './use-now.ts';
+} from '../common/format.ts';
+import { useNow } from '../common/use-now.ts';
 
 const ORDER: Record<ClientState, number> = { connected: 0, active: 1, idle: 2, closed: 3 };
 

@@ -1,13 +1,19 @@
 // How one server's status reads: a coloured dot and a sentence ("Running on port 4123",
-// "Restarting in 20 s — last error: …"). Times count down / up once a second while shown.
+// "Restarting in 20 s — last error: …"). Times count down / up once a second while shown. While the
+// window cannot reach the host, the last status it heard may be stale: `known={false}` says the
+// state is unknown instead of repeating it.
 import type { ServerStatus } from '../../../shared/model.ts';
-import { useNow } from './use-now.ts';
+import { useNow } from '../common/use-now.ts';
 
 function seconds(ms: number): string {
   return `${Math.max(0, Math.ceil(ms / 1000))} s`;
 }
 
-export function statusLabel(status: ServerStatus, now: number = Date.now()): string {
+/** What a server's status reads as while the host cannot be reached. */
+export const UNKNOWN_STATUS = 'State unknown: Grove cannot reach the host';
+
+export function statusLabel(status: ServerStatus, now: number = Date.now(), known = true): string {
+  if (!known) return UNKNOWN_STATUS;
   switch (status.state) {
     case 'stopped':
       return 'Stopped';
@@ -24,16 +30,26 @@ export function statusLabel(status: ServerStatus, now: number = Date.now()): str
   }
 }
 
-export function StatusDot({ status }: { status: ServerStatus }) {
-  return <span className={`status-dot status-dot--${status.state}`} aria-hidden="true" />;
+export function StatusDot({ status, known = true }: { status: ServerStatus; known?: boolean }) {
+  const state = known ? status.state : 'unknown';
+  return <span className={`status-dot status-dot--${state}`} aria-hidden="true" />;
 }
 
-export function ServerStatusText({ status }: { status: ServerStatus }) {
+export function ServerStatusText({
+  status,
+  known = true,
+}: {
+  status: ServerStatus;
+  known?: boolean;
+}) {
   // A one-second clock while a countdown ("Restarting in 20 s") or a busy time is shown.
   const now = useNow(1000);
   return (
-    <p className={`server-status server-status--${status.state}`} aria-live="polite">
-      {statusLabel(status, now)}
+    <p
+      className={`server-status server-status--${known ? status.state : 'unknown'}`}
+      aria-live="polite"
+    >
+      {statusLabel(status, now, known)}
     </p>
   );
 }

@@ -5,11 +5,12 @@ import { useId, useState, type FormEvent } from 'react';
 import { WORKTREE_PORT_MAX, WORKTREE_PORT_MIN } from '../../../shared/host-api.ts';
 import type { WorktreeState } from '../../../shared/model.ts';
 import type { CommandError, ServerCommand } from '../store/host-store.ts';
-import { CopyButton } from './copy-button.tsx';
+import { CopyButton } from '../common/copy-button.tsx';
 import { ServerStatusText } from './server-status.tsx';
-import { useHostStore } from './store-context.tsx';
-import { errorText, type useConnectionInfo } from './use-connection-info.ts';
-import { ConfirmButtons } from './confirm-buttons.tsx';
+import { useHostStore } from '../common/store-context.tsx';
+import { errorText } from '../common/error-text.ts';
+import { type useConnectionInfo } from './use-connection-info.ts';
+import { ConfirmButtons } from '../common/confirm-buttons.tsx';
 import { portOutcome, portProblem, type PortOutcome } from './port-setting.ts';
 
 export interface ServerTabProps {
@@ -39,7 +40,7 @@ export function ServerTab({ worktree, pending, commandError, live, connection }:
       <section className="card" aria-label="Status">
         <div className="card__row">
           <div className="status-block">
-            <ServerStatusText status={status} />
+            <ServerStatusText status={status} known={live} />
             {pending && <p className="muted">{PENDING_LABEL[pending]}</p>}
           </div>
           <div className="button-row">
@@ -150,7 +151,11 @@ function Settings({
       />
       <Switch
         label="Require token"
-        hint="Off: any local program can call this server (Host and Origin checks still apply)."
+        hint={
+          worktree.settings.requireToken
+            ? "On: a client must send this worktree's token. Turned off, any local program could call this server (Host and Origin checks still apply)."
+            : 'Off: any local program can call this server (Host and Origin checks still apply). Turn it on to require the token.'
+        }
         checked={worktree.settings.requireToken}
         disabled={!live || busy}
         onChange={(requireToken) => void change({ requireToken })}

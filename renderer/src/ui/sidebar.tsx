@@ -4,12 +4,12 @@
 import { useId, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { HostSnapshot, RepoState, WorktreeState } from '../../../shared/model.ts';
 import { connectedClientCount } from '../../../shared/clients.ts';
-import { plural } from './format.ts';
-import { useNow } from './use-now.ts';
+import { plural } from '../common/format.ts';
+import { useNow } from '../common/use-now.ts';
 import { statusLabel, StatusDot } from './server-status.tsx';
-import { useHostStore } from './store-context.tsx';
-import { errorText } from './use-connection-info.ts';
-import { ConfirmButtons } from './confirm-buttons.tsx';
+import { useHostStore } from '../common/store-context.tsx';
+import { errorText } from '../common/error-text.ts';
+import { ConfirmButtons } from '../common/confirm-buttons.tsx';
 
 export interface SidebarProps {
   snapshot: HostSnapshot;
@@ -135,6 +135,7 @@ function RepoGroup({
                 worktree={worktree}
                 selected={worktree.id === selectedId}
                 onSelect={onSelect}
+                live={live}
               />
             </li>
           ))}
@@ -148,10 +149,13 @@ function WorktreeItem({
   worktree,
   selected,
   onSelect,
+  live,
 }: {
   worktree: WorktreeState;
   selected: boolean;
   onSelect(id: string): void;
+  /** False while the host cannot be reached: the status shown is unknown. */
+  live: boolean;
 }) {
   const descriptionId = useId();
   const now = useNow();
@@ -169,7 +173,7 @@ function WorktreeItem({
       title={worktree.path}
       onClick={() => onSelect(worktree.id)}
     >
-      <StatusDot status={worktree.status} />
+      <StatusDot status={worktree.status} known={live} />
       <span
         className={
           worktree.branch === null ? 'worktree-item__name detached' : 'worktree-item__name'
@@ -188,7 +192,7 @@ function WorktreeItem({
         </span>
       )}
       <span id={descriptionId} className="visually-hidden">
-        {statusLabel(worktree.status)}, {plural(clients, 'connected client')}
+        {statusLabel(worktree.status, now, live)}, {plural(clients, 'connected client')}
         {drifted > 0 && `, ${plural(drifted, 'spec')} to reconcile`}, {worktree.path}
       </span>
     </button>

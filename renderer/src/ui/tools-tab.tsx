@@ -5,15 +5,16 @@
 import { useEffect, useId, useState } from 'react';
 import type { ToolCallResult, ToolInfo } from '../../../shared/host-api.ts';
 import type { WorktreeState } from '../../../shared/model.ts';
+import type { ReconcileState } from '../../../shared/reconcile.ts';
 import {
   checkAgainstSchema,
   exampleArguments,
   type SchemaIssue,
 } from '../tools/json-schema-check.ts';
-import { CopyButton } from './copy-button.tsx';
-import { duration } from './format.ts';
-import { useHostStore } from './store-context.tsx';
-import { errorText } from './use-connection-info.ts';
+import { CopyButton } from '../common/copy-button.tsx';
+import { duration } from '../common/format.ts';
+import { useHostState, useHostStore } from '../common/store-context.tsx';
+import { errorText } from '../common/error-text.ts';
 
 type ToolList =
   | { state: 'loading' }
@@ -26,6 +27,7 @@ export function ToolsTab({ worktree, live }: { worktree: WorktreeState; live: bo
   const [list, setList] = useState<ToolList>({ state: 'loading' });
   const [selectedName, setSelectedName] = useState<string | null>(null);
   const [generation, setGeneration] = useState(0);
+  const reconcile = useHostState().snapshot?.reconcile[worktree.id];
 
   useEffect(() => {
     if (!running) return;
@@ -105,7 +107,13 @@ export function ToolsTab({ worktree, live }: { worktree: WorktreeState; live: bo
           </li>
         ))}
       </ul>
-      <ToolDetail key={selected.name} tool={selected} worktreeId={worktree.id} live={live} />
+      <ToolDetail
+        key={selected.name}
+        tool={selected}
+        worktreeId={worktree.id}
+        live={live}
+        known={knownArguments(selected.name, reconcile)}
+      />
     </div>
   );
 }
@@ -117,21 +125,43 @@ const HINTS: [string, string][] = [
   ['openWorldHint', 'open world'],
 ];
 
+/**
+ * Values that make a first call succeed, by argument name: the worktree's base branch and first
+ * spec, a README, the root directory.
+ */
+function knownArguments(
+  toolName: string,
+  reconcile: ReconcileState | undefined,
+): Record<string, unknown> {
+  const directoryTool = /directory|tree|search|grep/.test(toolName);
+  return {
+    path: directoryTool ? '.' : 'README.md',
+    paths: ['README.md'],
+    patterns: ['**/*.md'],
+    pattern: 'TODO',
+    ...(reconcile ? { base_branch: reconcile.base } : {}),
+    ...(reconcile?.specs[0] ? { spec_path: reconcile.specs[0].path } : {}),
+  };
+}
+
 function ToolDetail({
   tool,
   worktreeId,
   live,
+  known,
 }: {
   tool: ToolInfo;
   worktreeId: string;
   live: boolean;
+  /** Good values for arguments by name (knownArguments). */
+  known: Record<string, unknown>;
 }) {
   const store = useHostStore();
   const headingId = useId();
   const argsId = useId();
   const issuesId = useId();
   const [text, setText] = useState(() =>
-    JSON.stringify(exampleArguments(tool.inputSchema), null, 2),
+    JSON.stringify(exampleArguments(tool.inputSchema, known), null, 2),
   );
   const [issues, setIssues] = useState<SchemaIssue[]>([]);
   const [parseError, setParseError] = useState<string | null>(null);
@@ -258,7 +288,20 @@ function ResultView({ result }: { result: ToolCallResult }) {
         : JSON.stringify(block),
     )
     .join('\n');
-  const shown = result.structuredContent ? JSON.stringify(result.structuredContent, null, 2) : text;
+  const structured = result.structuredContent;
+  // Text fields with lines (a file's content, a diff) read as text, not as one escaped string.
+  const texts = structured
+    ? Object.entries(structured).filter(
+        (entry): entry is [string, string] =>
+          typeof entry[1] === 'string' && entry[1].includes('\n'),
+      )
+    : [];
+  const rest = structured
+    ? Object.fromEntries(
+        Object.entries(structured).filter(([key]) => !texts.some(([k]) => k === key)),
+      )
+    : null;
+  const shown = structured ? JSON.stringify(structured, null, 2) : text;
   return (
     <section
       className={result.isError ? 'result result--error' : 'result'}
@@ -271,8 +314,16 @@ function ResultView({ result }: { result: ToolCallResult }) {
         <CopyButton value={shown} label="Copy result" />
       </header>
       <pre className="code-block result__body" aria-label="Tool result">
-        {shown}
+        {rest ? JSON.stringify(rest, null, 2) : text}
       </pre>
+      {texts.map(([key, value]) => (
+        <div key={key} className="result__text">
+          <h5 className="result__text-label">{key}</h5>
+          <pre className="code-block result__body" aria-label={`Tool result: ${key}`}>
+            {value}
+          </pre>
+        </div>
+      ))}
     </section>
   );
 }

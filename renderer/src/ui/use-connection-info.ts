@@ -3,7 +3,8 @@
 // port changes, and replaced by the answer of a token rotation.
 import { useCallback, useEffect, useState } from 'react';
 import type { ConnectionInfo } from '../../../shared/model.ts';
-import { useHostStore } from './store-context.tsx';
+import { errorText } from '../common/error-text.ts';
+import { useHostStore } from '../common/store-context.tsx';
 
 export type ConnectionInfoState =
   | { state: 'loading' }
@@ -33,8 +34,4 @@ export function useConnectionInfo(worktreeId: string, port: number) {
   const reload = useCallback(() => setGeneration((n) => n + 1), []);
   const replace = useCallback((info: ConnectionInfo) => setResult({ state: 'ready', info }), []);
   return { result, reload, replace };
-}
-
-export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -11,7 +11,7 @@ import { ClientsTab } from './clients-tab.tsx';
 import { ConnectTab } from './connect-tab.tsx';
 import { clientCalls, listedClients } from '../../../shared/clients.ts';
 import { ServerTab } from './server-tab.tsx';
-import { StatusDot } from './server-status.tsx';
+import { StatusDot, UNKNOWN_STATUS } from './server-status.tsx';
 import { ToolsTab } from './tools-tab.tsx';
 import { useConnectionInfo } from './use-connection-info.ts';
 
@@ -116,14 +116,20 @@ export function WorktreeView(props: WorktreeViewProps) {
     >
       <header className="worktree-view__header">
         <div className="worktree-view__title">
-          <StatusDot status={worktree.status} />
+          <StatusDot status={worktree.status} known={props.live} />
           <h2 id={headingId} className={worktree.branch === null ? 'detached' : undefined}>
             {worktree.branch ?? 'detached'}
           </h2>
           {worktree.isMain && <span className="tag">main worktree</span>}
-          <span className={`pill pill--${worktree.status.state}`}>
-            {PILL_LABELS[worktree.status.state]}
-          </span>
+          {props.live ? (
+            <span className={`pill pill--${worktree.status.state}`}>
+              {PILL_LABELS[worktree.status.state]}
+            </span>
+          ) : (
+            <span className="pill pill--unknown" title={UNKNOWN_STATUS}>
+              state unknown
+            </span>
+          )}
         </div>
         <p className="worktree-view__path" title={worktree.path}>
           {worktree.path}
