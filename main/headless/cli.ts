@@ -95,14 +95,15 @@ function describeStatus(worktree: WorktreeState): string {
 }
 
 async function serve(options: ServeOptions): Promise<void> {
+  // Before the ready line: what the start waits for, when it waits.
+  const announce = (message: string, worktree?: string): void => {
+    if (options.json) console.log(JSON.stringify({ event: 'waiting', message, worktree }));
+    else process.stderr.write(`grove: ${worktree ? `${worktree}: ` : ''}${message}\n`);
+  };
   // One host per data directory: refused while another runs, waits while one is stopping.
   const lock = await acquireHostLock(options.dataDir, {
     shell: 'serve',
-    onWaiting: (holder) => {
-      const message = `waiting for the previous Grove (pid ${holder.pid}) to stop`;
-      if (options.json) console.log(JSON.stringify({ event: 'waiting', message }));
-      else process.stderr.write(`grove: ${message}\n`);
-    },
+    onWaiting: (holder) => announce(`waiting for the previous Grove (pid ${holder.pid}) to stop`),
   });
   const host = await Host.open({
     dataDir: options.dataDir,
@@ -141,7 +142,13 @@ async function serve(options: ServeOptions): Promise<void> {
         throw usageError(`no repositories opened before in ${options.dataDir}: give a path`);
       }
     }
+    const stopAnnouncing = host.onEvent((event) => {
+      if (event.type !== 'worktree-changed') return;
+      const { status, path: worktree } = event.worktree;
+      if (status.state === 'starting' && status.detail) announce(status.detail, worktree);
+    });
     await host.startAll();
+    stopAnnouncing();
     if (options.ui) ui = await startUiServer({ host, port: options.uiPort, token: host.uiToken() });
   } catch (error) {
     await ui?.close();

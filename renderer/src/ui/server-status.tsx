@@ -12,7 +12,7 @@ export function statusLabel(status: ServerStatus, now: number = Date.now()): str
     case 'stopped':
       return 'Stopped';
     case 'starting':
-      return 'Starting…';
+      return status.detail === undefined ? 'Starting…' : `Starting… ${status.detail}`;
     case 'running':
       return status.busySinceMs === undefined
         ? `Running on port ${status.port}`
