@@ -9,7 +9,9 @@
 // message naming it; a host that is stopping is waited for (bounded), because a restart is SIGTERM
 // then a new start at once, and the stopping host releases the lock only after its worktree
 // processes have exited (their ports are free). Why SQLite and not a PID file or another lock:
-// docs/decisions.md.
+// docs/decisions.md. Two rules keep the lock held: its connection is referenced for as long as it
+// is held (a collected connection closes), and nothing else in the process ever opens host.lock
+// (closing any descriptor of a file drops every fcntl lock the process has on it).
 import Database from 'better-sqlite3';
 import {
   constants,
