@@ -7,7 +7,14 @@ import { ReconcileStateSchema, ReconcileTotalsSchema } from './reconcile.ts';
 /** The status of one worktree's MCP server, as a tagged union. */
 export const ServerStatusSchema = z.discriminatedUnion('state', [
   z.object({ state: z.literal('stopped') }),
-  z.object({ state: z.literal('starting') }),
+  z.object({
+    state: z.literal('starting'),
+    /**
+     * What the start waits for, once it is slow (over 5 s) or waits on purpose: "port 47110 is
+     * held by the previous Grove server of this worktree, which is stopping; waiting for it".
+     */
+    detail: z.string().optional(),
+  }),
   z.object({
     state: z.literal('running'),
     port: z.number().int().positive(),

@@ -32,6 +32,8 @@ export const WorktreeToHostSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('running-calls'), calls: z.array(RunningCallSchema) }),
   /** The worktree's reconciliation state: after start, then whenever it changes. */
   z.object({ type: z.literal('reconcile-state'), state: ReconcileStateSchema }),
+  /** The start waits for something (its port, held by a Grove server that is stopping). */
+  z.object({ type: z.literal('waiting'), detail: z.string() }),
   /** The process cannot serve (root missing, no free port...); it exits after sending this. */
   z.object({ type: z.literal('fatal'), message: z.string() }),
   /** A record of the worktree process's log: the host writes it to its log file. */

@@ -176,6 +176,11 @@ function waitForReady(
         fail(`grove serve's first stdout line is not JSON: ${line}`);
         return;
       }
+      // What a slow start waits for (a previous Grove stopping, a slow server) comes before it.
+      if ((json as { event?: unknown }).event === 'waiting') {
+        lines.push(line);
+        return;
+      }
       const parsed = ReadyLineSchema.safeParse(json);
       if (!parsed.success) {
         fail(`grove serve's first stdout line is not a ready event: ${line}`);

@@ -1,9 +1,11 @@
 // Electron main process: a thin shell over the host. Takes the single-instance lock, opens the
 // host (app database in userData, worktree processes through utilityProcess), registers the
 // HostApi on IPC for our window only, shows the window, tray and menu, notifies when a server goes
-// to `error`, and stops every server before quitting. Started with `bridge` as its first argument
-// (`Grove bridge <worktree>`, what the Connect tab gives Claude Desktop), it is the stdio bridge
-// instead (main/bridge/): no window, no tray, no single-instance lock.
+// to `error`, and stops every server before quitting. Like `grove serve`, it holds the data
+// directory's host lock (main/host/host-lock.ts): with `grove serve` running there, it says so and
+// quits. Started with `bridge` as its first argument (`Grove bridge <worktree>`, what the Connect
+// tab gives Claude Desktop), it is the stdio bridge instead (main/bridge/): no window, no tray, no
+// single-instance lock, no host lock.
 import type { BrowserWindow } from 'electron';
 import { app, dialog, ipcMain, Menu, Notification } from 'electron';
 import path from 'node:path';
@@ -11,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { defaultDataDirectory } from '../host/data-directory.ts';
 import { sourceCheckoutLauncher } from '../host/bridge-launcher.ts';
 import { Host } from '../host/host.ts';
+import { acquireHostLock, HostRunningError, type HostLock } from '../host/host-lock.ts';
 import { runBridgeCommand } from '../bridge/bridge-command.ts';
 import { forwardHostEvents, isOurPage, registerHostIpc } from './ipc-host.ts';
 import { PICK_FOLDER_CHANNEL } from './ipc-channels.ts';
@@ -28,6 +31,8 @@ const pageUrl = process.env.ELECTRON_RENDERER_URL ?? builtPageUrl(mainDir);
 const iconPath = path.join(app.getAppPath(), 'assets', 'icon.png');
 
 let host: Host | undefined;
+/** The data directory's host lock (main/host/host-lock.ts), held from start to quit. */
+let hostLock: HostLock | undefined;
 let window: BrowserWindow | undefined;
 let quitting = false;
 
@@ -70,6 +75,21 @@ function notifyErrors(current: Host): void {
 
 async function start(): Promise<void> {
   const dataDir = app.getPath('userData');
+  // One host per data directory: `grove serve` on the same one holds it, or a previous app is
+  // still stopping (waited for). Another instance of this app never gets here (single-instance).
+  try {
+    hostLock = await acquireHostLock(dataDir, { shell: 'app' });
+  } catch (error) {
+    if (!(error instanceof HostRunningError)) throw error;
+    await dialog.showMessageBox({
+      type: 'info',
+      title: 'Grove is already running',
+      message: 'Grove is already running for this data directory',
+      detail: `${error.message}\n\nStop it (Ctrl+C in its terminal) and open the app again, or use the browser UI it serves.`,
+    });
+    app.exit(1);
+    return;
+  }
   host = await Host.open({
     dataDir,
     launcher: utilityProcessLauncher(path.join(mainDir, '../worktree/worktree-process.js')),
@@ -115,6 +135,7 @@ async function start(): Promise<void> {
     console.warn(`grove: skipped ${failure.path}: ${failure.error}`);
   }
   void host.startAll();
+  hostLock.publish({ state: 'running' });
   showWindow();
 }
 
@@ -142,7 +163,12 @@ if (userArgs[0] === 'bridge') {
     if (quitting || !host) return;
     event.preventDefault();
     quitting = true;
-    void host.close().finally(() => app.quit());
+    hostLock?.publish({ state: 'stopping' });
+    // The lock goes only once every worktree process has exited: a new Grove may then take ports.
+    void host.close().finally(() => {
+      hostLock?.release();
+      app.quit();
+    });
   });
   app
     .whenReady()

@@ -53,6 +53,8 @@ async function nextLine(run: Run, timeoutMs = 20_000): Promise<string> {
   );
   const result = await Promise.race([run.lines.next(), timeout]);
   if (result.done) throw new Error(`grove exited; stderr: ${run.stderr()}`);
+  // A start slower than 5 s (a loaded machine) says what it waits for before the ready line.
+  if (result.value.startsWith('{"event":"waiting"')) return nextLine(run, timeoutMs);
   return result.value;
 }
 

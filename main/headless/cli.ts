@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { defaultDataDirectory } from '../host/data-directory.ts';
 import { Host } from '../host/host.ts';
+import { acquireHostLock, HostRunningError } from '../host/host-lock.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 import { startUiServer, type UiServer } from './ui-server.ts';
 import { BRIDGE_USAGE, runBridgeCommand } from '../bridge/bridge-command.ts';
@@ -100,10 +101,23 @@ function describeStatus(worktree: WorktreeState): string {
 }
 
 async function serve(options: ServeOptions): Promise<void> {
+  // Before the ready line: what the start waits for, when it waits.
+  const announce = (message: string, worktree?: string): void => {
+    if (options.json) console.log(JSON.stringify({ event: 'waiting', message, worktree }));
+    else process.stderr.write(`grove: ${worktree ? `${worktree}: ` : ''}${message}\n`);
+  };
+  // One host per data directory: refused while another runs, waits while one is stopping.
+  const lock = await acquireHostLock(options.dataDir, {
+    shell: 'serve',
+    onWaiting: (holder) => announce(`waiting for the previous Grove (pid ${holder.pid}) to stop`),
+  });
   const host = await Host.open({
     dataDir: options.dataDir,
     firstPort: options.firstPort,
     justTasks: options.justTasks,
+  }).catch((error: unknown) => {
+    lock.release();
+    throw error;
   });
   let ui: UiServer | undefined;
   let stopping = false;
@@ -112,9 +126,11 @@ async function serve(options: ServeOptions): Promise<void> {
       process.exit(1); // a second Ctrl+C: give up waiting
     }
     stopping = true;
+    lock.publish({ state: 'stopping' });
     if (!options.json) process.stderr.write(`\n${signal}: stopping servers...\n`);
     await ui?.close();
     await host.close();
+    lock.release(); // only now: every worktree process has exited, its port is free
     if (options.json) console.log(JSON.stringify({ event: 'stopped' }));
     process.exit(0);
   };
@@ -132,13 +148,21 @@ async function serve(options: ServeOptions): Promise<void> {
         throw usageError(`no repositories opened before in ${options.dataDir}: give a path`);
       }
     }
+    const stopAnnouncing = host.onEvent((event) => {
+      if (event.type !== 'worktree-changed') return;
+      const { status, path: worktree } = event.worktree;
+      if (status.state === 'starting' && status.detail) announce(status.detail, worktree);
+    });
     await host.startAll();
+    stopAnnouncing();
     if (options.ui) ui = await startUiServer({ host, port: options.uiPort, token: host.uiToken() });
   } catch (error) {
     await ui?.close();
     await host.close();
+    lock.release();
     throw error;
   }
+  lock.publish({ state: 'running', ui: ui?.url ?? null });
 
   const worktrees = host.snapshot().repos.flatMap((repo) => repo.worktrees);
   if (options.json) {
@@ -217,6 +241,13 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`grove: ${message}\n`);
+    if (command === 'serve' && rest.includes('--json')) {
+      const holder = error instanceof HostRunningError ? error.holder : undefined;
+      const code = error instanceof UserError ? error.code : undefined;
+      console.log(
+        JSON.stringify({ event: 'error', message, code, pid: holder?.pid, ui: holder?.ui }),
+      );
+    }
     if (
       (error instanceof UserError && error.cause === 'usage') ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')

@@ -35,6 +35,9 @@ export const PRIVATE_DATA_FILES = [
   'grove.db-shm',
   'grove.db-journal',
   'secrets.bin',
+  // The running host's pid and UI URL with its token (host-lock.ts). Not its lock file, host.lock:
+  // it holds nothing, and opening it here would release the lock (see host-lock.ts).
+  'host.json',
 ] as const;
 
 export const DATA_DIRECTORY_MODE = 0o700;

@@ -1,10 +1,12 @@
 // Integration tests of the host: real repos with linked worktrees, real worktree processes
 // (child_process.fork), real servers on 127.0.0.1.
 import { rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorktreeState } from '../../shared/model.ts';
 import { isPortOpen, occupyPort, randomFirstPort, waitFor } from '../testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo, type TempRepo } from '../testing/temp-repo.ts';
+import { createLogger, formatLogLine } from '../platform/log.ts';
 import { Host } from './host.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -126,6 +128,81 @@ describe('Host', () => {
     const reopened = await openHost(dataDir);
     await reopened.addRepo(repo.root);
     expect(worktrees(reopened)[0]!.port).toBe(after!.port);
+  });
+
+  it('keeps its port while a Grove server that is going away holds it, and says what it waits for', async () => {
+    const repo = await makeTempRepo();
+    cleanups.push(repo.cleanup);
+    const logged: string[] = [];
+    const host = await Host.open({
+      dataDir: await makeTempDir(),
+      firstPort: testFirstPort,
+      log: createLogger([(record) => logged.push(formatLogLine(record))]),
+    });
+    cleanups.push(() => host.close());
+    await host.addRepo(repo.root);
+    const [worktree] = worktrees(host);
+    // The previous server of this worktree, still closing: it answers /healthz as every Grove
+    // server does, and lets go of the port half a second after the new process asked who it is.
+    let letGo = false;
+    const previous = createServer((_req, res) => {
+      res.end('{"ok":true}');
+      setTimeout(() => {
+        letGo = true;
+        previous.close();
+        previous.closeAllConnections();
+      }, 500);
+    });
+    await new Promise<void>((resolve) => previous.listen(worktree!.port, '127.0.0.1', resolve));
+    cleanups.push(async () => previous.close());
+    const details: string[] = [];
+    host.onEvent((event) => {
+      if (event.type === 'worktree-changed' && event.worktree.status.state === 'starting') {
+        details.push(event.worktree.status.detail ?? '');
+      }
+    });
+    await host.startServer(worktree!.id);
+    expect(letGo).toBe(true);
+    const [after] = worktrees(host);
+    expect(after!.status).toEqual({ state: 'running', port: worktree!.port });
+    expect(after!.portNotice).toBeNull();
+    const waited =
+      `port ${worktree!.port} is held by another Grove server (the previous one of this ` +
+      `worktree, stopping?); waiting up to 5 s for it to let go`;
+    expect(details).toContain(waited);
+    expect(logged.some((line) => line.includes(waited))).toBe(true);
+  });
+
+  it('says what a start slower than the limit waits for, in its status and the log', async () => {
+    const repo = await makeTempRepo();
+    cleanups.push(repo.cleanup);
+    const logged: string[] = [];
+    const host = await Host.open({
+      dataDir: await makeTempDir(),
+      firstPort: testFirstPort,
+      // Every start is "slow" here: the limit is 1 ms.
+      supervision: { slowStartMs: 1 },
+      log: createLogger([(record) => logged.push(formatLogLine(record))]),
+    });
+    cleanups.push(() => host.close());
+    await host.addRepo(repo.root);
+    const details: string[] = [];
+    host.onEvent((event) => {
+      if (event.type === 'worktree-changed' && event.worktree.status.state === 'starting') {
+        details.push(event.worktree.status.detail ?? '');
+      }
+    });
+    await host.startAll();
+    expect(worktrees(host)[0]!.status.state).toBe('running');
+    const pid = host.processId(worktrees(host)[0]!.id);
+    expect(details).toContain(`waiting for the server process (pid ${pid}) to load`);
+    expect(
+      logged.some((line) =>
+        /server slow to start \(\d+ s\): waiting for the server process \(pid \d+\) to load/.test(
+          line,
+        ),
+      ),
+    ).toBe(true);
   });
 
   it('restarts a worktree process killed with SIGKILL, on the same port, leaving others alone', async () => {

@@ -27,7 +27,7 @@ export interface OpenWorktreeDeps {
   activityLimit: number;
   supervision?: Pick<
     SupervisorOptions,
-    'pingIntervalMs' | 'hangAfterMs' | 'toolLayerHangAfterMs' | 'restartDelaysMs'
+    'pingIntervalMs' | 'hangAfterMs' | 'toolLayerHangAfterMs' | 'restartDelaysMs' | 'slowStartMs'
   >;
   /** The just task tools are on in every worktree (HostOptions.justTasks). */
   justTasksForAll: boolean;

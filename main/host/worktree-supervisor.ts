@@ -34,6 +34,8 @@ export interface SupervisorOptions {
   /** Offer the just task tools (list_just_tasks, run_just_task); default off. */
   justTasks?: boolean;
   startTimeoutMs?: number;
+  /** Overrides SLOW_START_MS. */
+  slowStartMs?: number;
   stopTimeoutMs?: number;
   /** Health check interval (default 250 ms) and the silence that means hung (HANG_AFTER_MS). */
   pingIntervalMs?: number;
@@ -60,6 +62,8 @@ export const BUSY_AFTER_MS = 1_000;
 export const HANG_AFTER_MS = 30_000;
 /** A file-layer call pending this long means the tools hang even if the event loop answers. */
 export const TOOL_LAYER_HANG_AFTER_MS = 60_000;
+/** A start slower than this says what it waits for (status detail, log). */
+export const SLOW_START_MS = 5_000;
 /** A process that ran this long without crashing resets the backoff. */
 const STABLE_AFTER_MS = 30_000;
 
@@ -151,12 +155,30 @@ export class WorktreeSupervisor {
     const handle = this.options.launcher.launch();
     this.current = handle;
     this.startedAt = Date.now();
+    /** What this start waits for, as the process said it ('waiting'). */
+    let waitingFor: string | undefined;
+    let heardFrom = false;
     this.pendingStart = new Promise<void>((resolve) => {
       const settle = (): void => {
         clearTimeout(timer);
+        clearTimeout(slowTimer);
         this.pendingStart = undefined;
         resolve();
       };
+      // A slow start says what it waits for: in the status (the window, --json events) and the log.
+      const startedAt = Date.now();
+      const slowTimer = setTimeout(() => {
+        if (handle !== this.current || this.statusValue.state !== 'starting') return;
+        const detail =
+          waitingFor ??
+          (heardFrom
+            ? `waiting for the server process (pid ${handle.pid}) to listen on port ${this.options.port}`
+            : `waiting for the server process (pid ${handle.pid}) to load`);
+        this.setStatus({ state: 'starting', detail });
+        this.options.log?.warn(
+          `server slow to start (${Math.round((Date.now() - startedAt) / 1000)} s): ${detail}`,
+        );
+      }, this.options.slowStartMs ?? SLOW_START_MS);
       const timeoutMs = this.options.startTimeoutMs ?? 15_000;
       const timer = setTimeout(() => {
         this.killReason = `server did not start within ${timeoutMs} ms`;
@@ -169,7 +191,14 @@ export class WorktreeSupervisor {
         const parsed = WorktreeToHostSchema.safeParse(raw);
         if (!parsed.success || handle !== this.current) return;
         const message = parsed.data;
-        if (message.type === 'listening') {
+        heardFrom = true;
+        if (message.type === 'waiting') {
+          waitingFor = message.detail;
+          this.options.log?.info(message.detail);
+          if (this.statusValue.state === 'starting') {
+            this.setStatus({ state: 'starting', detail: message.detail });
+          }
+        } else if (message.type === 'listening') {
           if (message.requestedPort !== null) {
             this.options.port = message.port;
             this.options.onPortMoved(message.port, message.requestedPort);

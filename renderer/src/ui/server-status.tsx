@@ -18,7 +18,7 @@ export function statusLabel(status: ServerStatus, now: number = Date.now(), know
     case 'stopped':
       return 'Stopped';
     case 'starting':
-      return 'Starting…';
+      return status.detail === undefined ? 'Starting…' : `Starting… ${status.detail}`;
     case 'running':
       return status.busySinceMs === undefined
         ? `Running on port ${status.port}`
