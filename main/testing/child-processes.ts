@@ -4,8 +4,10 @@ import { readdir, readFile } from 'node:fs/promises';
 
 export interface ChildProcessInfo {
   pid: number;
-  /** The command name (`comm`), e.g. `sh`. */
+  /** The command name (`comm`), e.g. `sh`; Node 24 names its main thread `MainThread`. */
   command: string;
+  /** The command line (empty for a zombie). */
+  args: string[];
   /** One letter: R running, S sleeping, Z zombie... (proc(5)). */
   state: string;
 }
@@ -27,7 +29,9 @@ export async function childProcesses(pid: number): Promise<ChildProcessInfo[]> {
     const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => undefined);
     if (stat === undefined) continue;
     const { command, state, parent } = parseStat(stat);
-    if (parent === pid) children.push({ pid: Number(name), command, state });
+    if (parent !== pid) continue;
+    const args = await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');
+    children.push({ pid: Number(name), command, state, args: args.split('\0').filter(Boolean) });
   }
   return children;
 }
