@@ -12,8 +12,11 @@
 //
 // Rounds are interleaved (each round runs every case once) after one warm-up round, so load
 // drifts hit every case alike; it prints medians (and min-max) of the rounds, then the three
-// ratios the issue sets targets for. Options: --runs N (default 10), --json (also raw figures).
+// ratios the issue sets targets for. On Linux it also prints each process's CPU time (user +
+// system, its own children included), which a loaded machine disturbs far less than wall time.
+// Options: --runs N (default 10), --json (also raw figures).
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -49,13 +52,35 @@ const INITIALIZE = {
   },
 };
 
+/**
+ * CPU time (ms) of this process's children that have ended and been waited for (Linux:
+ * /proc/self/stat's cutime + cstime, in USER_HZ ticks of 10 ms); NaN elsewhere. Read before a
+ * child starts and after its `exit` event, the difference is that child's CPU time.
+ */
+function endedChildrenCpuMs(): number {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 interface Command {
   args: string[];
   env?: NodeJS.ProcessEnv;
 }
 
-/** Spawn to exit, in ms. */
-async function timeToExit({ args, env }: Command): Promise<number> {
+interface ExitFigures {
+  /** Spawn to exit. */
+  ms: number;
+  cpuMs: number;
+}
+
+/** Spawn to exit, and the CPU time it took. */
+async function timeToExit({ args, env }: Command): Promise<ExitFigures> {
+  const cpuBefore = endedChildrenCpuMs();
   const started = performance.now();
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
@@ -63,8 +88,9 @@ async function timeToExit({ args, env }: Command): Promise<number> {
     env: { ...process.env, ...env },
   });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const ms = performance.now() - started;
   if (code !== 0) throw new Error(`${args.join(' ')} exited with ${code}`);
-  return performance.now() - started;
+  return { ms, cpuMs: endedChildrenCpuMs() - cpuBefore };
 }
 
 interface StdioFigures {
@@ -72,6 +98,8 @@ interface StdioFigures {
   initializeMs: number;
   /** stdin closed to exit. */
   exitMs: number;
+  /** CPU time of the whole session: start, `initialize`, `tools/list`, exit. */
+  cpuMs: number;
 }
 
 /**
@@ -79,6 +107,7 @@ interface StdioFigures {
  * and `tools/list`, and once that is answered closes stdin and times the exit.
  */
 async function stdioServer({ args, env }: Command): Promise<StdioFigures> {
+  const cpuBefore = endedChildrenCpuMs();
   const started = performance.now();
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
@@ -120,7 +149,7 @@ async function stdioServer({ args, env }: Command): Promise<StdioFigures> {
   const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   const exitMs = (await exited) - closed;
   clearTimeout(killer);
-  return { initializeMs, exitMs };
+  return { initializeMs, exitMs, cpuMs: endedChildrenCpuMs() - cpuBefore };
 }
 
 interface Host {
@@ -208,7 +237,7 @@ async function main(): Promise<void> {
     'grove bridge, no host, from sources': bridge(noHostDir, sources),
   };
 
-  const exitTimes: Record<string, number[]> = {};
+  const exitTimes: Record<string, ExitFigures[]> = {};
   const stdioTimes: Record<string, StdioFigures[]> = {};
   try {
     for (let round = 0; round <= runs; round++) {
@@ -232,24 +261,29 @@ async function main(): Promise<void> {
   const range = (values: number[]): string =>
     `${ms(Math.min(...values))}-${ms(Math.max(...values))}`;
   console.log(`\nMedians of ${runs} interleaved runs (Node ${process.version}).\n`);
-  console.log('| command | to exit (median) | range |');
-  console.log('| --- | ---: | ---: |');
-  for (const [name, times] of Object.entries(exitTimes)) {
-    console.log(`| \`${name}\` | ${ms(median(times))} | ${range(times)} |`);
+  console.log('| command | to exit (median) | range | CPU |');
+  console.log('| --- | ---: | ---: | ---: |');
+  for (const [name, figures] of Object.entries(exitTimes)) {
+    const times = figures.map((figure) => figure.ms);
+    const cpu = median(figures.map((figure) => figure.cpuMs));
+    console.log(`| \`${name}\` | ${ms(median(times))} | ${range(times)} | ${ms(cpu)} |`);
   }
   console.log(
-    '\n| stdio server | `initialize` answered | range | exit after stdin closes | range |',
+    '\n| stdio server | `initialize` answered | range | exit after stdin closes | range | CPU |',
   );
-  console.log('| --- | ---: | ---: | ---: | ---: |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
   for (const [name, figures] of Object.entries(stdioTimes)) {
     const initialize = figures.map((figure) => figure.initializeMs);
     const exit = figures.map((figure) => figure.exitMs);
+    const cpu = median(figures.map((figure) => figure.cpuMs));
     console.log(
-      `| ${name} | ${ms(median(initialize))} | ${range(initialize)} | ${ms(median(exit))} | ${range(exit)} |`,
+      `| ${name} | ${ms(median(initialize))} | ${range(initialize)} | ${ms(median(exit))} | ${range(exit)} | ${ms(cpu)} |`,
     );
   }
 
-  const exitMedian = (name: string): number => median(exitTimes[name]!);
+  const exitMedian = (name: string): number => median(exitTimes[name]!.map((figure) => figure.ms));
+  const cpuMedian = (name: string): number =>
+    median((exitTimes[name] ?? stdioTimes[name]!).map((figure) => figure.cpuMs));
   const initializeMedian = (name: string): number =>
     median(stdioTimes[name]!.map((figure) => figure.initializeMs));
   const exitAfterStdin = (name: string): number =>
@@ -284,6 +318,12 @@ async function main(): Promise<void> {
   for (const [label, measured, met] of checks) {
     console.log(`| ${label} | ${measured} | ${met ? 'yes' : '**no**'} |`);
   }
+  const bareCpu = cpuMedian('bare SDK stdio server');
+  console.log(
+    `\nCPU time ratios: \`grove --version\` / \`node -e 0\` ${(cpuMedian('grove --version') / cpuMedian('node -e 0')).toFixed(2)}x; ` +
+      `bridge session / bare server session: host running ${(cpuMedian('grove bridge, host running') / bareCpu).toFixed(2)}x, ` +
+      `no host ${(cpuMedian('grove bridge, no host') / bareCpu).toFixed(2)}x.`,
+  );
   if (values.json) console.log(JSON.stringify({ exitTimes, stdioTimes }, null, 2));
 }
 
