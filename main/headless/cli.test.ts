@@ -1,10 +1,14 @@
-// Runs the real `grove serve` command as a child process, as a user would.
+// Runs the real `grove` command (bin/grove.js, which runs the bundle the test setup builds) as a
+// child process, as a user would: what each command line loads, `grove serve` end to end, and no
+// zombie under its worktree processes.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import packageJson from '../../package.json' with { type: 'json' };
+import { childProcesses, zombieChildren } from '../testing/child-processes.ts';
 import { connectClient } from '../testing/mcp-clients.ts';
 import { isPortOpen, randomFirstPort } from '../testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
@@ -13,7 +17,8 @@ import { putJustOnPath } from '../testing/just.ts';
 // The just-task tests run the real `just` (grove serve finds it on the PATH it inherits).
 putJustOnPath();
 
-const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
+const GROVE = fileURLToPath(new URL('../../bin/grove.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 interface Run {
   child: ChildProcessWithoutNullStreams;
@@ -28,9 +33,17 @@ afterEach(() => {
 });
 
 function runGrove(...args: string[]): Run {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  return runGroveWith({}, ...args);
+}
+
+/** `grove <args>` with more environment variables and Node options. */
+function runGroveWith(
+  { env = {}, nodeOptions = [] }: { env?: NodeJS.ProcessEnv; nodeOptions?: string[] },
+  ...args: string[]
+): Run {
+  const child = spawn(process.execPath, [...nodeOptions, GROVE, ...args], {
     stdio: 'pipe',
-    env: { ...process.env, GROVE_FIRST_PORT: String(randomFirstPort()) },
+    env: { ...process.env, GROVE_FIRST_PORT: String(randomFirstPort()), ...env },
   });
   children.push(child);
   let stderr = '';
@@ -57,6 +70,98 @@ async function nextLine(run: Run, timeoutMs = 20_000): Promise<string> {
   if (result.value.startsWith('{"event":"waiting"')) return nextLine(run, timeoutMs);
   return result.value;
 }
+
+/** Records every module file the process loads, and writes their URLs to $GROVE_MODULE_PROBE on exit. */
+const PROBE = `import { writeFileSync } from 'node:fs';
+import { registerHooks } from 'node:module';
+const files = [];
+registerHooks({ load(url, context, next) { files.push(url); return next(url, context); } });
+process.on('exit', () => writeFileSync(process.env.GROVE_MODULE_PROBE, JSON.stringify(files)));
+`;
+
+/**
+ * Runs `grove <args>` to its end and returns its exit code, stdout, and the sources of the modules
+ * it loaded relative to the repository root: for the bundle's chunks, the sources their source
+ * maps name (node_modules' included), for anything else the file itself.
+ */
+async function loadedBy(
+  env: NodeJS.ProcessEnv,
+  ...args: string[]
+): Promise<{ code: number | null; stdout: string; sources: string[] }> {
+  const dir = await makeTempDir('grove-cli-probe-');
+  const probe = path.join(dir, 'probe.mjs');
+  const report = path.join(dir, 'modules.json');
+  await writeFile(probe, PROBE);
+  const run = runGroveWith(
+    { env: { ...env, GROVE_MODULE_PROBE: report }, nodeOptions: ['--import', probe] },
+    ...args,
+  );
+  let stdout = '';
+  run.child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const code = await run.exit;
+  const sources = new Set<string>();
+  for (const url of JSON.parse(await readFile(report, 'utf8')) as string[]) {
+    if (!url.startsWith('file:') || url === `file://${probe}`) continue;
+    const file = fileURLToPath(url);
+    if (!file.startsWith(path.join(ROOT, 'out/cli/'))) {
+      sources.add(path.relative(ROOT, file));
+      continue;
+    }
+    const map = JSON.parse(await readFile(`${file}.map`, 'utf8').catch(() => '{}')) as {
+      sources?: string[];
+    };
+    for (const source of map.sources ?? []) {
+      sources.add(path.relative(ROOT, path.resolve(path.dirname(file), source)));
+    }
+  }
+  return { code, stdout, sources: [...sources].sort() };
+}
+
+describe('grove', () => {
+  it('prints its version from package.json, loading nothing but bin/grove.js', async () => {
+    for (const flag of ['--version', '-v']) {
+      const { code, stdout, sources } = await loadedBy({}, flag);
+      expect(code).toBe(0);
+      expect(stdout).toBe(`${packageJson.version}\n`);
+      expect(sources).toEqual(['bin/grove.js']);
+    }
+  });
+
+  it('prints its usage from the bundle, loading no command', async () => {
+    const { code, stdout, sources } = await loadedBy({}, '--help');
+    expect(code).toBe(0);
+    expect(stdout).toContain('Usage: grove serve [options] [<repo-path>...]');
+    expect(sources).toEqual(expect.arrayContaining(['bin/grove.js', 'main/headless/cli.ts']));
+    // Nothing of a command, and no dependency.
+    expect(
+      sources.filter(
+        (source) =>
+          !/^(bin|main\/(headless\/(cli|usage)|platform|host\/data-directory))\b/.test(source) &&
+          source !== 'package.json',
+      ),
+    ).toEqual([]);
+  });
+
+  it('loads the bridge for `bridge`, never the host or the UI server', async () => {
+    const plain = await makeTempDir();
+    const { code, sources } = await loadedBy({}, 'bridge', plain);
+    expect(code).toBe(1); // not a git worktree
+    expect(sources).toEqual(expect.arrayContaining(['main/bridge/bridge-command.ts']));
+    expect(
+      sources.filter((source) =>
+        /^main\/(host\/host|headless\/(serve-command|ui-server))\.ts$/.test(source),
+      ),
+    ).toEqual([]);
+  });
+
+  it('runs from its TypeScript sources with GROVE_CLI_ENTRY=source (a checkout not built yet)', async () => {
+    const { code, stdout, sources } = await loadedBy({ GROVE_CLI_ENTRY: 'source' }, '--help');
+    expect(code).toBe(0);
+    expect(stdout).toContain('Usage: grove serve [options] [<repo-path>...]');
+    expect(sources).toContain('main/headless/cli.ts');
+    expect(sources.filter((source) => source.startsWith('out/'))).toEqual([]);
+  });
+});
 
 describe('grove serve', () => {
   it('prints a ready line with every worktree, serves them, and stops cleanly on SIGTERM', async () => {
@@ -101,6 +206,50 @@ describe('grove serve', () => {
     }
     await repo.cleanup();
   });
+
+  it.runIf(process.platform === 'linux')(
+    'leaves no zombie child under its worktree processes (4 worktrees, watchers started)',
+    async () => {
+      const repo = await makeTempRepo({ 'a.txt': 'a\n' });
+      const linked = await Promise.all(
+        ['one', 'two', 'three'].map((name) => addWorktree(repo, name)),
+      );
+      const run = runGrove(
+        'serve',
+        '--json',
+        '--no-ui',
+        '--data-dir',
+        await makeTempDir(),
+        repo.root,
+      );
+      const ready = JSON.parse(await nextLine(run)) as { worktrees: { path: string }[] };
+      expect(ready.worktrees.map((worktree) => worktree.path).sort()).toEqual(
+        [repo.root, ...linked].sort(),
+      );
+      // A worktree's first reconciliation state comes from its watcher once it has subscribed
+      // (which, left to pick its backend, leaves a zombie shell).
+      const watching = new Set<string>();
+      while (watching.size < 4) {
+        const line = JSON.parse(await nextLine(run, 60_000)) as {
+          event: string;
+          worktreeId?: string;
+        };
+        if (line.event === 'reconcile-state') watching.add(line.worktreeId!);
+      }
+      const worktreeProcesses = (await childProcesses(run.child.pid!)).filter((child) =>
+        child.args.some((arg) => arg.endsWith('worktree-process.js')),
+      );
+      expect(worktreeProcesses).toHaveLength(4);
+      for (const worktreeProcess of worktreeProcesses) {
+        expect(await zombieChildren(worktreeProcess.pid)).toEqual([]);
+      }
+      expect(await zombieChildren(run.child.pid!)).toEqual([]);
+      run.child.kill('SIGTERM');
+      expect(await run.exit).toBe(0);
+      await repo.cleanup();
+    },
+    120_000,
+  );
 
   it('offers the just task tools only with --just-tasks', async () => {
     const repo = await makeTempRepo({ justfile: 'hello:\n    echo hi\n' });

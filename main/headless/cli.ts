@@ -1,258 +1,71 @@
-// `grove` command line. `grove serve <repo>...` runs the host without Electron: one MCP server per
-// worktree of each repo, plus the UI in a browser. Prints, per worktree, its branch, path, URLs and
-// token (or, with --json, machine-readable lines: first {"event":"ready",...}, then host events).
-// `grove bridge <worktree>` speaks MCP over stdio for stdio-only clients (main/bridge/bridge.ts).
-import { UserError } from '../platform/errors.ts';
-import { parseArgs } from 'node:util';
-import path from 'node:path';
-import { defaultDataDirectory } from '../host/data-directory.ts';
-import { Host } from '../host/host.ts';
-import { acquireHostLock, HostRunningError } from '../host/host-lock.ts';
+// `grove` command line: a small dispatcher. `grove --version` and `grove --help` need nothing
+// more than this module; every command is its own module, imported only when that command runs,
+// so `grove bridge` never loads the host and `grove serve` never loads the bridge. bin/grove.js
+// runs this from the bundle in out/cli/ (scripts/build-cli.ts), or from the sources without one.
+// Commands: `serve` (serve-command.ts: the host and the UI without Electron), `bridge`
+// (main/bridge/bridge-command.ts: MCP over stdio for one worktree), and NotarAI 0.7's `check`,
+// `score`, `export-context` (main/notarai-cli/: the engine for CI, no host).
 import { GROVE_VERSION } from '../platform/version.ts';
-import { startUiServer, type UiServer } from './ui-server.ts';
-import { BRIDGE_USAGE, runBridgeCommand } from '../bridge/bridge-command.ts';
-import type { WorktreeState } from '../../shared/model.ts';
+import { isUsageError, USAGE, usageError } from './usage.ts';
 
-const USAGE = `Usage: grove serve [options] [<repo-path>...]
-       grove bridge [--data-dir DIR] [--local] <worktree-path>
-       grove check [--format human|json|sarif] [--strict] [<worktree-path>]
-       grove score [--format human|json] [--spec <spec-path>] [<worktree-path>]
-       grove export-context (--all | --spec <spec-path>) [--base-branch B] [--format markdown|json]
-
-Runs one sandboxed MCP server per git worktree of each repository, and the Grove UI.
-Without a path, serves the repositories opened before (kept in the data directory).
-
-Options:
-  --data-dir DIR   app database, settings and log (default: ${defaultDataDirectory()})
-  --ui-port N      port of the UI (default: 47100; 0 picks a free one)
-  --no-ui          do not serve the UI
-  --just-tasks     offer list_just_tasks and run_just_task on every worktree served (they run the
-                   worktree's just recipes with your rights; off by default)
-  --json           print machine-readable JSON lines instead of text
-  -h, --help       show this help
-  -v, --version    print Grove's version`;
-
-const DEFAULT_UI_PORT = 47100;
-
-/** NotarAI 0.7's commands (main/notarai-cli/): `grove check`, `grove score`, `grove export-context`. */
-const NOTARAI_COMMAND_NAMES = ['check', 'score', 'export-context'] as const;
-
-/** A command line Grove cannot run: the message, then the usage. */
-function usageError(message: string): UserError {
-  return new UserError(message, { code: 'invalid-argument', cause: 'usage' });
+/** One `grove <command>`: its usage text and what it runs. */
+export interface CliCommand {
+  /** Printed for `grove <command> --help`, and after a usage error of the command. */
+  usage: string;
+  /**
+   * Runs the command with the arguments after its name; resolves with the exit code, or -1 to
+   * keep the process running (a server that stops on a signal). Throws a usage error (usage.ts)
+   * for a command line it cannot run.
+   */
+  run(args: string[]): Promise<number>;
 }
 
-interface ServeOptions {
-  repoPaths: string[];
-  dataDir: string;
-  uiPort: number;
-  ui: boolean;
-  json: boolean;
-  /** Offer the just tools on every worktree served (`--just-tasks`). */
-  justTasks: boolean;
-  /** First port for new worktrees (env GROVE_FIRST_PORT), so several hosts can coexist. */
-  firstPort: number | undefined;
-}
-
-function parseServeArgs(args: string[]): ServeOptions {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      'data-dir': { type: 'string' },
-      'ui-port': { type: 'string' },
-      'no-ui': { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-      'just-tasks': { type: 'boolean', default: false },
-    },
-  });
-  const uiPort = values['ui-port'] === undefined ? DEFAULT_UI_PORT : Number(values['ui-port']);
-  if (!Number.isInteger(uiPort) || uiPort < 0 || uiPort > 65535) {
-    throw usageError(`--ui-port must be a port number (0-65535), got ${values['ui-port']}`);
-  }
-  const firstPort = process.env.GROVE_FIRST_PORT ? Number(process.env.GROVE_FIRST_PORT) : undefined;
-  if (
-    firstPort !== undefined &&
-    !(Number.isInteger(firstPort) && firstPort > 0 && firstPort < 65536)
-  ) {
-    throw usageError(`GROVE_FIRST_PORT must be a port number, got ${process.env.GROVE_FIRST_PORT}`);
-  }
-  return {
-    firstPort,
-    repoPaths: positionals,
-    dataDir: path.resolve(values['data-dir'] ?? defaultDataDirectory()),
-    uiPort,
-    ui: !values['no-ui'],
-    json: values.json,
-    justTasks: values['just-tasks'],
-  };
-}
-
-function describeStatus(worktree: WorktreeState): string {
-  const { status } = worktree;
-  switch (status.state) {
-    case 'running':
-      return `running on port ${status.port}`;
-    case 'error':
-      return `error: ${status.message}`;
-    default:
-      return status.state;
-  }
-}
-
-async function serve(options: ServeOptions): Promise<void> {
-  // Before the ready line: what the start waits for, when it waits.
-  const announce = (message: string, worktree?: string): void => {
-    if (options.json) console.log(JSON.stringify({ event: 'waiting', message, worktree }));
-    else process.stderr.write(`grove: ${worktree ? `${worktree}: ` : ''}${message}\n`);
-  };
-  // One host per data directory: refused while another runs, waits while one is stopping.
-  const lock = await acquireHostLock(options.dataDir, {
-    shell: 'serve',
-    onWaiting: (holder) => announce(`waiting for the previous Grove (pid ${holder.pid}) to stop`),
-  });
-  const host = await Host.open({
-    dataDir: options.dataDir,
-    firstPort: options.firstPort,
-    justTasks: options.justTasks,
-  }).catch((error: unknown) => {
-    lock.release();
-    throw error;
-  });
-  let ui: UiServer | undefined;
-  let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
-    if (stopping) {
-      process.exit(1); // a second Ctrl+C: give up waiting
-    }
-    stopping = true;
-    lock.publish({ state: 'stopping' });
-    if (!options.json) process.stderr.write(`\n${signal}: stopping servers...\n`);
-    await ui?.close();
-    await host.close();
-    lock.release(); // only now: every worktree process has exited, its port is free
-    if (options.json) console.log(JSON.stringify({ event: 'stopped' }));
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-
-  try {
-    if (options.repoPaths.length > 0) {
-      for (const repoPath of options.repoPaths) await host.addRepo(repoPath);
-    } else {
-      for (const failure of await host.restoreRepos()) {
-        process.stderr.write(`grove: skipped ${failure.path}: ${failure.error}\n`);
-      }
-      if (host.snapshot().repos.length === 0) {
-        throw usageError(`no repositories opened before in ${options.dataDir}: give a path`);
-      }
-    }
-    const stopAnnouncing = host.onEvent((event) => {
-      if (event.type !== 'worktree-changed') return;
-      const { status, path: worktree } = event.worktree;
-      if (status.state === 'starting' && status.detail) announce(status.detail, worktree);
-    });
-    await host.startAll();
-    stopAnnouncing();
-    if (options.ui) ui = await startUiServer({ host, port: options.uiPort, token: host.uiToken() });
-  } catch (error) {
-    await ui?.close();
-    await host.close();
-    lock.release();
-    throw error;
-  }
-  lock.publish({ state: 'running', ui: ui?.url ?? null });
-
-  const worktrees = host.snapshot().repos.flatMap((repo) => repo.worktrees);
-  if (options.json) {
-    console.log(
-      JSON.stringify({
-        event: 'ready',
-        ui: ui?.url ?? null,
-        worktrees: worktrees.map((worktree) => {
-          const { token } = host.getConnectionInfo(worktree.id);
-          return {
-            path: worktree.path,
-            branch: worktree.branch,
-            sse: worktree.urls.sse,
-            mcp: worktree.urls.mcp,
-            token,
-            ...(worktree.status.state === 'error' ? { error: worktree.status.message } : {}),
-          };
-        }),
-      }),
-    );
-    host.onEvent((event) => {
-      if (event.type === 'snapshot') return;
-      const { type, ...rest } = event;
-      console.log(JSON.stringify({ event: type, ...rest }));
-    });
-    return;
-  }
-  console.log(`Grove ${GROVE_VERSION}: ${worktrees.length} worktree server(s)\n`);
-  for (const worktree of worktrees) {
-    const { token } = host.getConnectionInfo(worktree.id);
-    console.log(`  ${worktree.branch ?? '(detached)'}  ${worktree.path}`);
-    console.log(`    status  ${describeStatus(worktree)}`);
-    if (worktree.portNotice) console.log(`    note    ${worktree.portNotice}`);
-    console.log(`    SSE     ${worktree.urls.sse}`);
-    console.log(`    HTTP    ${worktree.urls.mcp}`);
-    console.log(`    token   ${token}\n`);
-  }
-  if (ui) {
-    console.log(`UI: ${ui.url}`);
-    console.log('Open it in a browser; its Connect tab has ready-made configs for each client.\n');
-  }
-  console.log('Press Ctrl+C to stop.');
-}
+/** Each command's module, loaded on demand. */
+const COMMANDS: Record<string, () => Promise<CliCommand>> = {
+  serve: async () => (await import('./serve-command.ts')).serveCommand,
+  // NotarAI 0.7's commands on the engine, no host (main/notarai-cli/).
+  ...Object.fromEntries(
+    (['check', 'score', 'export-context'] as const).map((name) => [
+      name,
+      async (): Promise<CliCommand> => {
+        const { NOTARAI_USAGE, runNotaraiCommand } =
+          await import('../notarai-cli/notarai-commands.ts');
+        return { usage: NOTARAI_USAGE, run: (args) => runNotaraiCommand(name, args) };
+      },
+    ]),
+  ),
+  bridge: async () => {
+    const { BRIDGE_USAGE, runBridgeCommand } = await import('../bridge/bridge-command.ts');
+    return { usage: BRIDGE_USAGE, run: runBridgeCommand };
+  },
+};
 
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === '-v' || command === '--version') {
+  const [name, ...rest] = argv;
+  if (name === '-v' || name === '--version') {
     console.log(GROVE_VERSION);
     return 0;
   }
-  if (command === undefined || command === '-h' || command === '--help') {
+  if (name === undefined || name === '-h' || name === '--help') {
     console.log(USAGE);
-    return command === undefined ? 2 : 0;
+    return name === undefined ? 2 : 0;
   }
+  let command: CliCommand | undefined;
   try {
-    if (command === 'bridge') {
-      if (rest.includes('-h') || rest.includes('--help')) {
-        // Help is asked for by a person at a terminal, not a client: stdout is fine.
-        process.stdout.write(`${BRIDGE_USAGE}\n`);
-        return 0;
-      }
-      return await runBridgeCommand(rest);
-    }
-    if ((NOTARAI_COMMAND_NAMES as readonly string[]).includes(command)) {
-      // Loaded only for these commands: the engine is not the bridge's or serve's business.
-      const { runNotaraiCommand } = await import('../notarai-cli/notarai-commands.ts');
-      return await runNotaraiCommand(command as (typeof NOTARAI_COMMAND_NAMES)[number], rest);
-    }
-    if (command !== 'serve') throw usageError(`unknown command: ${command}`);
+    const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+    if (!load) throw usageError(`unknown command: ${name}`);
+    command = await load();
     if (rest.includes('-h') || rest.includes('--help')) {
-      console.log(USAGE);
+      // Help is asked for by a person at a terminal, not a client: stdout is fine for the bridge.
+      process.stdout.write(`${command.usage}\n`);
       return 0;
     }
-    await serve(parseServeArgs(rest));
-    return -1; // keep running until a signal
+    return await command.run(rest);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`grove: ${message}\n`);
-    if (command === 'serve' && rest.includes('--json')) {
-      const holder = error instanceof HostRunningError ? error.holder : undefined;
-      const code = error instanceof UserError ? error.code : undefined;
-      console.log(
-        JSON.stringify({ event: 'error', message, code, pid: holder?.pid, ui: holder?.ui }),
-      );
-    }
-    if (
-      (error instanceof UserError && error.cause === 'usage') ||
-      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
-    ) {
-      process.stderr.write(`\n${command === 'bridge' ? BRIDGE_USAGE : USAGE}\n`);
+    if (isUsageError(error)) {
+      process.stderr.write(`\n${command?.usage ?? USAGE}\n`);
       return 2;
     }
     return 1;
@@ -264,5 +77,3 @@ export async function runCli(argv: string[]): Promise<void> {
   const code = await main(argv);
   if (code >= 0) process.exit(code);
 }
-
-if (import.meta.main) await runCli(process.argv.slice(2));

@@ -30,8 +30,9 @@ export interface WorktreeLauncher {
 export const BUNDLED_WORKTREE_ENTRY = fileURLToPath(
   new URL('../../out/worktree/worktree-process.js', import.meta.url),
 );
+/** Through the root, so that it resolves from the CLI bundle (out/cli/) as from main/host/. */
 const SOURCE_WORKTREE_ENTRY = fileURLToPath(
-  new URL('../worktree/worktree-process.ts', import.meta.url),
+  new URL('../../main/worktree/worktree-process.ts', import.meta.url),
 );
 
 /**

@@ -1,15 +1,19 @@
 // The watcher against a real repository: the first state on start, a new one when a governed file
 // changes, when git's refs move (a commit) and when the base changes; spec edits reported; a
-// recomputation due while a client's call runs waits for the call.
+// recomputation due while a client's call runs waits for the call. In a real process, watching
+// leaves no zombie child behind, at start or when it subscribes again.
+import { spawn } from 'node:child_process';
 import { truncate } from 'node:fs/promises';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { afterEach, expect, it } from 'vitest';
 import type { ReconcileState } from '../../shared/reconcile.ts';
+import { zombieChildren } from '../testing/child-processes.ts';
 import { waitUntil } from '../testing/mcp-clients.ts';
 import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
 import { WorkerPool } from '../platform/worker-pool.ts';
 import { ReconcileEngine } from './reconcile-engine.ts';
-import { ReconcileWatcher } from './reconcile-watcher.ts';
+import { ReconcileWatcher, watcherBackend } from './reconcile-watcher.ts';
 import type { SpecChanges } from './reconcile-watcher.ts';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -107,3 +111,60 @@ it('(without the wait, the state is recomputed while the call runs)', async () =
   expect(callMs).toBeGreaterThan(300);
   expect(stateAfterCallEnd).toBeLessThan(0);
 });
+
+/**
+ * A process that watches `root` (GROVE_WATCH_ROOT), prints `watching` once the first state is
+ * computed, and on each line from stdin stops watching and watches again (a re-subscribe: its
+ * subscriptions all end, so the watcher's backend is created anew).
+ */
+const WATCHING_PROCESS = `
+import { createInterface } from 'node:readline';
+import { ReconcileEngine } from ${JSON.stringify(new URL('./reconcile-engine.ts', import.meta.url).href)};
+import { ReconcileWatcher } from ${JSON.stringify(new URL('./reconcile-watcher.ts', import.meta.url).href)};
+const engine = new ReconcileEngine({ root: process.env.GROVE_WATCH_ROOT });
+const watch = async () => {
+  const watcher = new ReconcileWatcher({ engine, base: 'main', onState: () => undefined });
+  await watcher.start();
+  console.log('watching');
+  return watcher;
+};
+let watcher = await watch();
+for await (const line of createInterface({ input: process.stdin })) {
+  await watcher.close();
+  watcher = await watch();
+}
+`;
+
+it('pins the platform backend: inotify, FSEvents, Windows; the automatic choice elsewhere', () => {
+  expect(watcherBackend('linux')).toBe('inotify');
+  expect(watcherBackend('darwin')).toBe('fs-events');
+  expect(watcherBackend('win32')).toBe('windows');
+  expect(watcherBackend('freebsd')).toBeUndefined();
+});
+
+it.runIf(process.platform === 'linux')(
+  'leaves no zombie child in its process, after start and after subscribing again',
+  async () => {
+    const repo = await makeTempRepo({ '.notarai/app.spec.yaml': SPEC, 'src/a.ts': 'a\n' });
+    cleanups.push(() => repo.cleanup());
+    const child = spawn(process.execPath, ['--input-type=module', '-e', WATCHING_PROCESS], {
+      env: { ...process.env, GROVE_WATCH_ROOT: repo.root },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    cleanups.push(() => void child.kill('SIGKILL'));
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const watching = async (): Promise<void> => {
+      const { value, done } = await lines.next();
+      if (done) throw new Error('the watching process exited');
+      expect(value).toBe('watching');
+    };
+
+    await watching();
+    expect(await zombieChildren(child.pid!)).toEqual([]);
+    for (let round = 0; round < 2; round++) {
+      child.stdin.write('again\n');
+      await watching();
+    }
+    expect(await zombieChildren(child.pid!)).toEqual([]);
+  },
+);

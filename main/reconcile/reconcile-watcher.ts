@@ -3,10 +3,12 @@
 // something that can change it moves, and reports spec files added, changed or removed so the
 // MCP servers can send resources/updated and resources/list_changed. node_modules and .git
 // churn are not watched through the worktree; in git's directory only HEAD, the index and refs
-// matter. If watching is impossible (inotify limits...), it falls back to polling.
+// matter. If watching is impossible (inotify limits...), it falls back to polling. The backend is
+// pinned per platform (watcherBackend): the automatic choice probes for watchman through a shell it
+// never reaps, one zombie `sh` per probe.
 import path from 'node:path';
 import watcher from '@parcel/watcher';
-import type { AsyncSubscription, Event } from '@parcel/watcher';
+import type { AsyncSubscription, BackendType, Event } from '@parcel/watcher';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import { compileGlobs } from '../platform/glob-matcher.ts';
 import type { GlobSet } from '../platform/glob-matcher.ts';
@@ -29,6 +31,28 @@ export const DEFAULT_DEBOUNCE_MS = 300;
  */
 export const CALLS_FIRST_MAX_WAIT_MS = 1_000;
 export const POLL_INTERVAL_MS = 15_000;
+
+/**
+ * The platform's own backend for @parcel/watcher. Left to choose, the watcher first looks for
+ * watchman with popen("watchman ... get-sockname") and, when watchman is absent, throws before
+ * pclose: the shell stays a zombie child of the worktree process, one per subscribe that creates
+ * the backend (every start, and every re-subscribe after all subscriptions ended). Grove never
+ * uses watchman. Elsewhere (the BSDs) the automatic choice stays.
+ */
+export function watcherBackend(
+  platform: NodeJS.Platform = process.platform,
+): BackendType | undefined {
+  switch (platform) {
+    case 'linux':
+      return 'inotify';
+    case 'darwin':
+      return 'fs-events';
+    case 'win32':
+      return 'windows';
+    default:
+      return undefined;
+  }
+}
 
 export interface SpecChanges {
   /** Spec files (POSIX, relative) whose content changed. */
@@ -99,14 +123,15 @@ export class ReconcileWatcher {
           this.#handle(events);
         }
       };
+      const backend = watcherBackend();
+      const subscribe = (directory: string, ignore: string[]): Promise<AsyncSubscription> =>
+        watcher.subscribe(directory, onEvents, { ignore, backend });
       this.#subscriptions.push(
-        await watcher.subscribe(this.#root, onEvents, { ignore: IGNORED_DIRS }),
-        await watcher.subscribe(commonDir, onEvents, { ignore: IGNORED_GIT }),
+        await subscribe(this.#root, IGNORED_DIRS),
+        await subscribe(commonDir, IGNORED_GIT),
       );
       if (!isInside(commonDir, gitDir)) {
-        this.#subscriptions.push(
-          await watcher.subscribe(gitDir, onEvents, { ignore: IGNORED_GIT }),
-        );
+        this.#subscriptions.push(await subscribe(gitDir, IGNORED_GIT));
       }
       this.#index.trust();
     } catch (error) {

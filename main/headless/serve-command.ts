@@ -1,0 +1,205 @@
+// `grove serve [options] [<repo-path>...]`: runs the host without Electron — one MCP server per
+// worktree of each repo, plus the UI in a browser. Prints, per worktree, its branch, path, URLs and
+// token (or, with --json, machine-readable lines: first {"event":"ready",...}, then host events),
+// and keeps running until SIGINT or SIGTERM. Loaded by the dispatcher (cli.ts) only for `serve`.
+import { parseArgs } from 'node:util';
+import path from 'node:path';
+import { defaultDataDirectory } from '../host/data-directory.ts';
+import { Host } from '../host/host.ts';
+import { acquireHostLock, HostRunningError } from '../host/host-lock.ts';
+import { UserError } from '../platform/errors.ts';
+import { GROVE_VERSION } from '../platform/version.ts';
+import { startUiServer, type UiServer } from './ui-server.ts';
+import type { WorktreeState } from '../../shared/model.ts';
+import type { CliCommand } from './cli.ts';
+import { USAGE, usageError } from './usage.ts';
+
+const DEFAULT_UI_PORT = 47100;
+
+interface ServeOptions {
+  repoPaths: string[];
+  dataDir: string;
+  uiPort: number;
+  ui: boolean;
+  json: boolean;
+  /** Offer the just tools on every worktree served (`--just-tasks`). */
+  justTasks: boolean;
+  /** First port for new worktrees (env GROVE_FIRST_PORT), so several hosts can coexist. */
+  firstPort: number | undefined;
+}
+
+function parseServeArgs(args: string[]): ServeOptions {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      'data-dir': { type: 'string' },
+      'ui-port': { type: 'string' },
+      'no-ui': { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      'just-tasks': { type: 'boolean', default: false },
+    },
+  });
+  const uiPort = values['ui-port'] === undefined ? DEFAULT_UI_PORT : Number(values['ui-port']);
+  if (!Number.isInteger(uiPort) || uiPort < 0 || uiPort > 65535) {
+    throw usageError(`--ui-port must be a port number (0-65535), got ${values['ui-port']}`);
+  }
+  const firstPort = process.env.GROVE_FIRST_PORT ? Number(process.env.GROVE_FIRST_PORT) : undefined;
+  if (
+    firstPort !== undefined &&
+    !(Number.isInteger(firstPort) && firstPort > 0 && firstPort < 65536)
+  ) {
+    throw usageError(`GROVE_FIRST_PORT must be a port number, got ${process.env.GROVE_FIRST_PORT}`);
+  }
+  return {
+    firstPort,
+    repoPaths: positionals,
+    dataDir: path.resolve(values['data-dir'] ?? defaultDataDirectory()),
+    uiPort,
+    ui: !values['no-ui'],
+    json: values.json,
+    justTasks: values['just-tasks'],
+  };
+}
+
+function describeStatus(worktree: WorktreeState): string {
+  const { status } = worktree;
+  switch (status.state) {
+    case 'running':
+      return `running on port ${status.port}`;
+    case 'error':
+      return `error: ${status.message}`;
+    default:
+      return status.state;
+  }
+}
+
+async function serve(options: ServeOptions): Promise<void> {
+  // Before the ready line: what the start waits for, when it waits.
+  const announce = (message: string, worktree?: string): void => {
+    if (options.json) console.log(JSON.stringify({ event: 'waiting', message, worktree }));
+    else process.stderr.write(`grove: ${worktree ? `${worktree}: ` : ''}${message}\n`);
+  };
+  // One host per data directory: refused while another runs, waits while one is stopping.
+  const lock = await acquireHostLock(options.dataDir, {
+    shell: 'serve',
+    onWaiting: (holder) => announce(`waiting for the previous Grove (pid ${holder.pid}) to stop`),
+  });
+  const host = await Host.open({
+    dataDir: options.dataDir,
+    firstPort: options.firstPort,
+    justTasks: options.justTasks,
+  }).catch((error: unknown) => {
+    lock.release();
+    throw error;
+  });
+  let ui: UiServer | undefined;
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) {
+      process.exit(1); // a second Ctrl+C: give up waiting
+    }
+    stopping = true;
+    lock.publish({ state: 'stopping' });
+    if (!options.json) process.stderr.write(`\n${signal}: stopping servers...\n`);
+    await ui?.close();
+    await host.close();
+    lock.release(); // only now: every worktree process has exited, its port is free
+    if (options.json) console.log(JSON.stringify({ event: 'stopped' }));
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  try {
+    if (options.repoPaths.length > 0) {
+      for (const repoPath of options.repoPaths) await host.addRepo(repoPath);
+    } else {
+      for (const failure of await host.restoreRepos()) {
+        process.stderr.write(`grove: skipped ${failure.path}: ${failure.error}\n`);
+      }
+      if (host.snapshot().repos.length === 0) {
+        throw usageError(`no repositories opened before in ${options.dataDir}: give a path`);
+      }
+    }
+    const stopAnnouncing = host.onEvent((event) => {
+      if (event.type !== 'worktree-changed') return;
+      const { status, path: worktree } = event.worktree;
+      if (status.state === 'starting' && status.detail) announce(status.detail, worktree);
+    });
+    await host.startAll();
+    stopAnnouncing();
+    if (options.ui) ui = await startUiServer({ host, port: options.uiPort, token: host.uiToken() });
+  } catch (error) {
+    await ui?.close();
+    await host.close();
+    lock.release();
+    throw error;
+  }
+  lock.publish({ state: 'running', ui: ui?.url ?? null });
+
+  const worktrees = host.snapshot().repos.flatMap((repo) => repo.worktrees);
+  if (options.json) {
+    console.log(
+      JSON.stringify({
+        event: 'ready',
+        ui: ui?.url ?? null,
+        worktrees: worktrees.map((worktree) => {
+          const { token } = host.getConnectionInfo(worktree.id);
+          return {
+            path: worktree.path,
+            branch: worktree.branch,
+            sse: worktree.urls.sse,
+            mcp: worktree.urls.mcp,
+            token,
+            ...(worktree.status.state === 'error' ? { error: worktree.status.message } : {}),
+          };
+        }),
+      }),
+    );
+    host.onEvent((event) => {
+      if (event.type === 'snapshot') return;
+      const { type, ...rest } = event;
+      console.log(JSON.stringify({ event: type, ...rest }));
+    });
+    return;
+  }
+  console.log(`Grove ${GROVE_VERSION}: ${worktrees.length} worktree server(s)\n`);
+  for (const worktree of worktrees) {
+    const { token } = host.getConnectionInfo(worktree.id);
+    console.log(`  ${worktree.branch ?? '(detached)'}  ${worktree.path}`);
+    console.log(`    status  ${describeStatus(worktree)}`);
+    if (worktree.portNotice) console.log(`    note    ${worktree.portNotice}`);
+    console.log(`    SSE     ${worktree.urls.sse}`);
+    console.log(`    HTTP    ${worktree.urls.mcp}`);
+    console.log(`    token   ${token}\n`);
+  }
+  if (ui) {
+    console.log(`UI: ${ui.url}`);
+    console.log('Open it in a browser; its Connect tab has ready-made configs for each client.\n');
+  }
+  console.log('Press Ctrl+C to stop.');
+}
+
+/** `grove serve`: never returns an exit code of its own (-1); it runs until a signal. */
+export const serveCommand: CliCommand = {
+  usage: USAGE,
+  async run(args) {
+    const options = parseServeArgs(args);
+    try {
+      await serve(options);
+    } catch (error) {
+      if (options.json) {
+        // --json consumers read stdout only: the failure as one event line too.
+        const holder = error instanceof HostRunningError ? error.holder : undefined;
+        const message = error instanceof Error ? error.message : String(error);
+        const code = error instanceof UserError ? error.code : undefined;
+        console.log(
+          JSON.stringify({ event: 'error', message, code, pid: holder?.pid, ui: holder?.ui }),
+        );
+      }
+      throw error;
+    }
+    return -1;
+  },
+};
