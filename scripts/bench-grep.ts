@@ -3,8 +3,12 @@
 // default, 100 per directory) plus untracked, ignored and binary files, then for each search runs
 // `git grep --untracked -I` and Grove's grep (the tool's own code path: listing, glob filter,
 // worker pool) alternately, after one warm-up each, and prints the medians. The listing alone
-// (`git ls-files` and Grove's listing) is measured the same way. Usage:
-//   npm run bench:grep [-- --files 100000 --runs 5 --repo DIR --keep]
+// (`git ls-files` and Grove's listing) is measured the same way. Then hostile patterns through
+// real MCP clients of a real worktree process (issue 26): two clients each grep `(a+)+$` and
+// `(a|aa)+$` over 2,000 lines of 32 a's and a '!' while a third client's plain grep runs; and the
+// same with a pattern only the backtracking engine runs (stopped by its clients after a while).
+// Usage:
+//   npm run bench:grep [-- --files 100000 --runs 5 --repo DIR --keep --hostile-only]
 // --repo reuses DIR if it holds a repository, or generates it there (and keeps it).
 import { spawn } from 'node:child_process';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
@@ -15,22 +19,34 @@ import { git, makeTempDir } from '../main/testing/temp-repo.ts';
 import { workerPool } from '../main/platform/worker-pool.ts';
 import { runGrep, type GrepResult } from '../main/tools/grep.ts';
 import { listWorktreeFiles } from '../main/tools/worktree-files.ts';
+import { Host } from '../main/host/host.ts';
+import { connectClient } from '../main/testing/mcp-clients.ts';
+import { randomFirstPort } from '../main/testing/net.ts';
+import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 
 interface Options {
   files: number;
   runs: number;
   repo: string | undefined;
   keep: boolean;
+  hostileOnly: boolean;
 }
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { files: 100_000, runs: 5, repo: undefined, keep: false };
+  const options: Options = {
+    files: 100_000,
+    runs: 5,
+    repo: undefined,
+    keep: false,
+    hostileOnly: false,
+  };
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index];
     if (arg === '--files') options.files = Number(argv[++index]);
     else if (arg === '--runs') options.runs = Number(argv[++index]);
     else if (arg === '--repo') options.repo = argv[++index];
     else if (arg === '--keep') options.keep = true;
+    else if (arg === '--hostile-only') options.hostileOnly = true;
   }
   return options;
 }
@@ -201,8 +217,119 @@ async function time<T>(run: () => Promise<T>): Promise<[number, T]> {
   return [performance.now() - started, value];
 }
 
+/** A grep call through an MCP client: its time, its structured result, or its error text. */
+async function clientGrep(
+  client: Client,
+  args: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<{ ms: number; engine: string; error?: string }> {
+  const started = performance.now();
+  try {
+    const result = (await client.callTool(
+      { name: 'grep', arguments: args },
+      { timeout: 120_000, signal },
+    )) as CallToolResult;
+    const ms = performance.now() - started;
+    const structured = result.structuredContent as { regex_engine?: string } | undefined;
+    if (result.isError) return { ms, engine: '-', error: JSON.stringify(result.content) };
+    return { ms, engine: structured?.regex_engine ?? '?' };
+  } catch (error) {
+    const ms = performance.now() - started;
+    return { ms, engine: '-', error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/**
+ * Issue 26's scenario through real clients of a real worktree process (`grove serve`'s host): a
+ * small worktree with a README and a file of 2,000 lines of 32 a's and a '!'.
+ */
+async function hostileScenario(): Promise<void> {
+  const dir = await makeTempDir('grove-bench-hostile-');
+  const root = path.join(dir, 'repo');
+  await mkdir(root);
+  await git(root, 'init', '-q', '-b', 'main');
+  const files: [string, string][] = [
+    [path.join(root, 'README.md'), '# Demo\n\nHello from the readme.\n'],
+    [path.join(root, 'hostile.txt'), `${'a'.repeat(32)}!\n`.repeat(2000)],
+  ];
+  const next = random(7);
+  for (let index = 0; index < 1000; index++) {
+    files.push([path.join(root, 'src', `m-${index % 20}`, `f-${index}.ts`), textFile(next, false)]);
+  }
+  await writeAll(files);
+  await git(root, 'add', '-A');
+  await git(root, 'commit', '-q', '-m', 'hostile');
+  const host = await Host.open({
+    dataDir: path.join(dir, 'data'),
+    firstPort: randomFirstPort(),
+    worktreePollMs: 0,
+  });
+  try {
+    const repo = await host.addRepo(root);
+    const id = repo.worktrees[0]!.id;
+    await host.startServer(id);
+    const { token, urls } = host.getConnectionInfo(id);
+    const port = Number(new URL(urls.mcp).port);
+    const clients = await Promise.all(
+      [0, 1, 2].map(async () => (await connectClient(port, 'modern-http', token)).client),
+    );
+    const [first, second, other] = clients as [Client, Client, Client];
+    const plain = { pattern: 'Hello', include: ['README.md'] };
+    await clientGrep(other, plain); // the pool's workers are started
+    const alone = await clientGrep(other, plain);
+    console.log(
+      `\nHostile patterns through MCP clients (a worktree of 1,002 files; hostile.txt: 2,000 ` +
+        `lines of 32 a's and '!'); another client's grep "Hello" include README.md alone: ` +
+        `${alone.ms.toFixed(0)} ms\n`,
+    );
+    console.log(
+      "| scenario | hostile calls (engine: ms each) | all hostile done | other client's grep meanwhile | goals |",
+    );
+    console.log('| --- | --- | ---: | ---: | --- |');
+    for (const [name, patterns, goals] of [
+      ['two clients: (a+)+$ and (a|aa)+$ each', ['(a+)+$', '(a|aa)+$'], true],
+      [
+        'two clients: (a+)+(?=b) (backtracking only), stopped by the clients after 3 s',
+        ['(a+)+(?=b)'],
+        false,
+      ],
+    ] as const) {
+      const stop = new AbortController();
+      const started = performance.now();
+      const hostile = [first, second].flatMap((client) =>
+        patterns.map((pattern) =>
+          clientGrep(client, { pattern, path: 'hostile.txt' }, stop.signal),
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100)); // the hostile calls are running
+      const meanwhile = await clientGrep(other, plain);
+      if (!goals)
+        setTimeout(() => stop.abort(), Math.max(0, 3_000 - (performance.now() - started)));
+      const outcomes = await Promise.all(hostile);
+      const allMs = performance.now() - started;
+      const calls = outcomes
+        .map((outcome) => `${outcome.error ? 'stopped' : outcome.engine}: ${outcome.ms.toFixed(0)}`)
+        .join(', ');
+      const verdict = goals
+        ? `all < 2 s: ${allMs < 2_000 ? 'met' : 'MISSED'}; other < 1 s: ${meanwhile.ms < 1_000 ? 'met' : 'MISSED'}`
+        : `other < 1 s: ${meanwhile.ms < 1_000 ? 'met' : 'MISSED'}`;
+      console.log(
+        `| ${name} | ${calls} | ${allMs.toFixed(0)} ms | ${meanwhile.ms.toFixed(0)} ms${meanwhile.error ? ` (${meanwhile.error})` : ''} | ${verdict} |`,
+      );
+    }
+    await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+  } finally {
+    await host.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
+  if (options.hostileOnly) {
+    await hostileScenario();
+    return;
+  }
   let temp: string | undefined;
   let root = options.repo;
   if (root === undefined) {
@@ -285,6 +412,7 @@ async function main(): Promise<void> {
     );
   }
   await workerPool().close();
+  await hostileScenario();
   if (temp !== undefined && !options.keep) await rm(temp, { recursive: true, force: true });
   else if (temp !== undefined) console.log(`\nkept ${root}`);
 }

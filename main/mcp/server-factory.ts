@@ -18,7 +18,6 @@ export interface ServerLeg {
   transport: McpTransportKind | 'stdio';
 }
 
-/** One finished tool call, as reported to the listener. */
 /** A tool call as it starts. */
 export interface ToolCallStart {
   /** Unique within the process: what cancelCall takes. */
@@ -35,6 +34,7 @@ export interface ToolCallStart {
   argumentsSummary: string;
 }
 
+/** One finished tool call, as reported to the listener. */
 export interface ToolCallRecord {
   callId: string;
   tool: string;

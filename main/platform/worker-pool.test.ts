@@ -1,7 +1,8 @@
 // The one worker pool, with the real worker entry (main/worktree/pool-worker.ts) and both job
 // kinds: a runaway grep chunk is stopped at its own deadline or by its caller's signal, its worker
-// is replaced, and hashing submitted meanwhile by another owner is served at once.
-import { rm, writeFile } from 'node:fs/promises';
+// is replaced, and hashing submitted meanwhile by another owner is served at once; low-priority
+// jobs run on threads of their own at the lowest CPU priority.
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GrepChunkRequest, GrepChunkResult } from '../tools/grep-search.ts';
@@ -28,6 +29,20 @@ const chunk = (pattern: string, file: string): GrepChunkRequest => ({
   maxFileBytes: 1024 * 1024,
 });
 
+/** A pattern only the backtracking engine runs (a lookahead), which backtracks badly on slow.txt. */
+const RUNAWAY = '(a+)+(?=b)';
+
+/** The nice values of this process's threads (Linux), by thread id. */
+async function threadNiceValues(): Promise<number[]> {
+  const values: number[] = [];
+  for (const task of await readdir('/proc/self/task')) {
+    const stat = await readFile(`/proc/self/task/${task}/stat`, 'utf8').catch(() => '');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields.length > 16) values.push(Number(fields[16])); // field 19 of proc_pid_stat(5)
+  }
+  return values;
+}
+
 const hashJob = (paths: string[]) => ({
   kind: 'hash-confined',
   root: dir,
@@ -53,7 +68,7 @@ describe('the worker pool', () => {
   it('stops a job at its deadline, replaces its worker, and serves another owner meanwhile', async () => {
     const pool = new WorkerPool(POOL_WORKER, { size: 1 });
     try {
-      const runaway = pool.run('grep-chunk', chunk('(a+)+$', 'slow.txt'), { deadlineMs: 1_500 });
+      const runaway = pool.run('grep-chunk', chunk(RUNAWAY, 'slow.txt'), { deadlineMs: 1_500 });
       runaway.catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, 200)); // the runaway holds the only worker
       const started = Date.now();
@@ -82,7 +97,7 @@ describe('the worker pool', () => {
     const pool = new WorkerPool(POOL_WORKER, { size: 1 });
     try {
       const controller = new AbortController();
-      const runaway = pool.run('grep-chunk', chunk('(a+)+$', 'slow.txt'), {
+      const runaway = pool.run('grep-chunk', chunk(RUNAWAY, 'slow.txt'), {
         signal: controller.signal,
       });
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -95,4 +110,43 @@ describe('the worker pool', () => {
       await pool.close();
     }
   });
+
+  it.runIf(process.platform === 'linux')(
+    'runs low-priority jobs on threads of their own at the lowest priority, apart from the others',
+    async () => {
+      const pool = new WorkerPool(POOL_WORKER, { size: 1 });
+      const controller = new AbortController();
+      try {
+        const before = await threadNiceValues();
+        expect(before).not.toContain(19);
+        const runaway = pool.run('grep-chunk', chunk(RUNAWAY, 'slow.txt'), {
+          lowPriority: true,
+          signal: controller.signal,
+        });
+        runaway.catch(() => undefined);
+        // The runaway's thread runs at nice 19 (bounded wait for the worker to start).
+        for (let tries = 0; tries < 100 && !(await threadNiceValues()).includes(19); tries++) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(await threadNiceValues()).toContain(19);
+        expect(pool.workerCount).toBe(1);
+        // Another job does not wait for it, nor share its worker: it gets the pool's own worker.
+        const found = await pool.run<GrepChunkResult>('grep-chunk', chunk('hit', 'hit.txt'));
+        expect(found.files.map((file) => file.path)).toEqual(['hit.txt']);
+        expect(pool.workerCount).toBe(2);
+        controller.abort(new UserError('done', { code: 'cancelled' }));
+        await expect(runaway).rejects.toThrow('done');
+        expect(pool.workerCount).toBe(1);
+        // A low-priority job that finishes keeps its worker for the next low-priority one.
+        const low = await pool.run<GrepChunkResult>('grep-chunk', chunk('hit', 'hit.txt'), {
+          lowPriority: true,
+        });
+        expect(low.files).toHaveLength(1);
+        expect(pool.workerCount).toBe(2);
+      } finally {
+        controller.abort();
+        await pool.close();
+      }
+    },
+  );
 });

@@ -12,6 +12,10 @@
 // - Deadlines and cancellation: cancel(owner) drops the owner's queued jobs and terminates the
 //   workers running them, so a pathological pattern never keeps a core; a job may also carry its
 //   own deadline, which does the same for that job with a UserError `timed-out`.
+// - Low-priority jobs (grep on the backtracking engine, which may burn its whole deadline) run on
+//   workers of their own, at most LOW_PRIORITY_WORKERS, whose threads run at the lowest CPU
+//   priority (Linux): they never hold a worker other jobs need, and they get the cores only when
+//   nothing else wants them.
 // - If a worker cannot start at all (a bundle without the worker entry), run() rejects with
 //   WorkersUnavailableError and callers do the work on the main thread, in slices.
 import { availableParallelism } from 'node:os';
@@ -23,6 +27,8 @@ import { UserError } from './errors.ts';
 export const IDLE_MS = 10_000;
 /** Extra workers, beyond `size`, for owners that would otherwise wait behind held workers. */
 export const OVERFLOW_WORKERS = 2;
+/** Workers for low-priority jobs, beyond the others. */
+export const LOW_PRIORITY_WORKERS = 2;
 
 /** What the pool posts to a worker, and what the worker answers. */
 export interface PoolRequest {
@@ -32,6 +38,11 @@ export interface PoolRequest {
 }
 export type PoolReply =
   { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
+/** The workerData of a pool worker. */
+export interface PoolWorkerData {
+  /** The worker gives its thread the lowest CPU priority before it takes a job. */
+  lowPriority: boolean;
+}
 
 /** Raised for every job of a pool whose workers cannot start. */
 export class WorkersUnavailableError extends Error {
@@ -47,6 +58,8 @@ export interface RunOptions {
   deadlineMs?: number;
   /** Buffers moved, not copied, to the worker. */
   transfer?: Transferable[];
+  /** Runs on a low-priority worker, never on one that serves other jobs. */
+  lowPriority?: boolean;
 }
 
 interface Job {
@@ -56,6 +69,7 @@ interface Job {
   payload: unknown;
   owner: object;
   transfer: Transferable[];
+  lowPriority: boolean;
   resolve(value: unknown): void;
   reject(error: Error): void;
   /** Removes the job's deadline timer and abort listener. */
@@ -65,6 +79,7 @@ interface Job {
 interface Slot {
   worker: Worker;
   ready: boolean;
+  lowPriority: boolean;
   job?: Job;
 }
 
@@ -107,6 +122,7 @@ export class WorkerPool {
         payload,
         owner,
         transfer: options.transfer ?? [],
+        lowPriority: options.lowPriority ?? false,
         resolve: (value) => resolve(value as R),
         reject,
         settle: () => {
@@ -181,11 +197,22 @@ export class WorkerPool {
     return counts;
   }
 
-  /** Index of the queued job to run next: of the owner running fewest, the oldest. */
-  #nextIndex(running: Map<object, number>): number {
-    let best = 0;
+  /** Workers of one kind (low priority or not) alive. */
+  #count(lowPriority: boolean): number {
+    let count = 0;
+    for (const slot of this.#slots) if (slot.lowPriority === lowPriority) count += 1;
+    return count;
+  }
+
+  /**
+   * Index of the queued job of one priority to run next: of the owner running fewest, the oldest;
+   * -1 if none is queued.
+   */
+  #nextIndex(running: Map<object, number>, lowPriority: boolean): number {
+    let best = -1;
     let fewest = Number.POSITIVE_INFINITY;
     for (let index = 0; index < this.#queue.length; index++) {
+      if (this.#queue[index]!.lowPriority !== lowPriority) continue;
       const count = running.get(this.#queue[index]!.owner) ?? 0;
       if (count < fewest) {
         fewest = count;
@@ -197,15 +224,27 @@ export class WorkerPool {
   }
 
   #pump(): void {
+    this.#pumpPriority(false);
+    this.#pumpPriority(true);
+    this.#scheduleIdle();
+  }
+
+  /** Hands queued jobs of one priority to free workers of that priority, starting some. */
+  #pumpPriority(lowPriority: boolean): void {
     while (this.#queue.length > 0) {
       const running = this.#running();
-      const index = this.#nextIndex(running);
+      const index = this.#nextIndex(running, lowPriority);
+      if (index === -1) return;
       const starved = (running.get(this.#queue[index]!.owner) ?? 0) === 0;
-      let slot = [...this.#slots].find((candidate) => candidate.job === undefined);
+      let slot = [...this.#slots].find(
+        (candidate) => candidate.job === undefined && candidate.lowPriority === lowPriority,
+      );
       if (slot === undefined) {
-        const limit = this.size + (starved ? OVERFLOW_WORKERS : 0);
-        if (this.#slots.size >= limit) return;
-        slot = this.#spawn();
+        const limit = lowPriority
+          ? LOW_PRIORITY_WORKERS
+          : this.size + (starved ? OVERFLOW_WORKERS : 0);
+        if (this.#count(lowPriority) >= limit) return;
+        slot = this.#spawn(lowPriority);
         if (slot === undefined) return;
       }
       const [job] = this.#queue.splice(index, 1) as [Job];
@@ -216,20 +255,21 @@ export class WorkerPool {
       const request: PoolRequest = { id, kind: job.kind, payload: job.payload };
       slot.worker.postMessage(request, job.transfer);
     }
-    this.#scheduleIdle();
   }
 
-  #spawn(): Slot | undefined {
+  #spawn(lowPriority: boolean): Slot | undefined {
     let worker: Worker;
     try {
       // Loaded with the first worker: a worktree process at rest has none (platform/builtins.ts).
-      worker = new (nodeWorkerThreads().Worker)(this.#workerUrl);
+      worker = new (nodeWorkerThreads().Worker)(this.#workerUrl, {
+        workerData: { lowPriority } satisfies PoolWorkerData,
+      });
     } catch (error) {
       this.#fail(error);
       return undefined;
     }
     worker.unref();
-    const slot: Slot = { worker, ready: false };
+    const slot: Slot = { worker, ready: false, lowPriority };
     this.#slots.add(slot);
     worker.on('message', (message: PoolReply | { ready: true }) => {
       if ('ready' in message) {
@@ -240,7 +280,7 @@ export class WorkerPool {
       if (job === undefined || job.id !== message.id) return;
       slot.job = undefined;
       worker.unref();
-      if (this.#slots.size > this.size) {
+      if (!lowPriority && this.#count(false) > this.size) {
         // An overflow worker: ended once its job is done.
         this.#slots.delete(slot);
         void worker.terminate();

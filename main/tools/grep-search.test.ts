@@ -66,7 +66,7 @@ describe('requiredLiteral', () => {
 describe('searchText', () => {
   const search = (text: string, pattern: string, extra: Partial<GrepSpec> = {}, limit = 100) => {
     const s = spec(pattern, extra);
-    return searchText(text, compilePattern(s), s, limit);
+    return searchText(text, compilePattern(s).regex, s, limit);
   };
 
   it('reports one entry per line with its first match', () => {

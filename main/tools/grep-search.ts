@@ -3,6 +3,7 @@
 // a file is binary (the same test as read_file), and finds matching lines with their context in a
 // file's bytes. A chunk of files is searched through a reader that opens them (grep-readers.ts).
 import { looksBinary } from '../platform/binary-content.ts';
+import { compileRegex, type CompiledPattern } from './grep-regex.ts';
 
 /** Bytes sniffed from the start of a file to decide whether it is binary (as read_file does). */
 
@@ -96,12 +97,16 @@ function isLiteral(pattern: string): boolean {
 }
 
 /**
- * The regular expression for a spec (global, multiline: `^`/`$` match at line ends). Throws
- * SyntaxError for an invalid pattern.
+ * The regular expression for a spec (global, multiline: `^`/`$` match at line ends) and the engine
+ * that runs it (grep-regex.ts). A fixed string is a literal: linear on either engine, so it keeps
+ * the `i` flag as it is. Throws SyntaxError for an invalid pattern.
  */
-export function compilePattern(spec: GrepSpec): RegExp {
-  const source = spec.fixedString ? spec.pattern.replace(REGEX_SPECIAL, '\\$&') : spec.pattern;
-  return new RegExp(source, `gm${spec.ignoreCase ? 'i' : ''}`);
+export function compilePattern(spec: GrepSpec): CompiledPattern {
+  if (spec.fixedString) {
+    const source = spec.pattern.replace(REGEX_SPECIAL, '\\$&');
+    return { regex: new RegExp(source, `gm${spec.ignoreCase ? 'i' : ''}`), engine: 'linear' };
+  }
+  return compileRegex(spec.pattern, spec.ignoreCase);
 }
 
 /** Shortest literal worth a prefilter. */
@@ -282,7 +287,7 @@ export async function searchChunk(
   request: GrepChunkRequest,
   read: (file: GrepChunkFile) => ReadOutcome | Promise<ReadOutcome>,
 ): Promise<GrepChunkResult> {
-  const regex = compilePattern(request.spec);
+  const { regex } = compilePattern(request.spec);
   const required = requiredBytes(request.spec);
   const stats = emptyStats();
   const files: GrepFileMatches[] = [];

@@ -171,6 +171,9 @@ describe('grep on many files', () => {
     files['long.txt'] = `${'x'.repeat(2000)}hit${'y'.repeat(2000)}\n`;
     files['crlf.txt'] = 'first\r\nhit crlf\r\nlast\r\n';
     files['slow.txt'] = `${'a'.repeat(40)}!\n`;
+    // Issue 26's file: 2,000 lines of 32 a's and a '!', where (a+)+$ backtracks 2^32 times a line.
+    files['hostile.txt'] = `${'a'.repeat(32)}!\n`.repeat(2000);
+    files['doubled.txt'] = 'no repeat\nbookkeeper\n';
     repo = await makeTempRepo(files);
   });
   afterAll(async () => {
@@ -186,7 +189,7 @@ describe('grep on many files', () => {
       'long.txt',
       ...[7, 107, 207, 307, 407, 507, 607].map((n) => `many/f-${String(n).padStart(4, '0')}.txt`),
     ]);
-    expect(viaPool.files_searched).toBe(704);
+    expect(viaPool.files_searched).toBe(706);
     const capped = await grep({ pattern: 'hit', max_results: 4 }, { pool }, repo.root);
     expect(paths(capped)).toEqual(['crlf.txt', 'long.txt', 'many/f-0007.txt', 'many/f-0107.txt']);
     expect(capped.truncated).toBe(true);
@@ -208,39 +211,76 @@ describe('grep on many files', () => {
     expect(match.text).toContain('hit');
   });
 
+  // A lookahead keeps a pattern on the backtracking engine, where (a+)+ blows up.
+  const RUNAWAY = '(a+)+(?=b)';
+
+  it('runs catastrophic patterns on the linear engine: done, not stopped at the deadline', async () => {
+    for (const [pattern, ignoreCase] of [
+      ['(a+)+$', false],
+      ['(a|aa)+$', false],
+      ['(A+)+$', true],
+    ] as const) {
+      // The default 60 s deadline: on the backtracking engine this would outlast the test.
+      const result = await grep(
+        { pattern, ignore_case: ignoreCase, path: 'hostile.txt' },
+        { pool },
+        repo.root,
+      );
+      expect(result).toMatchObject({ match_count: 0, files_searched: 1, regex_engine: 'linear' });
+      expect(result.regex_engine_note).toBeUndefined();
+    }
+    const matching = await grep({ pattern: '(a|aa)+!$', path: 'hostile.txt' }, { pool }, repo.root);
+    expect(matching).toMatchObject({ match_count: 100, truncated: true, regex_engine: 'linear' });
+  });
+
+  it('runs a backreference on the backtracking engine and says so', async () => {
+    const result = await grep({ pattern: '(\\w)\\1', path: 'doubled.txt' }, { pool }, repo.root);
+    expect(result.files).toEqual([
+      { path: 'doubled.txt', matches: [{ line: 2, column: 2, text: 'bookkeeper' }] },
+    ]);
+    expect(result.regex_engine).toBe('backtracking');
+    expect(result.regex_engine_note).toMatch(/^the pattern uses a backreference, which only/);
+    const inThread = await grep(
+      { pattern: '(\\w)\\1', path: 'doubled.txt' },
+      { pool: null },
+      repo.root,
+    );
+    expect(inThread).toEqual(result);
+  });
+
   it('stops a runaway regular expression at the deadline, and the pool recovers', async () => {
     const started = Date.now();
     await expect(
-      grep({ pattern: '(a+)+$', path: 'slow.txt' }, { pool, timeoutMs: 300 }, repo.root),
+      grep({ pattern: RUNAWAY, path: 'slow.txt' }, { pool, timeoutMs: 300 }, repo.root),
     ).rejects.toThrow(/took longer than 0.3 s and was stopped/);
     expect(Date.now() - started).toBeLessThan(5_000);
     const after = await grep({ pattern: 'hit', path: 'crlf.txt' }, { pool }, repo.root);
     expect(after.match_count).toBe(1);
   });
 
-  it('serves another call at once while runaway expressions hold every worker', async () => {
+  it('serves another call while runaway expressions run, on low-priority workers of their own', async () => {
     const single = new WorkerPool(POOL_WORKER, { size: 1 });
+    const stop = new AbortController();
     try {
       const runaway = () =>
-        grep(
-          { pattern: '(a+)+$', path: 'slow.txt' },
-          { pool: single, timeoutMs: 4_000 },
-          repo.root,
+        runGrep(
+          { pattern: RUNAWAY, path: 'slow.txt' },
+          { root: repo.root, signal: stop.signal },
+          { pool: single },
         );
-      const first = runaway();
-      const second = runaway();
-      first.catch(() => undefined);
-      second.catch(() => undefined);
+      const runaways = [runaway(), runaway()];
+      let settled = 0;
+      for (const call of runaways) call.then(null, () => undefined).finally(() => (settled += 1));
       await new Promise((resolve) => setTimeout(resolve, 200)); // both are running now
-      const started = Date.now();
       const other = await grep({ pattern: 'hit', path: 'crlf.txt' }, { pool: single }, repo.root);
-      const waitedMs = Date.now() - started;
       expect(other.match_count).toBe(1);
-      expect(waitedMs).toBeLessThan(2_000); // not behind the runaways' 4 s deadline
-      await expect(first).rejects.toThrow(/took longer than 4 s and was stopped/);
-      await expect(second).rejects.toThrow(/took longer than 4 s and was stopped/);
-      expect(single.workerCount).toBeLessThanOrEqual(1);
+      // Answered while both runaways still ran (they would for their 60 s deadline).
+      expect(settled).toBe(0);
+      expect(single.workerCount).toBe(3); // the pool's own worker and two low-priority ones
+      stop.abort();
+      for (const call of runaways) await expect(call).rejects.toThrow('grep was cancelled');
     } finally {
+      stop.abort();
       await single.close();
     }
   });

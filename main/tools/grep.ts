@@ -3,11 +3,13 @@
 // case option, context lines and a cap. Owns the arguments, the order of results and the caps; the
 // files come from worktree-files.ts, and the searching runs in chunks on the worker pool
 // (main/platform/worker-pool.ts, job kind `grep-chunk`), or in the main thread when workers are
-// unavailable.
+// unavailable. A regular expression runs on an engine that cannot backtrack without bound unless it
+// needs one that does (grep-regex.ts); the result says which.
 import { z } from 'zod';
 import { compileGlobArgument } from './glob.ts';
 import { WorkersUnavailableError, workerPool, type WorkerPool } from '../platform/worker-pool.ts';
 import { createAsyncReader } from './grep-readers.ts';
+import type { CompiledPattern } from './grep-regex.ts';
 import {
   addStats,
   compilePattern,
@@ -34,7 +36,10 @@ export const MAX_LINE_CHARS = 500;
 export const MAX_GREP_FILE_BYTES = 32 * 1024 * 1024;
 /** Text returned by one call (lines and context), about; beyond it the result is truncated. */
 export const MAX_GREP_OUTPUT_CHARS = 1024 * 1024;
-/** A search still running after this long is stopped (a regular expression that backtracks). */
+/**
+ * A search still running after this long is stopped (a regular expression only the backtracking
+ * engine runs, backtracking badly; or a very large worktree).
+ */
 export const GREP_TIMEOUT_MS = 60_000;
 /** Files per chunk handed to a worker. */
 const CHUNK_FILES = 256;
@@ -120,6 +125,20 @@ const outputSchema = z.object({
       'True if there were more matching lines than returned (max_results or the output size ' +
         'cap): narrow the pattern, path or include globs.',
     ),
+  regex_engine: z
+    .enum(['linear', 'backtracking'])
+    .describe(
+      'The engine that ran the pattern. linear: its time grows linearly with the text searched, ' +
+        'whatever the pattern. backtracking: the pattern needs a backreference, a lookahead or ' +
+        'another construct only a backtracking engine runs; a pattern like (a+)+$ can then take ' +
+        `exponential time, and the search is stopped after ${GREP_TIMEOUT_MS / 1000} s.`,
+    ),
+  regex_engine_note: z
+    .string()
+    .optional()
+    .describe(
+      'Why the backtracking engine ran the pattern (only with regex_engine: backtracking).',
+    ),
   files_searched: z.number().int().describe('Text and binary files read.'),
   skipped: z
     .object({
@@ -153,6 +172,7 @@ async function runOnPool(
   limit: number,
   signal: AbortSignal,
   timeoutMs: number,
+  lowPriority: boolean,
 ): Promise<GrepChunkResult[]> {
   const owner = {};
   const results: GrepChunkResult[] = [];
@@ -162,8 +182,8 @@ async function runOnPool(
     pool.cancel(
       owner,
       new UserError(
-        `grep took longer than ${timeoutMs / 1000} s and was stopped; the regular expression may ` +
-          'backtrack badly: simplify it, or narrow path or include',
+        `grep took longer than ${timeoutMs / 1000} s and was stopped; a regular expression with a ` +
+          'backreference or lookahead may backtrack badly: simplify it, or narrow path or include',
       ),
     );
   }, timeoutMs);
@@ -180,7 +200,7 @@ async function runOnPool(
         while (!stop && !failed && next < chunks.length && inFlight < window) {
           const index = next++;
           inFlight += 1;
-          pool.run<GrepChunkResult>('grep-chunk', chunks[index]!, { owner }).then(
+          pool.run<GrepChunkResult>('grep-chunk', chunks[index]!, { owner, lowPriority }).then(
             (result) => {
               inFlight -= 1;
               results[index] = result;
@@ -267,8 +287,9 @@ export async function runGrep(
     contextLines: args.context_lines,
     maxLineChars: MAX_LINE_CHARS,
   };
+  let compiled: CompiledPattern;
   try {
-    compilePattern(spec);
+    compiled = compilePattern(spec);
   } catch (error) {
     throw new UserError(
       `invalid regular expression ${displayPath(args.pattern)}: ` +
@@ -317,7 +338,9 @@ export async function runGrep(
     results = await runInThread(chunks, limit, signal, timeoutMs);
   } else {
     try {
-      results = await runOnPool(pool, chunks, limit, signal, timeoutMs);
+      // A pattern that may backtrack without bound runs on low-priority workers of its own.
+      const lowPriority = compiled.engine === 'backtracking';
+      results = await runOnPool(pool, chunks, limit, signal, timeoutMs, lowPriority);
     } catch (error) {
       if (!(error instanceof WorkersUnavailableError)) throw error;
       log?.('warning', `${error.message}; searching in the main thread, which is slower`);
@@ -352,6 +375,8 @@ export async function runGrep(
     files: matched,
     match_count: count,
     truncated,
+    regex_engine: compiled.engine,
+    ...(compiled.note === undefined ? {} : { regex_engine_note: compiled.note }),
     files_searched: stats.files_searched,
     skipped: {
       binary: stats.binary,
@@ -373,7 +398,9 @@ export const grepTool = defineTool({
     'against the path from the worktree root: "**/*.ts"). Options: ignore_case, context_lines ' +
     `(0-${MAX_CONTEXT_LINES}), max_results (default ${DEFAULT_GREP_RESULTS}, at most ` +
     `${MAX_GREP_RESULTS} matching lines). Returns matching lines grouped by file, sorted by ` +
-    'path, with line and column numbers, and truncated: true when there were more.',
+    'path, with line and column numbers, and truncated: true when there were more. Patterns run ' +
+    'on a linear-time engine; one with a backreference or lookahead runs on a backtracking ' +
+    'engine, which the result says (regex_engine).',
   inputSchema,
   outputSchema,
   annotations: readOnlyLocal,

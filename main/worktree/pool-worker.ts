@@ -2,13 +2,28 @@
 // runs the job kinds below with synchronous calls (blocking only this thread) and posts each
 // result back. It sits at the top of the worktree stack because it runs handlers from the layers
 // below it. Holds no state between jobs.
-import { parentPort, type Transferable } from 'node:worker_threads';
-import type { PoolReply, PoolRequest } from '../platform/worker-pool.ts';
+import { setPriority } from 'node:os';
+import { parentPort, workerData, type Transferable } from 'node:worker_threads';
+import type { PoolReply, PoolRequest, PoolWorkerData } from '../platform/worker-pool.ts';
 import { runFileJob, type FileJob } from '../reconcile/file-jobs.ts';
 import { createSyncReader } from '../tools/grep-readers.ts';
 import { searchChunk, type GrepChunkRequest } from '../tools/grep-search.ts';
 
 type Handler = (payload: never) => unknown;
+
+/**
+ * A low-priority worker (jobs that may burn their whole deadline, such as a pattern only the
+ * backtracking engine runs) gives its thread the lowest CPU priority: the other workers and the
+ * main thread keep the cores. Linux only, where a thread's nice value is its own (elsewhere
+ * setpriority(0) would lower the whole process).
+ */
+if ((workerData as PoolWorkerData | undefined)?.lowPriority && process.platform === 'linux') {
+  try {
+    setPriority(0, 19);
+  } catch {
+    // Not permitted: the job's deadline still bounds it.
+  }
+}
 
 /** The job kinds, by name: what each does with its payload. */
 const handlers: Record<string, Handler> = {
