@@ -34,11 +34,20 @@ interface Bridged {
 async function connectBridge(
   worktree: string,
   dataDir: string,
-  options: { local?: boolean; modern?: boolean } = {},
+  options: { local?: boolean; modern?: boolean; quiet?: boolean } = {},
 ): Promise<Bridged> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [GROVE, 'bridge', '--data-dir', dataDir, ...(options.local ? ['--local'] : []), worktree],
+    args: [
+      GROVE,
+      'bridge',
+      '--data-dir',
+      dataDir,
+      ...(options.local ? ['--local'] : []),
+      // The tests read where it serves from: an informational line, said with --verbose.
+      ...(options.quiet ? [] : ['--verbose']),
+      worktree,
+    ],
     stderr: 'pipe',
   });
   let stderr = '';
