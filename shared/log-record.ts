@@ -1,9 +1,9 @@
 // One log record, as Grove's logger writes it (main/platform/log.ts) and a worktree process sends
 // it to the host (shared/worktree-protocol.ts).
 import { z } from 'zod';
+import { LOG_LEVELS } from './log-levels.ts';
 
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export { LOG_LEVELS, type LogLevel } from './log-levels.ts';
 
 export const LogRecordSchema = z.object({
   time: z.string(),

@@ -1,7 +1,9 @@
 // The `bridge` command line, shared by both binaries that run it: `grove bridge` (bin/grove.js,
 // main/headless/cli.ts) and the packaged app's binary started with `bridge` as its first argument
 // (main/electron/electron-main.ts). Parses the arguments, keeps stdout for the protocol, logs to
-// stderr, and runs the bridge until the client closes stdin.
+// stderr, and runs the bridge until the client closes stdin. Clients file whatever a stdio server
+// writes to stderr as an error (Claude Code: "Server stderr: ..."), so by default only what needs
+// the user's attention goes there (warnings, errors); `--verbose` adds what the bridge is doing.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultDataDirectory } from '../host/data-directory.ts';
@@ -14,11 +16,13 @@ export const BRIDGE_USAGE = `Usage: grove bridge [options] <worktree-path>
 Speaks MCP over stdio (for Claude Desktop and any stdio client) for the worktree the path is in.
 When a Grove host (the app, or grove serve) serves that worktree, forwards to its server, so the
 window shows the client and its calls; otherwise serves the worktree itself. stdout carries the
-protocol only; messages go to stderr (GROVE_BRIDGE_DEBUG=1 for more of them).
+protocol only; stderr gets warnings and errors (what needs your attention).
 
 Options:
   --data-dir DIR   the data directory of the host to look for (default: ${defaultDataDirectory()})
   --local          serve in this process even when a host serves the worktree
+  --verbose        also say on stderr what the bridge does (where it serves from, when it moves);
+                   GROVE_BRIDGE_DEBUG=1 adds debugging detail
   -h, --help       show this help`;
 
 /**
@@ -34,6 +38,7 @@ export async function runBridgeCommand(args: string[]): Promise<number> {
     options: {
       'data-dir': { type: 'string' },
       local: { type: 'boolean', default: false },
+      verbose: { type: 'boolean', default: false },
     },
   });
   if (positionals.length !== 1) {
@@ -48,7 +53,7 @@ export async function runBridgeCommand(args: string[]): Promise<number> {
     local: values.local,
     log: createLogger([stderrSink('debug')], {
       scope: 'bridge',
-      minLevel: process.env.GROVE_BRIDGE_DEBUG ? 'debug' : 'info',
+      minLevel: process.env.GROVE_BRIDGE_DEBUG ? 'debug' : values.verbose ? 'info' : 'warn',
     }),
   });
   process.on('SIGTERM', () => void running.close());

@@ -1,7 +1,7 @@
 // `grove bridge` as a stdio client meets it: the SDK's StdioClientTransport launches the real
 // command (bin/grove.js) against a running `grove serve` and against no host at all.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -34,11 +34,20 @@ interface Bridged {
 async function connectBridge(
   worktree: string,
   dataDir: string,
-  options: { local?: boolean; modern?: boolean } = {},
+  options: { local?: boolean; modern?: boolean; quiet?: boolean } = {},
 ): Promise<Bridged> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [GROVE, 'bridge', '--data-dir', dataDir, ...(options.local ? ['--local'] : []), worktree],
+    args: [
+      GROVE,
+      'bridge',
+      '--data-dir',
+      dataDir,
+      ...(options.local ? ['--local'] : []),
+      // The tests read where it serves from: an informational line, said with --verbose.
+      ...(options.quiet ? [] : ['--verbose']),
+      worktree,
+    ],
     stderr: 'pipe',
   });
   let stderr = '';
@@ -456,4 +465,210 @@ describe('grove bridge', () => {
     expect(stderr).toMatch(/not inside a git work tree|not a git/i);
     expect(stdout).toBe('');
   });
+});
+
+/** A `grove bridge` spoken to line by line, as a raw stdio client (which may never read). */
+interface RawBridge {
+  child: ChildProcessWithoutNullStreams;
+  /** Writes messages (objects) or raw lines (strings), one per line. */
+  write(lines: (object | string)[]): void;
+  /** Starts reading stdout: every answer by id (null: answers to lines without an id). */
+  read(): void;
+  answers: Map<
+    string | number | null,
+    { result?: unknown; error?: { code: number; message: string } }[]
+  >;
+  /** Lines read from stdout. */
+  count(): number;
+  stderr(): string;
+  /** The bridge process's resident memory now, in MB (VmRSS). */
+  rssMb(): Promise<number>;
+}
+
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 'init',
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'raw-bridge-client', version: '1.0.0' },
+  },
+};
+
+function rawBridge(worktree: string, dataDir: string, flags: string[] = []): RawBridge {
+  const child = spawn(
+    process.execPath,
+    [GROVE, 'bridge', '--data-dir', dataDir, ...flags, worktree],
+    { stdio: 'pipe' },
+  );
+  cleanups.push(() => void child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const answers: RawBridge['answers'] = new Map();
+  let lines = 0;
+  return {
+    child,
+    write: (messages) =>
+      void child.stdin.write(
+        messages.map((m) => (typeof m === 'string' ? m : JSON.stringify(m))).join('\n') + '\n',
+      ),
+    read() {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        lines++;
+        const message = JSON.parse(line) as { id?: string | number | null; result?: unknown };
+        if (!('id' in message)) return;
+        const id = message.id ?? null;
+        answers.set(id, [...(answers.get(id) ?? []), message as never]);
+      });
+    },
+    answers,
+    count: () => lines,
+    stderr: () => stderr,
+    async rssMb() {
+      const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
+      const kb = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+      return kb / 1024;
+    },
+  };
+}
+
+const toolsList = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
+
+/** Samples the bridge's RSS while `until` is false; the highest seen, in MB. */
+async function peakRss(
+  bridge: RawBridge,
+  until: () => boolean,
+  description: string,
+  timeoutMs: number,
+): Promise<number> {
+  let peak = 0;
+  await waitFor(
+    async () => {
+      peak = Math.max(peak, await bridge.rssMb());
+      return until();
+    },
+    description,
+    timeoutMs,
+    200,
+  );
+  return peak;
+}
+
+describe('grove bridge bounds', () => {
+  it('answers each bad line with a JSON-RPC error instead of dropping it', async () => {
+    const repo = await governedRepo();
+    const bridge = rawBridge(repo.root, await makeTempDir('grove-none-'), ['--local']);
+    bridge.read();
+    bridge.write([
+      INITIALIZE,
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      '{"jsonrpc":"2.0","id":2,"method":"ping","params":"str"}',
+      '[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":4,"method":"tools/list"}]',
+      '{"jsonrpc":"2.0","id":5,"method":"ping","__proto__":{"polluted":true}}',
+      '{"jsonrpc":"2.0","id":6,"method":"ping","extra":1}',
+      'this is not json',
+      '{"jsonrpc":"1.0","id":7,"method":"ping"}',
+      { jsonrpc: '2.0', id: 8, method: 'ping' },
+    ]);
+    await waitFor(() => bridge.answers.has(8) && bridge.answers.has(null), 'the answers', 30_000);
+    const errorOf = (id: number | null) => bridge.answers.get(id)?.[0]?.error;
+    expect(errorOf(2)).toMatchObject({ code: -32602, message: expect.stringMatching(/params/) });
+    expect(errorOf(3)).toMatchObject({ code: -32600, message: expect.stringMatching(/batch/) });
+    expect(errorOf(4)).toMatchObject({ code: -32600, message: expect.stringMatching(/batch/) });
+    expect(errorOf(5)).toMatchObject({
+      code: -32600,
+      message: expect.stringContaining('__proto__'),
+    });
+    expect(errorOf(6)).toMatchObject({ code: -32600, message: expect.stringContaining('extra') });
+    expect(errorOf(null)).toMatchObject({ code: -32700 });
+    expect(errorOf(7)).toMatchObject({ code: -32600, message: expect.stringContaining('2.0') });
+    // The session goes on: the good request after them is answered.
+    expect(bridge.answers.get(8)).toEqual([{ jsonrpc: '2.0', id: 8, result: {} }]);
+  });
+
+  it('writes nothing to stderr on a normal start; --verbose says where it serves from', async () => {
+    const repo = await governedRepo();
+    const dataDir = await makeTempDir('grove-bridge-data-');
+    await startServe(repo, dataDir);
+    for (const flags of [[], ['--local']]) {
+      const quiet = await connectBridge(repo.root, dataDir, {
+        quiet: true,
+        local: flags.length > 0,
+      });
+      expect((await quiet.client.listTools()).tools.length).toBeGreaterThan(0);
+      expect(quiet.stderr()).toBe('');
+    }
+    const verbose = await connectBridge(repo.root, dataDir);
+    await verbose.client.listTools();
+    expect(verbose.stderr()).toContain('through the Grove host');
+  });
+
+  for (const mode of ['host', 'local'] as const) {
+    it(`stops reading a client that floods and never reads (${mode}): memory stays flat`, async () => {
+      const repo = await governedRepo();
+      const dataDir = await makeTempDir('grove-bridge-data-');
+      if (mode === 'host') await startServe(repo, dataDir);
+      const bridge = rawBridge(repo.root, dataDir, ['--verbose']);
+      const FLOOD = 12_000;
+      bridge.write([
+        INITIALIZE,
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        ...Array.from({ length: FLOOD }, (_, index) => toolsList(index)),
+      ]);
+      // The bridge reads until its output backs up, then stops: what it has not read stays in
+      // the client's pipe, and its memory stops growing.
+      let last = -1;
+      let still = 0;
+      const peak = await peakRss(
+        bridge,
+        () => {
+          const unread = bridge.child.stdin.writableLength;
+          still = unread > 0 && unread === last ? still + 1 : 0;
+          last = unread;
+          return still >= 10;
+        },
+        'the bridge to stop reading',
+        180_000,
+      );
+      expect(bridge.child.stdin.writableLength).toBeGreaterThan(0);
+      expect(peak).toBeLessThanOrEqual(300);
+      // Reading at last, the client gets every answer.
+      bridge.read();
+      await waitFor(() => bridge.answers.size === FLOOD + 1, 'every answer', 240_000, 200);
+      expect(
+        [...bridge.answers.values()].every((list) => list.length === 1 && list[0]!.result),
+      ).toBe(true);
+      if (mode === 'host') expect(bridge.stderr()).toContain('through the Grove host');
+      expect(bridge.stderr()).not.toMatch(/now serving|aborted|stopped answering/);
+    }, 600_000);
+
+    it(`answers 10,000 requests of a client that reads (${mode}) with memory bounded`, async () => {
+      const repo = await governedRepo();
+      const dataDir = await makeTempDir('grove-bridge-data-');
+      if (mode === 'host') await startServe(repo, dataDir);
+      const bridge = rawBridge(repo.root, dataDir, ['--verbose']);
+      bridge.read();
+      const REQUESTS = 10_000;
+      bridge.write([
+        INITIALIZE,
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        ...Array.from({ length: REQUESTS }, (_, index) => toolsList(index)),
+      ]);
+      const peak = await peakRss(
+        bridge,
+        () => bridge.answers.size === REQUESTS + 1,
+        'every answer',
+        480_000,
+      );
+      expect(peak).toBeLessThanOrEqual(300);
+      const failed = [...bridge.answers.values()].filter(
+        (list) => list.length !== 1 || !list[0]!.result,
+      );
+      expect(failed).toEqual([]);
+      // The host's bounds were never taken for its death: the bridge stayed with it.
+      if (mode === 'host') expect(bridge.stderr()).toContain('through the Grove host');
+      expect(bridge.stderr()).not.toMatch(/now serving|aborted|stopped answering/);
+    }, 600_000);
+  }
 });

@@ -1,28 +1,28 @@
 // `grove bridge <worktree path>`: MCP over stdio for Claude Desktop and every stdio-only client,
 // without npx or a separate Node. When a Grove host serves the worktree, the bridge forwards every
-// message to that server (upstreams.ts), so the window lists the client and its calls; otherwise it
-// serves the worktree itself. Messages pass through untouched in both directions — every protocol
-// era, cancellation, progress, logging and list-changed notifications included.
+// message to that server (host-upstream.ts), so the window lists the client and its calls;
+// otherwise it serves the worktree itself (local-upstream.ts, loaded only then). Messages pass
+// through untouched in both directions — every protocol era, cancellation, progress, logging and
+// list-changed notifications included.
 //
-// If the host goes away mid-session, the calls in flight end with an error and the bridge moves to
-// the host again (if it is back) or to serving in its own process, replaying the client's opening
-// (initialize, initialized, its log level and resource subscriptions) so the session goes on; the
-// client sees nothing more than the error of those calls. stdout carries protocol only: every log
-// line goes to stderr.
+// Bounded like the HTTP side: at most MAX_IN_FLIGHT of the client's requests are with the upstream
+// at once (a worktree server runs 16 calls per session), the others wait in order, and stdin is
+// not read while MAX_WAITING wait or MAX_UNWRITTEN_BYTES of output are not taken by the client —
+// a client that floods or stops reading holds the bridge at a few tens of MB, not GBs.
+//
+// If the host goes away mid-session, the bridge moves to the host again (if it is back) or to
+// serving in its own process, replaying the client's opening (initialize, initialized, its log
+// level and resource subscriptions) so the session goes on. Requests the lost host had not
+// answered are sent again on the new upstream when repeating them is harmless (every request but
+// a tools/call of a tool not marked read-only or idempotent); those others end with an error.
+// stdout carries protocol only: every log line goes to stderr.
+import { realpath } from 'node:fs/promises';
+import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import {
-  isInitializeRequest,
-  isInitializedNotification,
-  isJSONRPCErrorResponse,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
-  type JSONRPCMessage,
-  type JSONRPCRequest,
-  type RequestId,
-} from '@modelcontextprotocol/server';
-import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from '../platform/log.ts';
+import { openClientStdio } from './client-stdio.ts';
 import {
+  hasAppDatabase,
   hostServerOf,
   readWorktreeRecord,
   worktreeRootOf,
@@ -30,12 +30,17 @@ import {
   type WorktreeRecord,
 } from './find-host.ts';
 import {
-  connectToHost,
-  serveLocally,
-  UpstreamLost,
-  type Upstream,
-  type UpstreamHandlers,
-} from './upstreams.ts';
+  errorAnswer,
+  idOf,
+  INTERNAL_ERROR,
+  isAnswer,
+  isRequest,
+  methodOf,
+  type JSONRPCMessage,
+  type Request,
+  type RequestId,
+} from './json-rpc.ts';
+import { UpstreamLost, type Upstream, type UpstreamHandlers } from './upstreams.ts';
 
 export interface BridgeOptions {
   /** Any directory inside the worktree to serve. */
@@ -60,14 +65,30 @@ export interface RunningBridge {
   close(): Promise<void>;
 }
 
+/**
+ * Most client requests with the upstream at once. A worktree server runs 16 calls per legacy
+ * session (main/mcp/server-factory.ts MAX_CALLS_PER_SESSION): more would only be refused there.
+ */
+export const MAX_IN_FLIGHT = 16;
+
+/**
+ * Most client messages read and waiting for a slot (as a worktree server lets 256 calls wait);
+ * past it stdin is not read until some are sent.
+ */
+export const MAX_WAITING = 256;
+
+/**
+ * Output the client has not read past which stdin is not read (the SSE side's per-stream cap,
+ * main/mcp/sse-transport.ts MAX_SSE_BACKLOG_BYTES). Answers to requests in flight are still
+ * written; past twice this, notifications (progress, log lines) for the client are dropped.
+ */
+export const MAX_UNWRITTEN_BYTES = 32 * 1024 * 1024;
+
 /** How often, at most, a bridge serving the worktree itself looks whether the host is back. */
 const HOST_RECHECK_MS = 2_000;
 
 /** How long a replayed opening may take on a new upstream. */
 const REPLAY_TIMEOUT_MS = 15_000;
-
-/** JSON-RPC "internal error", for calls the lost upstream will never answer. */
-const INTERNAL_ERROR = -32603;
 
 /** What the app database and a health check say about the worktree's host. */
 interface HostLookup {
@@ -77,42 +98,134 @@ interface HostLookup {
 
 /** The client messages a new upstream must see again for the session to go on. */
 interface Opening {
-  initialize?: JSONRPCRequest;
+  /** The client's initialize, once it was answered. */
+  initialize?: Request;
   initialized: boolean;
-  logLevel?: JSONRPCRequest;
-  subscriptions: Map<string, JSONRPCRequest>;
+  logLevel?: Request;
+  subscriptions: Map<string, Request>;
+}
+
+/** A client request with an upstream. */
+interface InFlight {
+  upstream: Upstream;
+  /** The upstream has it (its send resolved). */
+  delivered: boolean;
+  request: Request;
+}
+
+/**
+ * What the app database says before any git runs, for a path that is a worktree it records: its
+ * host's server when that answers (the host discovered the worktree when it opened it, so the
+ * bridge need not), and whether the bridge will most likely serve the worktree itself (no app
+ * database, no host answering, a database it cannot read) — then it loads its own server while
+ * git finds the worktree.
+ */
+async function firstLook(
+  dataDir: string,
+  realPath: string,
+): Promise<{ lookup?: HostLookup; local: boolean }> {
+  if (!hasAppDatabase(dataDir)) return { local: true };
+  try {
+    const record = readWorktreeRecord(dataDir, realPath);
+    // Not recorded: perhaps a directory inside a worktree the host serves.
+    if (record === undefined) return { local: false };
+    const host = await hostServerOf(record);
+    return host === undefined ? { local: true } : { lookup: { record, host }, local: false };
+  } catch {
+    return { local: true }; // said with a warning once the worktree is known
+  }
 }
 
 export async function runBridge(options: BridgeOptions): Promise<RunningBridge> {
   const { log } = options;
-  const root = await worktreeRootOf(options.worktreePath);
-  const stdio = new StdioServerTransport(options.input, options.output);
+  const real = await realpath(path.resolve(options.worktreePath)).catch(() => undefined);
+  const first =
+    real === undefined
+      ? { local: false }
+      : options.local
+        ? { local: true }
+        : await firstLook(options.dataDir, real);
+  const fastLookup = 'lookup' in first ? first.lookup : undefined;
+  // Loads while git runs (a module-loading failure is met again when it is used).
+  if (first.local) import('./local-upstream.ts').catch(() => undefined);
+  const root = fastLookup ? real! : await worktreeRootOf(options.worktreePath);
   const opening: Opening = { initialized: false, subscriptions: new Map() };
   /**
-   * Client requests sent upstream and not answered yet: the upstream they went to, and whether it
-   * has them (its send resolved). A request still being sent when its upstream is lost is handled
-   * by its own send's failure (sent again, or answered with the error), not by the move.
+   * Client requests sent upstream and not answered yet. A request still being sent when its
+   * upstream is lost is handled by its own send's failure (sent again, or answered with the
+   * error), not by the move.
    */
-  const pending = new Map<RequestId, { upstream: Upstream; delivered: boolean }>();
+  const pending = new Map<RequestId, InFlight>();
+  /** Client messages read and not yet sent, oldest first (requests wait for a slot). */
+  const waiting: JSONRPCMessage[] = [];
   /** Requests of the upstream to the client (sampling, roots...), by id: where the answer goes. */
   const serverRequests = new Map<RequestId, Upstream>();
   /** Answers to replayed requests, which the client never sees. */
   const replayWaiters = new Map<RequestId, (message: JSONRPCMessage) => void>();
+  /** Tools whose calls may be sent again after a lost host (read-only or idempotent). */
+  const repeatableTools = new Set<string>();
   let replays = 0;
   let closing = false;
+  let droppedNotifications = 0;
+  /** The upstream in use (set once connected). */
+  let current!: Upstream;
+  /** While the bridge moves to a new upstream, messages wait for it. */
+  let moving: Promise<Upstream> | undefined;
+
+  const stdio = openClientStdio({
+    input: options.input ?? process.stdin,
+    output: options.output ?? process.stdout,
+    onmessage: (message) => receive(message),
+    onclose: () => void close(),
+    onwarning: (message) => log.warn(message),
+  });
+  stdio.pause(); // until an upstream is there
 
   const reply = (message: JSONRPCMessage): void => {
-    if (!closing)
-      stdio.send(message).catch((error: unknown) => log.debug(`stdout: ${String(error)}`));
+    if (!closing) stdio.send(message);
   };
   const failCall = (id: RequestId, message: string): void =>
-    reply({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message } });
+    reply(errorAnswer(id, INTERNAL_ERROR, message));
+
+  /** Reads stdin while little waits and the client takes its output; else stops reading. */
+  const updateFlow = (): void => {
+    if (closing) return;
+    if (stdio.unwritten() >= MAX_UNWRITTEN_BYTES) {
+      stdio.pause();
+      stdio.onDrain(updateFlow);
+    } else if (waiting.length >= MAX_WAITING || moving !== undefined) stdio.pause();
+    else stdio.resume();
+  };
+
+  /** Sends waiting messages, in order, while slots are free. */
+  const pump = (): void => {
+    while (waiting.length > 0 && !closing) {
+      const next = waiting[0]!;
+      if (isRequest(next) && pending.size >= MAX_IN_FLIGHT) break;
+      waiting.shift();
+      send(next);
+    }
+    updateFlow();
+  };
+
+  /** The answers of tools/list: which tools may be called again after a lost host. */
+  const learnTools = (result: unknown): void => {
+    const tools = (result as { tools?: unknown } | undefined)?.tools;
+    if (!Array.isArray(tools)) return;
+    for (const tool of tools as { name?: unknown; annotations?: Record<string, unknown> }[]) {
+      if (typeof tool?.name !== 'string') continue;
+      const hints = tool.annotations;
+      if (hints?.readOnlyHint === true || hints?.idempotentHint === true) {
+        repeatableTools.add(tool.name);
+      } else repeatableTools.delete(tool.name);
+    }
+  };
 
   const handlersFor = (getSelf: () => Upstream | undefined): UpstreamHandlers => ({
     onmessage(message) {
       const self = getSelf();
-      if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
-        const id = message.id;
+      if (isAnswer(message)) {
+        const id = idOf(message);
         if (id !== undefined && replayWaiters.has(id)) {
           replayWaiters.get(id)!(message);
           replayWaiters.delete(id);
@@ -120,22 +233,37 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
         }
         // An answer only from the upstream the request went to: a late one from a lost upstream
         // was already answered with the move's error (or sent again elsewhere).
-        if (id !== undefined && pending.get(id)?.upstream !== self) {
+        const entry = id === undefined ? undefined : pending.get(id);
+        if (entry === undefined || entry.upstream !== self) {
           log.debug(
-            `dropped an answer to ${String(id)} from ${self?.description ?? 'a closed upstream'}`,
+            `dropped an answer to ${String(id)} from ${self?.description ?? 'a closed one'}`,
           );
           return;
         }
-        if (id !== undefined) pending.delete(id);
-      } else if (isJSONRPCRequest(message) && self !== undefined) {
-        serverRequests.set(message.id, self);
+        pending.delete(id!);
+        if ('result' in message) {
+          if (entry.request.method === 'initialize') opening.initialize = entry.request;
+          if (entry.request.method === 'tools/list') learnTools(message.result);
+        }
+        reply(message);
+        pump();
+        return;
+      }
+      if (isRequest(message) && self !== undefined) serverRequests.set(message.id, self);
+      else if (!isRequest(message) && stdio.unwritten() >= 2 * MAX_UNWRITTEN_BYTES) {
+        // The client has not read 64 MB: a progress or log line more would only pile up.
+        if (droppedNotifications++ === 0) {
+          log.warn('the client is not reading its output; notifications for it are dropped');
+        }
+        return;
       }
       reply(message);
+      updateFlow();
     },
     onlost(reason) {
       const self = getSelf();
-      // A failed move is tried again by the next message (forward); it must not end the process.
-      if (self !== undefined) moveFrom(self, reason).catch(() => undefined);
+      // A failed move is tried again by the next message (send); it must not end the process.
+      if (self !== undefined) moveFrom(self, reason, 'warn').catch(() => undefined);
     },
   });
 
@@ -164,9 +292,15 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
     // The handlers ask which upstream they belong to; it exists only once connected.
     const made: { upstream?: Upstream } = {};
     const handlers = handlersFor(() => made.upstream);
-    made.upstream = host
-      ? await connectToHost(host, handlers)
-      : await serveLocally(root, handlers, log, { justTasks: record?.justTasks ?? false });
+    if (host) {
+      const { connectToHost } = await import('./host-upstream.ts');
+      made.upstream = await connectToHost(host, handlers);
+    } else {
+      const { serveLocally } = await import('./local-upstream.ts');
+      made.upstream = await serveLocally(root, handlers, log, {
+        justTasks: record?.justTasks ?? false,
+      });
+    }
     return made.upstream;
   };
 
@@ -179,17 +313,20 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
     ].filter((request) => request !== undefined);
     for (const [index, request] of requests.entries()) {
       const id = `grove-bridge-replay-${++replays}`;
+      let timer: NodeJS.Timeout | undefined;
       const answered = new Promise<JSONRPCMessage>((resolve, reject) => {
         replayWaiters.set(id, resolve);
-        setTimeout(() => {
+        timer = setTimeout(() => {
           replayWaiters.delete(id);
           reject(new Error(`no answer to ${request.method}`));
         }, REPLAY_TIMEOUT_MS);
       });
-      await upstream.send({ ...request, id });
-      const answer = await answered;
-      if (isJSONRPCErrorResponse(answer)) {
-        throw new Error(`${request.method} refused: ${answer.error.message}`);
+      await upstream.send({ ...request, id } as JSONRPCMessage);
+      const answer = await answered.finally(() => clearTimeout(timer));
+      if ('error' in answer) {
+        throw new Error(
+          `${request.method} refused: ${(answer.error as { message: string }).message}`,
+        );
       }
       if (index === 0 && opening.initialize !== undefined && opening.initialized) {
         await upstream.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -197,24 +334,46 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
     }
   };
 
-  let current = await connect();
-  /** While the bridge moves to a new upstream, messages wait for it. */
-  let moving: Promise<Upstream> | undefined;
+  current = await connect(fastLookup);
   log.info(`serving ${root} through ${current.description}`);
 
-  /** Leaves a lost (or, with `lookup`, a no longer wanted) upstream for a new one. */
-  const moveFrom = (lost: Upstream, reason: string, lookup?: HostLookup): Promise<Upstream> => {
+  /** Whether a request the lost upstream had may be sent again: repeating it changes nothing. */
+  const repeatable = (request: Request): boolean => {
+    if (request.method !== 'tools/call') return true;
+    const name = request.params?.name;
+    return typeof name === 'string' && repeatableTools.has(name);
+  };
+
+  /**
+   * Leaves a lost (or, with `lookup`, a no longer wanted) upstream for a new one. `level`: warn
+   * when the host was lost, info when the bridge goes back to a host that is back.
+   */
+  const moveFrom = (
+    lost: Upstream,
+    reason: string,
+    level: 'warn' | 'info',
+    lookup?: HostLookup,
+  ): Promise<Upstream> => {
     if (lost !== current) return moving ?? Promise.resolve(current);
     moving ??= (async () => {
-      const message = `${reason} during this call; the bridge has reconnected, call again`;
+      updateFlow();
+      const again: InFlight[] = [];
       let failed = 0;
-      for (const [id, { upstream, delivered }] of pending) {
-        if (upstream !== lost || !delivered) continue;
+      for (const [id, entry] of pending) {
+        if (entry.upstream !== lost || !entry.delivered) continue;
+        if (repeatable(entry.request)) {
+          again.push(entry);
+          continue;
+        }
         pending.delete(id);
-        failCall(id, message);
+        failCall(id, `${reason} during this call; the bridge has reconnected, call again`);
         failed++;
       }
-      log.warn(failed > 0 ? `${reason}; ${failed} call(s) in flight end with an error` : reason);
+      const told = [
+        again.length > 0 ? `${again.length} call(s) in flight sent again` : '',
+        failed > 0 ? `${failed} call(s) in flight end with an error` : '',
+      ].filter(Boolean);
+      log[level](told.length > 0 ? `${reason}; ${told.join(', ')}` : reason);
       for (const [id, upstream] of serverRequests) if (upstream === lost) serverRequests.delete(id);
       await lost.close().catch(() => undefined);
       const next = await connect(lookup);
@@ -225,15 +384,21 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
         await next.close().catch(() => undefined);
         throw error;
       }
-      log.warn(`now serving ${root} through ${next.description}`);
+      log[level](`now serving ${root} through ${next.description}`);
       current = next;
       // The new upstream may offer other tools (the host's just tasks are never served here).
       if (opening.initialized) {
         reply({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
       }
+      for (const entry of again) {
+        if (pending.get(entry.request.id) !== entry) continue; // answered meanwhile
+        pending.delete(entry.request.id);
+        send(entry.request as JSONRPCMessage, true);
+      }
       return next;
     })().finally(() => {
       moving = undefined;
+      pump();
     });
     return moving;
   };
@@ -250,59 +415,99 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
     const idle = (): boolean =>
       !moving &&
       current.kind === 'local' &&
-      ![...pending.values()].some((e) => e.upstream === current);
+      ![...pending.values()].some((entry) => entry.upstream === current);
     if (options.local || !idle() || Date.now() - lastHostCheck < HOST_RECHECK_MS) return;
     lastHostCheck = Date.now();
     const lookup = await lookForHost(false);
     if (lookup.host === undefined || !idle()) return;
-    await moveFrom(current, 'the Grove host is back', lookup).catch(() => undefined);
+    await moveFrom(current, 'the Grove host is back', 'info', lookup).catch(() => undefined);
   };
 
   const remember = (message: JSONRPCMessage): void => {
-    if (isJSONRPCRequest(message) && isInitializeRequest(message)) opening.initialize = message;
-    else if (isInitializedNotification(message)) opening.initialized = true;
-    else if (isJSONRPCRequest(message)) {
-      const uri = (message.params as { uri?: unknown } | undefined)?.uri;
-      if (message.method === 'logging/setLevel') opening.logLevel = message;
-      else if (message.method === 'resources/subscribe' && typeof uri === 'string') {
-        opening.subscriptions.set(uri, message);
-      } else if (message.method === 'resources/unsubscribe' && typeof uri === 'string') {
-        opening.subscriptions.delete(uri);
+    const method = methodOf(message);
+    if (method === 'notifications/initialized') opening.initialized = true;
+    if (!isRequest(message)) return;
+    const uri = message.params?.uri;
+    if (method === 'logging/setLevel') opening.logLevel = message;
+    else if (method === 'resources/subscribe' && typeof uri === 'string') {
+      opening.subscriptions.set(uri, message);
+    } else if (method === 'resources/unsubscribe' && typeof uri === 'string') {
+      opening.subscriptions.delete(uri);
+    }
+  };
+
+  /**
+   * One client message to the upstream in use; sent again once if it never reached a lost one.
+   * `resent`: a request the lost upstream had, already remembered.
+   */
+  const forward = async (message: JSONRPCMessage, resent: boolean): Promise<void> => {
+    if (!resent) remember(message);
+    if (isRequest(message)) await returnToHostIfBack();
+    for (let attempt = 0; attempt < 2; attempt++) {
+      // A failed move leaves the lost upstream current: sending to it fails, which moves again.
+      const upstream = moving ? await moving.catch(() => current) : current;
+      if (closing) return;
+      if (isAnswer(message)) {
+        // An answer to a request of the upstream goes to that upstream, if it is still there.
+        const asker = serverRequests.get(idOf(message)!);
+        serverRequests.delete(idOf(message)!);
+        if (asker !== upstream) return;
+      }
+      const entry = isRequest(message)
+        ? { upstream, delivered: false, request: message }
+        : undefined;
+      if (entry !== undefined) pending.set(entry.request.id, entry);
+      try {
+        await upstream.send(message);
+        if (entry !== undefined) entry.delivered = true;
+        return;
+      } catch (error) {
+        const lost = error instanceof UpstreamLost;
+        if (lost) await moveFrom(upstream, error.message, 'warn').catch(() => undefined);
+        if (lost && !error.delivered && attempt === 0) continue; // never arrived: send it again
+        if (entry !== undefined && pending.get(entry.request.id) === entry) {
+          pending.delete(entry.request.id);
+          failCall(entry.request.id, error instanceof Error ? error.message : String(error));
+          pump();
+        }
+        if (entry === undefined) log.warn(`not delivered: ${String(error)}`);
+        return;
       }
     }
   };
 
-  /** One client message to the upstream in use; sent again once if it never reached a lost one. */
-  const forward = async (message: JSONRPCMessage): Promise<void> => {
-    remember(message);
-    if (isJSONRPCRequest(message)) await returnToHostIfBack();
-    const isAnswer = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      // A failed move leaves the lost upstream current: sending to it fails, which moves again.
-      const upstream = moving ? await moving.catch(() => current) : current;
-      if (isAnswer) {
-        // An answer to a request of the upstream goes to that upstream, if it is still there.
-        const asker = serverRequests.get(message.id!);
-        serverRequests.delete(message.id!);
-        if (asker !== upstream) return;
-      }
-      const entry = { upstream, delivered: false };
-      if (isJSONRPCRequest(message)) pending.set(message.id, entry);
-      try {
-        await upstream.send(message);
-        entry.delivered = true;
-        return;
-      } catch (error) {
-        const lost = error instanceof UpstreamLost;
-        if (lost) await moveFrom(upstream, error.message).catch(() => undefined);
-        if (lost && !error.delivered && attempt === 0) continue; // never arrived: send it again
-        if (isJSONRPCRequest(message) && pending.delete(message.id)) {
-          failCall(message.id, error instanceof Error ? error.message : String(error));
-        }
-        if (!isJSONRPCRequest(message)) log.warn(`not delivered: ${String(error)}`);
-        return;
-      }
+  const send = (message: JSONRPCMessage, resent = false): void => {
+    forward(message, resent).catch((error: unknown) => log.error(`forwarding: ${String(error)}`));
+  };
+
+  /** A message from the client: sent now, or queued behind others while the slots are taken. */
+  const receive = (message: JSONRPCMessage): void => {
+    if (closing) return;
+    const method = methodOf(message);
+    if (isAnswer(message)) {
+      // An answer to the server's request unblocks a call in flight: it never waits.
+      send(message);
+      return;
     }
+    if (method === 'notifications/cancelled') {
+      // A request still waiting here is dropped (the client expects no answer to it); one in
+      // flight hears of its cancellation at once, ahead of whatever waits.
+      const params = (message as { params?: { requestId?: unknown } }).params;
+      const index = waiting.findIndex(
+        (queued) => isRequest(queued) && queued.id === params?.requestId,
+      );
+      if (index !== -1) {
+        waiting.splice(index, 1);
+        updateFlow();
+      } else send(message);
+      return;
+    }
+    if (isRequest(message) && pending.has(message.id)) {
+      reply(errorAnswer(message.id, -32600, `Invalid Request: id ${String(message.id)} is in use`));
+      return;
+    }
+    waiting.push(message);
+    pump();
   };
 
   let resolveClosed!: () => void;
@@ -310,19 +515,13 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
   const close = async (): Promise<void> => {
     if (closing) return closed;
     closing = true;
+    stdio.close();
     await (moving ?? Promise.resolve(current)).catch(() => current);
     await current.close().catch(() => undefined);
-    await stdio.close().catch(() => undefined);
     resolveClosed();
     return closed;
   };
-  stdio.onmessage = (message) => {
-    forward(message).catch((error: unknown) => log.error(`forwarding: ${String(error)}`));
-  };
-  stdio.onerror = (error) => log.warn(`stdio: ${error.message}`);
-  // The client closed stdin: it is done (the MCP stdio binding says to exit promptly).
-  stdio.onclose = () => void close();
-  await stdio.start();
+  updateFlow();
 
   return {
     root,

@@ -2,11 +2,12 @@
 // host runs, so the path matches the host's record of it), and whether a Grove host is serving that
 // worktree right now — its server's URL and token from the app database of the data directory,
 // confirmed by the server answering `/healthz`.
+import { existsSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
+import { get as httpGet } from 'node:http';
 import path from 'node:path';
 import { UserError } from '../platform/errors.ts';
 import { AppDatabase } from '../host/app-database.ts';
-import { discoverRepo } from '../host/worktree-discovery.ts';
 import { LISTEN_HOST } from '../mcp/http-answers.ts';
 
 /** A running host's server for one worktree. */
@@ -25,6 +26,8 @@ export const HEALTH_CHECK_TIMEOUT_MS = 1_500;
  * Throws a UserError when the path is not inside a git worktree or Grove would refuse to serve it.
  */
 export async function worktreeRootOf(inputPath: string): Promise<string> {
+  // Loaded only here: a bridge that found its worktree in the app database runs no git.
+  const { discoverRepo } = await import('../host/worktree-discovery.ts');
   const repo = await discoverRepo(inputPath);
   const absolute = path.resolve(inputPath);
   // discoverRepo resolved symlinks; so must the path it is matched against.
@@ -41,20 +44,50 @@ export async function worktreeRootOf(inputPath: string): Promise<string> {
   return inside.path;
 }
 
-/** True when a Grove worktree server answers `GET /healthz` on that port in time. */
+/** One `GET /healthz`: true when it answers `{"ok":true}` within `timeoutMs`. */
+function healthCheck(port: number, timeoutMs: number): Promise<boolean | 'timeout'> {
+  return new Promise((resolve) => {
+    const request = httpGet(
+      { host: LISTEN_HOST, port, path: '/healthz', agent: false },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          body += chunk;
+          if (body.length > 4096) response.destroy();
+        });
+        response.once('end', () => {
+          try {
+            resolve(
+              response.statusCode === 200 && (JSON.parse(body) as { ok?: unknown }).ok === true,
+            );
+          } catch {
+            resolve(false);
+          }
+        });
+        response.once('error', () => resolve(false));
+      },
+    );
+    request.setTimeout(timeoutMs, () => {
+      request.destroy();
+      resolve('timeout');
+    });
+    request.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * True when a Grove worktree server answers `GET /healthz` on that port. A host that is merely
+ * busy (no answer in time) is asked once more before it counts as gone; a refused connection is
+ * final at once. (node:http, not fetch: fetch loads undici, longer than the whole check.)
+ */
 export async function serverAnswers(
   port: number,
   timeoutMs = HEALTH_CHECK_TIMEOUT_MS,
 ): Promise<boolean> {
-  try {
-    const response = await fetch(`http://${LISTEN_HOST}:${port}/healthz`, {
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const body = (await response.json().catch(() => undefined)) as { ok?: unknown } | undefined;
-    return response.ok && body?.ok === true;
-  } catch {
-    return false;
-  }
+  const first = await healthCheck(port, timeoutMs);
+  if (first !== 'timeout') return first;
+  return (await healthCheck(port, timeoutMs)) === true;
 }
 
 /** What the app database records about a worktree, as far as the bridge needs it. */
@@ -63,6 +96,11 @@ export interface WorktreeRecord {
   token: string;
   /** The worktree's own just-tasks setting (the bridge honours it when it serves the worktree). */
   justTasks: boolean;
+}
+
+/** Whether the data directory has an app database (a host ran there once). */
+export function hasAppDatabase(dataDir: string): boolean {
+  return existsSync(path.join(dataDir, AppDatabase.FILE_NAME));
 }
 
 /**

@@ -85,6 +85,8 @@ export function newToken(): string {
 }
 
 export class AppDatabase {
+  /** The database's file in the data directory. */
+  static readonly FILE_NAME = 'grove.db';
   private readonly db: Database.Database;
 
   private constructor(db: Database.Database) {
@@ -98,7 +100,7 @@ export class AppDatabase {
    */
   static async open(dataDir: string): Promise<AppDatabase> {
     await secureDataDirectory(dataDir);
-    const file = path.join(dataDir, 'grove.db');
+    const file = path.join(dataDir, AppDatabase.FILE_NAME);
     let db: Database.Database | undefined;
     try {
       db = new Database(file, { timeout: 2000 });
@@ -122,7 +124,7 @@ export class AppDatabase {
    * Undefined when there is no database yet (Grove never opened a repository with that directory).
    */
   static openReadOnly(dataDir: string): AppDatabase | undefined {
-    const file = path.join(dataDir, 'grove.db');
+    const file = path.join(dataDir, AppDatabase.FILE_NAME);
     if (!existsSync(file)) return undefined;
     try {
       return new AppDatabase(

@@ -7,7 +7,8 @@
 // through worker threads in every process; docs/decisions.md ("Logging").
 import { closeSync, constants, fstatSync, openSync, renameSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { LOG_LEVELS, type LogLevel, type LogRecord } from '../../shared/log-record.ts';
+import { LOG_LEVELS, type LogLevel } from '../../shared/log-levels.ts';
+import type { LogRecord } from '../../shared/log-record.ts';
 
 export type LogSink = (record: LogRecord) => void;
 
