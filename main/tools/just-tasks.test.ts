@@ -2,7 +2,7 @@
 // installs, put first on PATH by main/testing/just.ts) on real repositories: listing,
 // arguments, refusals, deadline, cancellation with the recipe's children, output caps, the
 // environment, streamed output, and a missing `just`.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,6 +36,17 @@ sleepy:
 
 loud:
     head -c 200000 /dev/zero | tr '\\0' 'x'; echo; echo the-end
+
+show REF:
+    git log -1 --format=%s {{REF}}
+
+# Echoes its words, options too [grove-allow-options]
+echo-all +WORDS:
+    @echo {{WORDS}}
+
+[metadata("grove-allow-options")]
+echo-meta +WORDS:
+    @echo {{WORDS}}
 
 _hidden:
     echo hidden
@@ -76,26 +87,33 @@ describe('list_just_tasks', () => {
     expect(result.justfile).toBe('justfile');
     const recipes = result.recipes as { name: string }[];
     expect(recipes.map((recipe) => recipe.name)).toEqual([
+      'echo-all',
+      'echo-meta',
       'env',
       'fail',
       'hello',
       'loud',
+      'show',
       'sleepy',
       'words',
     ]);
     expect(recipes.find((recipe) => recipe.name === 'hello')).toEqual({
       name: 'hello',
       doc: 'Greets someone',
-      parameters: [{ name: 'name', kind: 'optional', default: 'world' }],
+      parameters: [{ name: 'name', kind: 'optional', default: 'world', option: null }],
+      takes_options: false,
     });
     expect(recipes.find((recipe) => recipe.name === 'words')).toEqual({
       name: 'words',
       doc: 'Prints its words, one per line',
       parameters: [
-        { name: 'first', kind: 'required', default: null },
-        { name: 'rest', kind: 'one-or-more', default: null },
+        { name: 'first', kind: 'required', default: null, option: null },
+        { name: 'rest', kind: 'one-or-more', default: null, option: null },
       ],
+      takes_options: false,
     });
+    expect(recipes.find((recipe) => recipe.name === 'echo-all')?.takes_options).toBe(true);
+    expect(recipes.find((recipe) => recipe.name === 'echo-meta')?.takes_options).toBe(true);
   });
 
   it('says so when the worktree root has no justfile, and never uses a parent directory one', async () => {
@@ -179,9 +197,32 @@ describe('run_just_task', () => {
     expect(() => checkArguments(['ok', 'x=1', '-v', 'a/b.c', 'a,b', 'u@h:1', '+%'])).not.toThrow();
   });
 
+  it('refuses arguments starting with "-" unless the recipe declares it takes options', async () => {
+    const outside = path.join(repo.dir, 'written-by-git-log.txt');
+    const attempt = call(tools().run, { task: 'show', args: [`--output=${outside}`] });
+    await expect(attempt).rejects.toBeInstanceOf(UserError);
+    await expect(attempt).rejects.toThrow(
+      `argument 1 (${JSON.stringify(`--output=${outside}`)}) starts with "-": recipe show does ` +
+        'not declare that it takes options',
+    );
+    expect(existsSync(outside)).toBe(false);
+    for (const bad of ['-p', '--', '-']) {
+      await expect(call(tools().run, { task: 'words', args: ['a', bad] })).rejects.toThrow(
+        'argument 2',
+      );
+    }
+    const shown = await call(tools().run, { task: 'show', args: ['HEAD'] });
+    expect(shown.exit_code).toBe(0);
+    // A recipe that declares it, by its doc comment or by just's [metadata] attribute.
+    for (const task of ['echo-all', 'echo-meta']) {
+      const echoed = await call(tools().run, { task, args: ['-v', '--x=1', 'plain'] });
+      expect(echoed.stdout).toBe('-v --x=1 plain\n');
+    }
+  });
+
   it('refuses a recipe that is not listed, private ones included', async () => {
     await expect(call(tools().run, { task: 'deploy' })).rejects.toThrow(
-      /no recipe named "deploy" in justfile; recipes: env, fail/,
+      /no recipe named "deploy" in justfile; recipes: echo-all, echo-meta, env, fail/,
     );
     await expect(call(tools().run, { task: '_hidden' })).rejects.toThrow(/no recipe named/);
   });
@@ -207,6 +248,13 @@ describe('run_just_task', () => {
         optioned.root,
       );
       expect(named.stdout).toBe('build 2\n');
+      // Its own option, but not a value that is an option again.
+      await expect(
+        call(tools().run, { task: 'build', args: ['--level=--output=x'] }, {}, optioned.root),
+      ).rejects.toThrow(/starts with "-"/);
+      await expect(
+        call(tools().run, { task: 'build', args: ['--other=2'] }, {}, optioned.root),
+      ).rejects.toThrow(/starts with "-"/);
       const attempt = call(tools().run, { task: 'build', args: ['_private'] }, {}, optioned.root)
         .then((result) => `${String(result.stdout)}${String(result.stderr)}`)
         .catch((error: unknown) => String(error));

@@ -27,6 +27,14 @@ export const MAX_STDERR_BYTES = 32 * 1024;
 /** How often streamed output is sent to the client, at most. */
 const STREAM_INTERVAL_MS = 250;
 const MAX_ARGS = 64;
+/**
+ * What a recipe's doc comment holds (or its `[metadata(...)]` attribute, without the brackets) to
+ * declare that it takes arguments starting with `-`. Without it such an argument is refused: a
+ * recipe line such as `git log -1 {{REF}}` would hand `--output=<path>` to the command as an
+ * option.
+ */
+export const ALLOW_OPTIONS_MARKER = '[grove-allow-options]';
+const ALLOW_OPTIONS_METADATA = 'grove-allow-options';
 const MAX_ARG_CHARS = 4096;
 
 /**
@@ -45,12 +53,23 @@ const parameterSchema = z.object({
         'one-or-more: the remaining arguments (variadic, last).',
     ),
   default: orNull(z.string()).describe('Its default (an expression is shown as just writes it).'),
+  option: orNull(z.string()).describe(
+    "The option that sets it (`--level`, `-l`: just's `[arg(long=…, short=…)]`), or null for a " +
+      'positional parameter.',
+  ),
 });
 
 const recipeSchema = z.object({
   name: z.string(),
   doc: orNull(z.string()).describe('The doc comment above the recipe, or its [doc] attribute.'),
   parameters: z.array(parameterSchema),
+  takes_options: z
+    .boolean()
+    .describe(
+      `True when the recipe declares that it takes arguments starting with \`-\` (${ALLOW_OPTIONS_MARKER} ` +
+        'in its doc comment, or `[metadata("grove-allow-options")]`); otherwise such arguments are ' +
+        'refused, except its own options.',
+    ),
 });
 
 export type JustRecipe = z.infer<typeof recipeSchema>;
@@ -176,12 +195,15 @@ interface DumpParameter {
   name?: unknown;
   kind?: unknown;
   default?: unknown;
+  long?: unknown;
+  short?: unknown;
 }
 interface DumpRecipe {
   name?: unknown;
   doc?: unknown;
   private?: unknown;
   parameters?: unknown;
+  attributes?: unknown;
 }
 
 function toParameter(raw: DumpParameter): JustRecipe['parameters'][number] {
@@ -199,7 +221,23 @@ function toParameter(raw: DumpParameter): JustRecipe['parameters'][number] {
         : defaultValue === null
           ? 'required'
           : 'optional';
-  return { name: String(raw.name), kind, default: defaultValue };
+  const option =
+    typeof raw.long === 'string'
+      ? `--${raw.long}`
+      : typeof raw.short === 'string'
+        ? `-${raw.short}`
+        : null;
+  return { name: String(raw.name), kind, default: defaultValue, option };
+}
+
+/** Whether a recipe declares that it takes arguments starting with `-` (ALLOW_OPTIONS_MARKER). */
+function declaresOptions(recipe: DumpRecipe): boolean {
+  if (typeof recipe.doc === 'string' && recipe.doc.includes(ALLOW_OPTIONS_MARKER)) return true;
+  if (!Array.isArray(recipe.attributes)) return false;
+  return (recipe.attributes as unknown[]).some((attribute) => {
+    const metadata = (attribute as { metadata?: unknown } | null)?.metadata;
+    return Array.isArray(metadata) && metadata.includes(ALLOW_OPTIONS_METADATA);
+  });
 }
 
 /** The public recipes of `just --dump --dump-format json` output, by name. */
@@ -218,6 +256,7 @@ export function parseDump(json: string): JustRecipe[] {
       parameters: Array.isArray(recipe.parameters)
         ? (recipe.parameters as DumpParameter[]).map(toParameter)
         : [],
+      takes_options: declaresOptions(recipe),
     }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
@@ -234,6 +273,28 @@ export function checkArguments(args: readonly string[]): void {
           'argument must be one plain word (letters, digits and - _ . / : = , @ + %)',
       );
     }
+  });
+}
+
+/**
+ * Refuses arguments starting with `-` unless the recipe declares it takes them
+ * (ALLOW_OPTIONS_MARKER) or the argument is one of the recipe's own options (`--level`, `-l`,
+ * `--level=<value>` with a value not starting with `-`), which `just` itself reads.
+ */
+export function checkOptions(recipe: JustRecipe, args: readonly string[]): void {
+  if (recipe.takes_options) return;
+  const own = new Set(recipe.parameters.flatMap((p) => (p.option === null ? [] : [p.option])));
+  args.forEach((arg, index) => {
+    if (!arg.startsWith('-')) return;
+    const equals = arg.indexOf('=');
+    const name = equals === -1 ? arg : arg.slice(0, equals);
+    const value = equals === -1 ? '' : arg.slice(equals + 1);
+    if (own.has(name) && !value.startsWith('-')) return;
+    throw new UserError(
+      `argument ${index + 1} (${JSON.stringify(arg)}) starts with "-": recipe ${recipe.name} ` +
+        'does not declare that it takes options, and a command in it could read the argument as ' +
+        `one (its author can add ${ALLOW_OPTIONS_MARKER} to its doc comment)`,
+    );
   });
 }
 
@@ -342,8 +403,10 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
       'worktree with `just`, and returns its exit code and output. The recipe runs with your ' +
       "user's rights and may change files, the network or anything else: it is not read-only. " +
       "`args` are the recipe's arguments, one plain word each; whitespace and shell " +
-      'metacharacters are refused. Output is streamed as progress and log messages while it ' +
-      `runs; the result keeps the last ${MAX_STDOUT_BYTES / 1024} KiB of stdout and ` +
+      'metacharacters are refused, and so are arguments starting with `-` unless they are the ' +
+      "recipe's own options (`option` in list_just_tasks) or the recipe declares " +
+      `${ALLOW_OPTIONS_MARKER} in its doc comment (\`takes_options\`). Output is streamed as ` +
+      `progress and log messages while it runs; the result keeps the last ${MAX_STDOUT_BYTES / 1024} KiB of stdout and ` +
       `${MAX_STDERR_BYTES / 1024} KiB of stderr. A run is stopped after ` +
       `${RUN_TIMEOUT_MS / 60_000} minutes, or when the call is cancelled. Opt-in: offered only ` +
       'when the user turned on just tasks for this worktree in Grove.',
@@ -371,6 +434,7 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
         );
       }
       checkArity(recipe, args.length);
+      checkOptions(recipe, args);
       const run: RunningTask = { task, args, startedAt: Date.now() };
       runs.add(run);
       const stream = outputStreamer(ctx, task);
