@@ -4,6 +4,7 @@
 // environment, streamed output, and a missing `just`.
 import { existsSync, readFileSync } from 'node:fs';
 import { rm, symlink } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../platform/errors.ts';
@@ -151,6 +152,69 @@ describe('list_just_tasks', () => {
       // An error in the worktree's own justfile is still shown in full.
       await writeFiles(hostile.root, { justfile: 'bad line here\n' });
       await expect(call(tools().list, {}, {}, hostile.root)).rejects.toThrow(/bad line here/);
+    } finally {
+      await hostile.cleanup();
+    }
+  });
+
+  it('refuses a justfile that imports or mods anything outside the worktree, by its own line, before just reads it', async () => {
+    const hostile = await makeTempRepo();
+    try {
+      const secret = 'SECRET-DEFAULT-9313';
+      await writeFiles(hostile.dir, {
+        'outside.just': `# Deploys\ndeploy token="${secret}":\n    echo {{token}}\n`,
+        'outside-dir/mod.just': `leak token="${secret}":\n    echo {{token}}\n`,
+      });
+      await mkfifo(path.join(hostile.dir, 'outside.fifo'));
+      await writeFiles(hostile.root, {
+        'inc.just': 'inner:\n    echo inner\n',
+        'sub/mod.just': 'subtask:\n    echo sub\n',
+      });
+      await symlink(path.join(hostile.dir, 'outside.just'), path.join(hostile.root, 'link.just'));
+      await symlink(path.join(hostile.dir, 'outside-dir'), path.join(hostile.root, 'linked'));
+      await symlink(path.join(hostile.dir, 'outside.just'), path.join(hostile.root, 'mine.just'));
+      const refused = async (justfile: string, where = 'justfile line 2') => {
+        await writeFiles(hostile.root, { justfile });
+        const attempt = call(tools().list, {}, {}, hostile.root)
+          .then(() => 'listed')
+          .catch((error: unknown) => (error as Error).message);
+        const message = await attempt;
+        expect(message).toMatch(new RegExp(`^${where}: its \`(import|mod)\` `));
+        expect(message).toContain('refuses a justfile that pulls in anything from outside');
+        expect(message).not.toContain(secret);
+        expect(message).not.toContain(hostile.dir);
+        expect(message).not.toMatch(/outside\.|outside-dir|\.\.\//);
+        return message;
+      };
+      const ok = 'ok:\n    echo ok\n';
+      // Outside by `..`, by an absolute path, through a committed symlink; a file, a directory
+      // module, a FIFO; optional or not.
+      const byDots = await refused(`# x\nimport '../outside.just'\n${ok}`);
+      expect(await refused(`# x\nimport? '../missing-outside.just'\n${ok}`)).toBe(byDots);
+      await refused(`# x\nimport '${path.join(hostile.dir, 'outside.just')}'\n${ok}`);
+      await refused(`# x\nimport "link.just"\n${ok}`);
+      await refused(`# x\nimport '../outside.fifo'\n${ok}`);
+      await refused(`# x\nmod linked\n${ok}`);
+      await refused(`# x\nmod mine\n${ok}`);
+      await refused(`# x\nmod? away '../outside-dir'\n${ok}`);
+      await refused(`# x\nimport '~/outside.just'\n${ok}`);
+      // A form Grove does not read (a shell-expanded string) is refused too.
+      await refused(`# x\nimport x'$HOME/outside.just'\n${ok}`);
+      // Through a file the justfile imports from inside: that file's line is named.
+      await writeFiles(hostile.root, {
+        'inc.just': "inner:\n    echo inner\nimport '../outside.just'\n",
+      });
+      await refused(`import 'inc.just'\n${ok}`, 'inc.just line 3');
+      // Imports and modules that stay inside are read as before.
+      await writeFiles(hostile.root, {
+        'inc.just': 'inner:\n    echo inner\n',
+        justfile: `import 'inc.just'\nimport? 'absent.just'\nmod sub\n${ok}`,
+      });
+      const listed = await call(tools().list, {}, {}, hostile.root);
+      expect((listed.recipes as { name: string }[]).map((recipe) => recipe.name)).toEqual([
+        'inner',
+        'ok',
+      ]);
     } finally {
       await hostile.cleanup();
     }
@@ -335,6 +399,10 @@ describe('run_just_task', () => {
     expect(progress.at(-1)).toBe('two');
   });
 });
+
+async function mkfifo(target: string): Promise<void> {
+  execFileSync('mkfifo', [target]);
+}
 
 const pidFile = (): string => path.join(repo.root, 'sleeper.pid');
 

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { firstFileInRoot, statInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
 import { childEnvironment, runProcess, type ProcessOutput } from '../platform/run-process.ts';
+import { checkJustfileSources } from './justfile-imports.ts';
 import { parseToolArguments } from './tool-arguments.ts';
 import { defineTool, orNull, type ToolContext, type ToolDefinition } from './tool-definition.ts';
 import { LIST_JUST_TASKS, RUN_JUST_TASK } from './tool-constants.ts';
@@ -351,6 +352,7 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
   /** The justfile found and its public recipes (one lookup serves a run's check and its start). */
   const dumpRecipes = async (root: string, signal: AbortSignal) => {
     const justfile = await findJustfile(root);
+    await checkJustfileSources(root, justfile.relative);
     const output = await runProcess(
       'just',
       justArguments(root, justfile.real, ['--dump', '--dump-format', 'json']),
