@@ -49,6 +49,17 @@ echo-all +WORDS:
 echo-meta +WORDS:
     @echo {{WORDS}}
 
+leave:
+    sleep 601 & echo $! > left.pids
+    nohup sleep 602 > /dev/null 2>&1 & echo $! >> left.pids
+    setsid sh -c 'sleep 603 & echo $! >> left.pids'
+    echo left
+
+escape:
+    rm -f escaped.pid
+    setsid env -u GROVE_TASK_RUN sh -c 'echo $$ > escaped.pid; exec sleep 604' &
+    while [ ! -s escaped.pid ]; do sleep 0.05; done
+
 _hidden:
     echo hidden
 `;
@@ -86,13 +97,15 @@ describe('list_just_tasks', () => {
   it('lists public recipes with doc comments and parameters', async () => {
     const result = await call(tools().list, {});
     expect(result.justfile).toBe('justfile');
-    const recipes = result.recipes as { name: string }[];
+    const recipes = result.recipes as { name: string; takes_options?: boolean }[];
     expect(recipes.map((recipe) => recipe.name)).toEqual([
       'echo-all',
       'echo-meta',
       'env',
+      'escape',
       'fail',
       'hello',
+      'leave',
       'loud',
       'show',
       'sleepy',
@@ -286,7 +299,7 @@ describe('run_just_task', () => {
 
   it('refuses a recipe that is not listed, private ones included', async () => {
     await expect(call(tools().run, { task: 'deploy' })).rejects.toThrow(
-      /no recipe named "deploy" in justfile; recipes: echo-all, echo-meta, env, fail/,
+      /no recipe named "deploy" in justfile; recipes: echo-all, echo-meta, env, escape, fail/,
     );
     await expect(call(tools().run, { task: '_hidden' })).rejects.toThrow(/no recipe named/);
   });
@@ -369,6 +382,27 @@ describe('run_just_task', () => {
     await expect(attempt).rejects.toThrow(/cancelled/);
     expect(tasks.running()).toEqual([]);
     await expectGone(readPid());
+  });
+
+  it('ends what a recipe leaves behind when it exits, in its group or not (sleep &, nohup, setsid)', async () => {
+    const result = await call(tools().run, { task: 'leave' });
+    expect(result).toMatchObject({ exit_code: 0, stdout: 'left\n' });
+    const pids = readFileSync(path.join(repo.root, 'left.pids'), 'utf8').trim().split('\n');
+    expect(pids).toHaveLength(3);
+    for (const pid of pids) await expectGone(Number(pid));
+  });
+
+  it('returns when the recipe exits, not when a process that escaped closes its output', async () => {
+    // `setsid` and a scrubbed environment: neither the group nor the marker finds it
+    // (docs/security.md). It holds the recipe's stdout and stderr for 604 s.
+    const result = await call(tools().run, { task: 'escape' });
+    const pid = Number(readFileSync(path.join(repo.root, 'escaped.pid'), 'utf8').trim());
+    try {
+      expect(result.exit_code).toBe(0);
+      if (process.platform === 'linux') expect(running(pid)).toBe(true);
+    } finally {
+      process.kill(pid, 'SIGKILL');
+    }
   });
 
   it('keeps the last bytes of a long output and says it truncated', async () => {

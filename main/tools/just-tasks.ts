@@ -458,6 +458,8 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
             onOverflow: 'truncate',
             keep: 'tail',
             processGroup: true,
+            // And what left the group (setsid, nohup ... &): ended when the recipe ends.
+            markDescendants: true,
             onStdout: stream.push,
             onStderr: stream.push,
           },
