@@ -8,6 +8,7 @@ import {
   type ActivityEntry,
   type ClientInfo,
   type RunningCall,
+  type RunningTask,
   type WorktreeState,
 } from '../../shared/model.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
@@ -47,6 +48,7 @@ export interface OpenWorktree {
   missingMessage: string | null;
   clients: ClientInfo[];
   runningCalls: RunningCall[];
+  runningTasks: RunningTask[];
   activity: ActivityEntry[];
   /** The latest reconciliation state the worktree process computed. */
   reconcile: ReconcileState | null;
@@ -81,6 +83,7 @@ export function openWorktree(
     missingMessage: unservableMessage(discovered),
     clients: [],
     runningCalls: [],
+    runningTasks: [],
     activity: [],
     supervisor: new WorktreeSupervisor({
       root: discovered.path,
@@ -101,6 +104,7 @@ export function openWorktree(
               : client,
           );
           open.runningCalls = []; // and its calls
+          open.runningTasks = []; // and its tasks (ended with it)
         }
         deps.changed(open);
       },
@@ -115,6 +119,10 @@ export function openWorktree(
       },
       onRunningCalls: (calls) => {
         open.runningCalls = calls;
+        deps.changed(open);
+      },
+      onRunningTasks: (tasks) => {
+        open.runningTasks = tasks;
         deps.changed(open);
       },
       onReconcileState: (state) => {
@@ -159,6 +167,7 @@ export function worktreeState(worktree: OpenWorktree): WorktreeState {
     },
     clients: worktree.clients,
     runningCalls: worktree.runningCalls,
+    runningTasks: worktree.runningTasks,
     reconcileBase: worktree.reconcileBase,
     reconcileTotals: worktree.reconcile?.totals ?? null,
   };

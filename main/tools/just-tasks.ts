@@ -13,7 +13,13 @@ import { UserError } from '../platform/errors.ts';
 import { childEnvironment, runProcess, type ProcessOutput } from '../platform/run-process.ts';
 import { checkJustfileSources } from './justfile-imports.ts';
 import { parseToolArguments } from './tool-arguments.ts';
-import { defineTool, orNull, type ToolContext, type ToolDefinition } from './tool-definition.ts';
+import {
+  defineTool,
+  MAX_TASKS_RUNNING,
+  orNull,
+  type ToolContext,
+  type ToolDefinition,
+} from './tool-definition.ts';
 import { LIST_JUST_TASKS, RUN_JUST_TASK } from './tool-constants.ts';
 
 /** Names `just` finds a justfile under, looked for in the worktree root only. */
@@ -109,11 +115,15 @@ const runOutput = z.object({
   note: z.string().optional().describe('What to know about this result (truncation, a stop).'),
 });
 
-/** A run in progress, for get_project_context's active tasks. */
+/** A run in progress, for get_project_context's active tasks and the window. */
 export interface RunningTask {
+  /** The call's id (ToolContext.callId), or one of this module's own outside a server. */
+  id: string;
   task: string;
   args: string[];
   startedAt: number;
+  /** Who asked for it (the client's clientInfo name), when known. */
+  clientName: string | null;
 }
 
 export interface JustTasksOptions {
@@ -122,6 +132,8 @@ export interface JustTasksOptions {
   /** Output kept per stream (defaults MAX_STDOUT_BYTES / MAX_STDERR_BYTES). */
   maxStdoutBytes?: number;
   maxStderrBytes?: number;
+  /** The runs going on, whenever a run starts or ends. */
+  onRunningChanged?: (runs: RunningTask[]) => void;
 }
 
 export interface JustTasks {
@@ -129,6 +141,11 @@ export interface JustTasks {
   readonly tools: readonly ToolDefinition[];
   /** The runs going on now, oldest first. */
   running(): RunningTask[];
+  /**
+   * Stops a run now (its recipe's group and what it left, as a cancel does); its call ends with
+   * an error saying who stopped it. False when no run has that id (it already ended).
+   */
+  stop(id: string, by: string): boolean;
   /** The recipes on offer in `root` (what list_just_tasks returns). */
   listRecipes(root: string, signal: AbortSignal): Promise<JustRecipeList>;
 }
@@ -347,7 +364,12 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
   const runTimeoutMs = options.runTimeoutMs ?? RUN_TIMEOUT_MS;
   const maxStdout = options.maxStdoutBytes ?? MAX_STDOUT_BYTES;
   const maxStderr = options.maxStderrBytes ?? MAX_STDERR_BYTES;
-  const runs = new Set<RunningTask>();
+  /** Runs going on, oldest first, each with the controller that stops it. */
+  const runs = new Map<string, { run: RunningTask; stopper: AbortController }>();
+  let runSequence = 0;
+  const running = (): RunningTask[] =>
+    [...runs.values()].map(({ run }) => ({ ...run, args: [...run.args] }));
+  const changed = (): void => options.onRunningChanged?.(running());
 
   /** The justfile found and its public recipes (one lookup serves a run's check and its start). */
   const dumpRecipes = async (root: string, signal: AbortSignal) => {
@@ -410,7 +432,10 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
       `${ALLOW_OPTIONS_MARKER} in its doc comment (\`takes_options\`). Output is streamed as ` +
       `progress and log messages while it runs; the result keeps the last ${MAX_STDOUT_BYTES / 1024} KiB of stdout and ` +
       `${MAX_STDERR_BYTES / 1024} KiB of stderr. A run is stopped after ` +
-      `${RUN_TIMEOUT_MS / 60_000} minutes, or when the call is cancelled. Opt-in: offered only ` +
+      `${RUN_TIMEOUT_MS / 60_000} minutes, when the call is cancelled, when its client goes away ` +
+      '(closes its session or connection), or when the user stops it in Grove; when the recipe ' +
+      'exits, what it left running is ended too. At most ' +
+      `${MAX_TASKS_RUNNING} runs at once per worktree (more are refused). Opt-in: offered only ` +
       'when the user turned on just tasks for this worktree in Grove.',
     inputSchema: runInput,
     outputSchema: runOutput,
@@ -421,6 +446,8 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
       openWorldHint: true,
     },
     deadlineMs: RUN_TIMEOUT_MS + 30_000,
+    // Its own bound, apart from the read tools' (server-factory.ts MAX_TASKS_RUNNING).
+    runsTask: true,
     handler: async (rawArgs, ctx) => {
       const { task, args } = parseToolArguments('run_just_task', runInput, rawArgs);
       checkArguments(args);
@@ -437,8 +464,16 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
       }
       checkArity(recipe, args.length);
       checkOptions(recipe, args);
-      const run: RunningTask = { task, args, startedAt: Date.now() };
-      runs.add(run);
+      const run: RunningTask = {
+        id: ctx.callId ?? `run-${++runSequence}`,
+        task,
+        args,
+        startedAt: Date.now(),
+        clientName: ctx.clientName ?? null,
+      };
+      const stopper = new AbortController();
+      runs.set(run.id, { run, stopper });
+      changed();
       const stream = outputStreamer(ctx, task);
       ctx.progress?.(0, undefined, `just ${task} started`);
       let output: ProcessOutput;
@@ -451,7 +486,7 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
             // One recipe per run: arguments a recipe does not take as positional ones (its
             // parameters may be options, `[arg(long)]`) are an error, never more recipes.
             env: { ...childEnvironment(), JUST_ONE: 'true' },
-            signal: ctx.signal,
+            signal: AbortSignal.any([ctx.signal, stopper.signal]),
             timeoutMs: runTimeoutMs,
             maxStdoutBytes: maxStdout,
             maxStderrBytes: maxStderr,
@@ -465,10 +500,16 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
           },
         );
       } finally {
-        runs.delete(run);
+        runs.delete(run.id);
+        changed();
         stream.end();
       }
       if (output.startError) throw await failure(ctx.root, output, `just ${task}`);
+      if (output.stopped === 'cancelled' && stopper.signal.aborted && !ctx.signal.aborted) {
+        throw new UserError(`just ${task} was stopped ${String(stopper.signal.reason)}`, {
+          code: 'cancelled',
+        });
+      }
       if (output.stopped === 'cancelled') {
         throw new UserError(`just ${task} was cancelled and stopped`, { code: 'cancelled' });
       }
@@ -495,7 +536,13 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
 
   return {
     tools: [listTool, runTool],
-    running: () => [...runs].map((run) => ({ ...run, args: [...run.args] })),
+    running,
+    stop(id, by) {
+      const entry = runs.get(id);
+      if (entry === undefined) return false;
+      entry.stopper.abort(by);
+      return true;
+    },
     listRecipes,
   };
 }
