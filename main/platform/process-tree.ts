@@ -7,15 +7,21 @@
 // changed (`env -i`, `env -u GROVE_TASK_RUN`, sudo's reset) that also left the group, one running
 // as another user (its environ is not readable), and anything started through a daemon (docker,
 // systemd-run). Elsewhere than Linux, only the process group is ended.
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 
 /** The variable that marks a run's processes. */
 export const RUN_MARKER_VARIABLE = 'GROVE_TASK_RUN';
 
-/** This process's part of every marker it hands out: a random id, so no other process shares it. */
-const PROCESS_MARKER = randomBytes(8).toString('hex');
+/**
+ * This process's part of every marker it hands out: its pid, its start time and a random part, so
+ * no other process shares it (uniqueness is all a marker needs: a recipe that forged another
+ * run's marker could end those processes itself anyway). Not node:crypto, which a worktree
+ * process no client has called does not load (docs/performance.md, idle memory).
+ */
+const PROCESS_MARKER = [process.pid, Date.now(), Math.floor(Math.random() * 2 ** 32)]
+  .map((part) => part.toString(36))
+  .join('.');
 let runSequence = 0;
 
 /** A fresh marker for one run. */
