@@ -95,7 +95,6 @@ describe('just task runs', () => {
         client
           .callTool(
             { name: 'run_just_task', arguments: { task: 'nap', args: [`s${s}-${i}`] } },
-            undefined,
             { timeout: 120_000 },
           )
           .then(
