@@ -78,6 +78,8 @@ export const hostCommands = {
   restartServer: { input: WorktreeRef, output: Ok },
   /** Ends a running tool call now: its client gets an error saying it was cancelled in Grove. */
   cancelToolCall: { input: WorktreeRef.extend({ callId: z.string().min(1) }), output: Ok },
+  /** Stops a running just task now (its recipe and what it started); its client gets an error. */
+  stopTask: { input: WorktreeRef.extend({ runId: z.string().min(1) }), output: Ok },
   getConnectionInfo: { input: WorktreeRef, output: ConnectionInfoSchema },
   /** Replaces the token at once: the old one is refused from then on. */
   rotateToken: { input: WorktreeRef, output: ConnectionInfoSchema },

@@ -124,6 +124,18 @@ export const RunningCallSchema = z.object({
 });
 export type RunningCall = z.infer<typeof RunningCallSchema>;
 
+/** A just task running now (the Server tab lists it with a Stop button). */
+export const RunningTaskSchema = z.object({
+  /** The worktree process's id of the run (what stopTask takes). */
+  id: z.string(),
+  task: z.string(),
+  args: z.array(z.string()),
+  startedAt: z.number(),
+  /** The client that asked for it, when it said its name. */
+  clientName: z.string().nullable(),
+});
+export type RunningTask = z.infer<typeof RunningTaskSchema>;
+
 export const WorktreeStateSchema = z.object({
   /** Stable identifier (the app database's id, as a string). */
   id: z.string(),
@@ -150,6 +162,8 @@ export const WorktreeStateSchema = z.object({
   healthChecksToday: z.number().int().nonnegative().optional(),
   /** Tool calls running now, oldest first. */
   runningCalls: z.array(RunningCallSchema),
+  /** Just tasks running now, oldest first (the host always sends it; absent reads as none). */
+  runningTasks: z.array(RunningTaskSchema).optional(),
   /** The base branch reconciliation compares against (null: the repo's default branch). */
   reconcileBase: z.string().nullable(),
   /** Reconciliation totals for the sidebar (the full state is in the snapshot's `reconcile`). */

@@ -30,6 +30,8 @@ export const HostToWorktreeSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('set-just-tasks'), enabled: z.boolean() }),
   /** The user cancelled a running tool call in the window. */
   z.object({ type: z.literal('cancel-call'), callId: z.string() }),
+  /** The user stopped a running just task in the window. */
+  z.object({ type: z.literal('stop-task'), runId: z.string() }),
 ]);
 export type HostToWorktree = z.infer<typeof HostToWorktreeSchema>;
 

@@ -2,7 +2,12 @@
 // with the schema the host validates each of them with. Imported by the host; the worktree
 // process imports only the type.
 import { z } from 'zod';
-import { ActivityEntrySchema, ClientInfoSchema, RunningCallSchema } from './model.ts';
+import {
+  ActivityEntrySchema,
+  ClientInfoSchema,
+  RunningCallSchema,
+  RunningTaskSchema,
+} from './model.ts';
 import { LogRecordSchema } from './log-record.ts';
 import { ReconcileStateSchema } from './reconcile.ts';
 
@@ -30,6 +35,8 @@ export const WorktreeToHostSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('activity'), entries: z.array(ActivityEntrySchema) }),
   /** The tool calls running now (whenever the set changes, batched like activity). */
   z.object({ type: z.literal('running-calls'), calls: z.array(RunningCallSchema) }),
+  /** The just tasks running now (whenever one starts or ends). */
+  z.object({ type: z.literal('running-tasks'), tasks: z.array(RunningTaskSchema) }),
   /** The worktree's reconciliation state: after start, then whenever it changes. */
   z.object({ type: z.literal('reconcile-state'), state: ReconcileStateSchema }),
   /** The start waits for something (its port, held by a Grove server that is stopping). */

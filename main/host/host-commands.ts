@@ -62,6 +62,10 @@ const handlers: Handlers = {
     host.cancelToolCall(input.worktreeId, input.callId);
     return ok;
   },
+  stopTask: (host, input: Input<'stopTask'>) => {
+    host.stopTask(input.worktreeId, input.runId);
+    return ok;
+  },
   getConnectionInfo: (host, input: Input<'getConnectionInfo'>) =>
     host.getConnectionInfo(input.worktreeId),
   rotateToken: (host, input: Input<'rotateToken'>) => host.rotateToken(input.worktreeId),

@@ -294,6 +294,11 @@ export class Host {
     this.worktree(worktreeId).supervisor.cancelCall(callId);
   }
 
+  /** Stops a running just task of a worktree's server (its client gets a "stopped" error). */
+  stopTask(worktreeId: string, runId: string): void {
+    this.worktree(worktreeId).supervisor.stopTask(runId);
+  }
+
   /** The OS process id of a worktree's server process, while it has one. */
   processId(worktreeId: string): number | undefined {
     return this.worktree(worktreeId).supervisor.pid;

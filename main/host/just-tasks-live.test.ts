@@ -160,6 +160,86 @@ describe('just tasks in a served worktree', () => {
     await waitFor(() => !running(), 'the recipe to end with the host', 5_000);
   });
 
+  it('leaves none of what a running recipe started once the host closes (sleep &, nohup, setsid)', async () => {
+    const repo = await makeTempRepo({
+      justfile:
+        'linger:\n' +
+        '    sleep 611 & echo $! > linger.pids\n' +
+        '    nohup sleep 612 > /dev/null 2>&1 & echo $! >> linger.pids\n' +
+        "    setsid sh -c 'sleep 613 & echo $! >> linger.pids'\n" +
+        '    sleep 614 & echo $! >> linger.pids; wait\n',
+    });
+    cleanups.push(repo.cleanup);
+    const host = await openHost(await makeTempDir(), true);
+    await host.addRepo(repo.root);
+    await host.startAll();
+    const session = await connect(host, 'sse');
+    void session.client
+      .callTool({ name: 'run_just_task', arguments: { task: 'linger' } })
+      .catch(() => undefined);
+    const pidFile = path.join(repo.root, 'linger.pids');
+    const pids = (): number[] => {
+      try {
+        return readFileSync(pidFile, 'utf8').trim().split('\n').map(Number);
+      } catch {
+        return [];
+      }
+    };
+    await waitFor(() => pids().length === 4, 'the recipe to start its four sleeps');
+    const alive = (pid: number): boolean => {
+      try {
+        return !/^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    const started = pids();
+    cleanups.push(async () => {
+      for (const pid of started.filter(alive)) process.kill(pid, 'SIGKILL');
+    });
+    expect(started.every(alive)).toBe(true);
+    await host.close();
+    await waitFor(() => !started.some(alive), 'every sleep to end with the host', 5_000);
+  });
+
+  it('lists a running task in the worktree state, and the window can stop it', async () => {
+    const repo = await makeTempRepo({
+      justfile: "nap seconds:\n    sh -c 'echo $$ > nap.pid; exec sleep {{seconds}}'\n",
+    });
+    cleanups.push(repo.cleanup);
+    const host = await openHost(await makeTempDir(), true);
+    await host.addRepo(repo.root);
+    await host.startAll();
+    const session = await connect(host, 'legacy-http');
+    const result = session.client
+      .callTool({ name: 'run_just_task', arguments: { task: 'nap', args: ['300'] } })
+      .catch((error: unknown) => ({ isError: true, content: [String(error)] }));
+    await waitFor(() => (mainWorktree(host).runningTasks ?? []).length === 1, 'the task listed');
+    const [task] = mainWorktree(host).runningTasks!;
+    expect(task).toMatchObject({ task: 'nap', args: ['300'], clientName: CLIENT_INFO.name });
+    const napPid = (): number => {
+      try {
+        return Number(readFileSync(path.join(repo.root, 'nap.pid'), 'utf8').trim());
+      } catch {
+        return 0;
+      }
+    };
+    await waitFor(() => napPid() > 0, 'the recipe to start');
+    const pid = napPid();
+    host.stopTask(mainWorktree(host).id, task!.id);
+    const stopped = await result;
+    expect(stopped.isError).toBe(true);
+    expect(JSON.stringify(stopped.content)).toContain('just nap was stopped from the Grove window');
+    await waitFor(() => (mainWorktree(host).runningTasks ?? []).length === 0, 'the list emptied');
+    await waitFor(() => {
+      try {
+        return /^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return true;
+      }
+    }, 'the recipe to end');
+  });
+
   it('keeps the setting across restarts of the host, and applies it when the server starts', async () => {
     const { host, repo, dataDir } = await hostWithRepo();
     host.setWorktreeSettings(mainWorktree(host).id, { justTasks: true });

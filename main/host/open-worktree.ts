@@ -9,6 +9,7 @@ import {
   type ActivityEntry,
   type ClientInfo,
   type RunningCall,
+  type RunningTask,
   type WorktreeState,
 } from '../../shared/model.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
@@ -48,6 +49,7 @@ export interface OpenWorktree {
   missingMessage: string | null;
   clients: ClientInfo[];
   runningCalls: RunningCall[];
+  runningTasks: RunningTask[];
   activity: ActivityEntry[];
   /** Health checks (clients that made no call) dropped from `clients` on the local day `day`. */
   healthChecks: { day: string; count: number };
@@ -84,6 +86,7 @@ export function openWorktree(
     missingMessage: unservableMessage(discovered),
     clients: [],
     runningCalls: [],
+    runningTasks: [],
     activity: loadActivity(deps, row.id),
     healthChecks: { day: localDay(Date.now()), count: 0 },
     supervisor: new WorktreeSupervisor({
@@ -106,6 +109,7 @@ export function openWorktree(
               : client,
           );
           open.runningCalls = []; // and its calls
+          open.runningTasks = []; // and its tasks (ended with it)
         }
         deps.changed(open);
       },
@@ -125,6 +129,10 @@ export function openWorktree(
       },
       onRunningCalls: (calls) => {
         open.runningCalls = calls;
+        deps.changed(open);
+      },
+      onRunningTasks: (tasks) => {
+        open.runningTasks = tasks;
         deps.changed(open);
       },
       onReconcileState: (state) => {
@@ -177,6 +185,7 @@ export function worktreeState(worktree: OpenWorktree): WorktreeState {
     healthChecksToday:
       worktree.healthChecks.day === localDay(Date.now()) ? worktree.healthChecks.count : 0,
     runningCalls: worktree.runningCalls,
+    runningTasks: worktree.runningTasks,
     reconcileBase: worktree.reconcileBase,
     reconcileTotals: worktree.reconcile?.totals ?? null,
   };

@@ -9,7 +9,13 @@
 // at all (directory gone) says so (`fatal`) and is not restarted. It also relays what the process
 // reports about its clients and tool calls.
 import type { Logger } from '../platform/log.ts';
-import type { ActivityEntry, ClientInfo, RunningCall, ServerStatus } from '../../shared/model.ts';
+import type {
+  ActivityEntry,
+  ClientInfo,
+  RunningCall,
+  RunningTask,
+  ServerStatus,
+} from '../../shared/model.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import { WorktreeToHostSchema } from '../../shared/worktree-to-host.ts';
 import type { WorktreeLauncher, WorktreeProcessHandle } from './worktree-launcher.ts';
@@ -28,6 +34,8 @@ export interface SupervisorOptions {
   onClients?(clients: ClientInfo[], healthChecks: number): void;
   onActivity?(entries: ActivityEntry[]): void;
   onRunningCalls?(calls: RunningCall[]): void;
+  /** The just tasks running now. */
+  onRunningTasks?(tasks: RunningTask[]): void;
   onReconcileState?(state: ReconcileState): void;
   /** The base branch for reconciliation (undefined: the process picks the repo's default). */
   reconcileBase?: string;
@@ -125,6 +133,11 @@ export class WorktreeSupervisor {
     this.current?.send({ type: 'set-just-tasks', enabled });
   }
 
+  /** Asks the running process to stop one of its just tasks now. */
+  stopTask(runId: string): void {
+    this.current?.send({ type: 'stop-task', runId });
+  }
+
   /** Asks the running process to end one of its tool calls now. */
   cancelCall(callId: string): void {
     this.current?.send({ type: 'cancel-call', callId });
@@ -218,6 +231,8 @@ export class WorktreeSupervisor {
           this.options.onActivity?.(message.entries);
         } else if (message.type === 'running-calls') {
           this.options.onRunningCalls?.(message.calls);
+        } else if (message.type === 'running-tasks') {
+          this.options.onRunningTasks?.(message.tasks);
         } else if (message.type === 'reconcile-state') {
           this.options.onReconcileState?.(message.state);
         } else if (message.type === 'log') {

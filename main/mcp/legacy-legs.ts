@@ -107,6 +107,7 @@ export class LegacyLegs {
         return;
       }
       if (req.method === 'GET') this.#holdWhileStreaming(session, res);
+      if (req.method === 'POST') cancelWhenGone(session.http, res, body);
       await session.http.handleRequest(req, res, body);
       return;
     }
@@ -212,6 +213,34 @@ export class LegacyLegs {
       });
     };
   }
+}
+
+/**
+ * A client that goes away (closes its transport, exits) while its requests run takes the response
+ * they would be answered on with it: the session has no other way to reach it, and the SDK would
+ * let the calls run on (a just recipe to its 10-minute deadline). When `res` closes before it was
+ * finished, each request it carried is cancelled as if the client had sent
+ * `notifications/cancelled` (its handler's signal aborts). SSE sessions and modern requests need
+ * none of this: their calls end when their stream or request does.
+ */
+function cancelWhenGone(transport: Transport, res: ServerResponse, body: unknown): void {
+  const ids = (Array.isArray(body) ? body : [body]).flatMap((message: unknown) => {
+    const { id, method } = (message ?? {}) as { id?: unknown; method?: unknown };
+    return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')
+      ? [id]
+      : [];
+  });
+  if (ids.length === 0) return;
+  res.once('close', () => {
+    if (res.writableFinished) return;
+    for (const requestId of ids) {
+      transport.onmessage?.({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId, reason: 'the client went away' },
+      });
+    }
+  });
 }
 
 /** True for an initialize request, alone or inside a batch. */

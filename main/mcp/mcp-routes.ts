@@ -116,6 +116,7 @@ export function createMcpRoutes(options: McpRoutesOptions): McpRoutes {
       ? {}
       : { progressIntervalMs: options.progressIntervalMs }),
     ...options.callBounds,
+    sessionClientName: (sessionId) => sessions.get(sessionId)?.clientInfo?.name,
     onToolStarted,
     onToolCalled,
     onError: reportError,

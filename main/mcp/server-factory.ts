@@ -6,8 +6,15 @@ import { CLIENT_INFO_META_KEY, McpServer } from '@modelcontextprotocol/server';
 import type { CallToolResult, RegisteredTool, ServerContext } from '@modelcontextprotocol/server';
 import { UserError } from '../platform/errors.ts';
 import { nextSlice, sliceUsedUp } from '../platform/time-slices.ts';
-import { toolDeadlineMs, type ToolContext, type ToolDefinition } from '../tools/tool-definition.ts';
+import {
+  MAX_TASKS_RUNNING,
+  toolDeadlineMs,
+  type ToolContext,
+  type ToolDefinition,
+} from '../tools/tool-definition.ts';
 import { BRIDGE_HEADER, isBridgedHeader, toClientIdentity } from './client-events.ts';
+
+export { MAX_TASKS_RUNNING };
 import type { McpClientIdentity, McpEra, McpTransportKind } from './client-events.ts';
 import { stableStringify } from './stable-json.ts';
 
@@ -99,6 +106,10 @@ export interface ServerFactoryOptions {
   maxCallsRunning?: number;
   /** Most calls waiting for one of those slots (default MAX_CALLS_WAITING). */
   maxCallsWaiting?: number;
+  /** Most calls of `runsTask` tools running at once on every server this factory built (default MAX_TASKS_RUNNING). */
+  maxTasksRunning?: number;
+  /** The name of the client of a legacy session, for ToolContext.clientName. */
+  sessionClientName?: (sessionId: string) => string | undefined;
 }
 
 /** Default interval of the progress heartbeat of running calls. */
@@ -118,11 +129,10 @@ export const MAX_CALLS_PER_SESSION = 16;
 export const MAX_CALLS_RUNNING = 32;
 /** Most calls waiting for a slot on one worktree server; past it a call is refused at once. */
 export const MAX_CALLS_WAITING = 256;
-
 /** How many calls may run and wait at once (defaults: the constants above). */
 export type CallBounds = Pick<
   ServerFactoryOptions,
-  'maxCallsPerSession' | 'maxCallsRunning' | 'maxCallsWaiting'
+  'maxCallsPerSession' | 'maxCallsRunning' | 'maxCallsWaiting' | 'maxTasksRunning'
 >;
 
 /** Builds the server of one leg/session/request; knows every call running on any of them. */
@@ -228,6 +238,9 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
   const maxPerSession = options.maxCallsPerSession ?? MAX_CALLS_PER_SESSION;
   const maxRunning = options.maxCallsRunning ?? MAX_CALLS_RUNNING;
   const maxWaiting = options.maxCallsWaiting ?? MAX_CALLS_WAITING;
+  const maxTasks = options.maxTasksRunning ?? MAX_TASKS_RUNNING;
+  /** Task runs going on (runsTask tools), counted apart from the call slots. */
+  let tasksRunning = 0;
   /** Calls running or waiting on each legacy session, by session id (entries at 0 are dropped). */
   const runningBySession = new Map<string, number>();
   /** Slots of this server taken by running calls, and the calls waiting for one, oldest first. */
@@ -238,7 +251,13 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
    * server), or undefined. Refused at once: a client past the bound is flooding, and a clear error
    * for that call is what it can act on (it retries once some of its calls finish).
    */
-  const refusal = (sessionId: string | undefined): string | undefined => {
+  const refusal = (sessionId: string | undefined, runsTask: boolean): string | undefined => {
+    if (runsTask) {
+      return tasksRunning >= maxTasks
+        ? `too many tasks running at once (${maxTasks}) on this worktree server; wait for one to ` +
+            'finish, or stop one (Grove window: Server tab), then try again'
+        : undefined;
+    }
     if (sessionId !== undefined && (runningBySession.get(sessionId) ?? 0) >= maxPerSession) {
       return (
         `too many calls running at once (${maxPerSession}) on this MCP session; ` +
@@ -270,6 +289,10 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
   /** Each server's registered tools (for syncTools); dropped with the server. */
   const registrations = new WeakMap<McpServer, Map<string, RegisteredTool>>();
   let callSequence = 0;
+  /** The calling client's name: a modern request's envelope, or its legacy session's clientInfo. */
+  const clientNameOf = (ctx: ServerContext): string | undefined =>
+    envelopeClientInfo(ctx)?.name ??
+    (ctx.sessionId === undefined ? undefined : options.sessionClientName?.(ctx.sessionId));
   const build = (leg: ServerLeg): McpServer => {
     const server = new McpServer(
       { name: serverInfo.name, version: serverInfo.version },
@@ -299,7 +322,8 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
           const callId = `${process.pid}-c${++callSequence}`;
           const argumentsSummary = summarizeArguments(args);
           const { sessionId } = ctx;
-          const refused = refusal(sessionId);
+          const runsTask = tool.runsTask === true;
+          const refused = refusal(sessionId, runsTask);
           if (refused !== undefined) {
             onToolCalled?.({
               callId,
@@ -315,10 +339,13 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
             });
             return toolErrorResult(refused);
           }
-          if (sessionId !== undefined) {
-            runningBySession.set(sessionId, (runningBySession.get(sessionId) ?? 0) + 1);
+          if (runsTask) tasksRunning++;
+          else {
+            if (sessionId !== undefined) {
+              runningBySession.set(sessionId, (runningBySession.get(sessionId) ?? 0) + 1);
+            }
+            await takeSlot();
           }
-          await takeSlot();
           const progress = requestProgress(ctx, progressIntervalMs);
           let result: CallToolResult;
           const deadlineMs = options.deadlinesMs?.[tool.name] ?? toolDeadlineMs(tool);
@@ -338,6 +365,8 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
                 root,
                 signal: AbortSignal.any([ctx.mcpReq.signal, control.signal]),
                 log: requestLogger(ctx, tool.name),
+                callId,
+                ...withClientName(clientNameOf(ctx)),
                 ...(progress ? { progress: progress.report } : {}),
               }),
               control.ended,
@@ -354,8 +383,9 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
             result = toolErrorResult(describeError(error));
           } finally {
             running.delete(callId);
-            releaseSlot();
-            if (sessionId !== undefined) {
+            if (runsTask) tasksRunning--;
+            else releaseSlot();
+            if (!runsTask && sessionId !== undefined) {
               const left = (runningBySession.get(sessionId) ?? 1) - 1;
               if (left > 0) runningBySession.set(sessionId, left);
               else runningBySession.delete(sessionId);
@@ -404,6 +434,10 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
       return changed;
     },
   });
+}
+
+function withClientName(name: string | undefined): { clientName?: string } {
+  return name === undefined ? {} : { clientName: name };
 }
 
 /** A modern request's identity: the envelope's clientInfo, and whether it came through the bridge. */

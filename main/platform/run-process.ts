@@ -9,6 +9,14 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
+import {
+  findMarkedProcesses,
+  findMarkedProcessesSync,
+  isThisProcessMarker,
+  newRunMarker,
+  RUN_MARKER_VARIABLE,
+  signalProcesses,
+} from './process-tree.ts';
 
 export interface RunProcessOptions {
   /** Directory the program runs in. */
@@ -36,6 +44,13 @@ export interface RunProcessOptions {
    * so the shells and children a recipe starts end with it (POSIX; elsewhere the program alone).
    */
   processGroup?: boolean;
+  /**
+   * With `processGroup`, also mark every process the program starts (process-tree.ts: an
+   * environment variable they inherit) and end those that left the group when it ends (Linux:
+   * a walk of /proc, ~20 ms for 120 processes; for programs that run a client's commands, such
+   * as just recipes).
+   */
+  markDescendants?: boolean;
   /** Every chunk of output as it arrives, kept or not. */
   onStdout?: (chunk: Buffer) => void;
   onStderr?: (chunk: Buffer) => void;
@@ -81,10 +96,18 @@ export const DEFAULT_MAX_STDERR_BYTES = 64 * 1024;
 export const KILL_GRACE_MS = 1_000;
 /** After the program exited, how long its output streams may stay open (a grandchild holding them). */
 const CLOSE_GRACE_MS = 2_000;
+/**
+ * With `processGroup`: after the program exited and what it left behind was signalled, how long
+ * the output still in its pipes is read before the streams are closed. Only a process that escaped
+ * (process-tree.ts) can hold them longer; the call does not wait for it.
+ */
+const EXIT_DRAIN_MS = 250;
 
 /**
- * Process groups started here and not ended yet. If this process exits first (a worktree process
- * closing with a run going on), they are killed outright: a stop's SIGKILL timer would never fire.
+ * Process groups started here whose members may still run. If this process exits first (a
+ * worktree process closing with a run going on, or a run's leftovers within their grace), they
+ * are killed outright, with every process holding one of this process's run markers: a timer
+ * would never fire.
  */
 const liveGroups = new Set<number>();
 let exitHookInstalled = false;
@@ -93,16 +116,39 @@ function trackGroup(pid: number): void {
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.once('exit', () => {
-      for (const group of liveGroups) {
-        try {
-          process.kill(-group, 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      }
+      for (const group of liveGroups) signalGroup(group, 'SIGKILL');
+      signalProcesses(findMarkedProcessesSync(isThisProcessMarker), 'SIGKILL');
     });
   }
   liveGroups.add(pid);
+}
+
+function signalGroup(group: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-group, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Ends what a run left behind: its process group and every process holding its marker, wherever
+ * it went (SIGTERM, then SIGKILL after KILL_GRACE_MS); resolves once the first signal was sent.
+ * The group leaves `liveGroups` after the second.
+ */
+async function endLeftovers(group: number, marker: string | undefined): Promise<void> {
+  const marked = async (): Promise<number[]> =>
+    marker === undefined ? [] : findMarkedProcesses((candidate) => candidate === marker);
+  signalGroup(group, 'SIGTERM');
+  signalProcesses(await marked(), 'SIGTERM');
+  const timer = setTimeout(() => {
+    signalGroup(group, 'SIGKILL');
+    void marked().then((pids) => {
+      signalProcesses(pids, 'SIGKILL');
+      liveGroups.delete(group);
+    });
+  }, KILL_GRACE_MS);
+  timer.unref(); // the exit hook kills what is left if this process ends first
 }
 
 /**
@@ -189,11 +235,13 @@ function runProgram(
       resolve({ ...empty(new Error('cancelled before it started')), stopped: 'cancelled' });
       return;
     }
+    // Every process the program starts inherits the marker (process-tree.ts).
+    const marker = group && options.markDescendants === true ? newRunMarker() : undefined;
     let child: ChildProcessWithoutNullStreams;
     try {
       child = spawn(command, [...args], {
         cwd: options.cwd,
-        env: options.env,
+        env: marker === undefined ? options.env : { ...options.env, [RUN_MARKER_VARIABLE]: marker },
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: group,
         shell: false,
@@ -219,6 +267,11 @@ function runProgram(
         else child.kill(signal);
       } catch {
         // Already gone.
+      }
+      if (marker !== undefined) {
+        void findMarkedProcesses((candidate) => candidate === marker).then((pids) =>
+          signalProcesses(pids, signal),
+        );
       }
     };
     const stop = (reason: NonNullable<ProcessOutput['stopped']>): void => {
@@ -248,15 +301,15 @@ function runProgram(
     const finish = (code: number | null, signal: NodeJS.Signals | null): void => {
       if (settled) return;
       settled = true;
-      if (groupPid !== undefined) liveGroups.delete(groupPid);
       clearTimeout(deadline);
       clearTimeout(closeTimer);
       options.signal?.removeEventListener('abort', onAbort);
-      // A stopped group may have members left that ignored SIGTERM.
-      if (stopped !== null && group) {
-        signalProcess('SIGKILL');
-      }
       clearTimeout(killTimer);
+      // What the run left behind (its group, and marked processes that left it) was signalled at
+      // its exit; a group that never exited (the pipes closed first) is ended now.
+      if (groupPid !== undefined && !exited) {
+        void endLeftovers(groupPid, marker);
+      }
       resolve({
         code: stopped === null ? code : null,
         signal,
@@ -274,14 +327,26 @@ function runProgram(
         finish(null, null);
       }
     });
+    let exited = false;
     child.on('exit', (code, signal) => {
-      // Normally 'close' follows at once; a grandchild still holding the pipes must not hold us.
-      closeTimer = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-        finish(code, signal);
-      }, CLOSE_GRACE_MS);
-      closeTimer.unref();
+      exited = true;
+      const closeAfter = (ms: number): void => {
+        if (settled) return;
+        closeTimer = setTimeout(() => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+          finish(code, signal);
+        }, ms);
+        closeTimer.unref();
+      };
+      if (groupPid === undefined) {
+        // Normally 'close' follows at once; a grandchild still holding the pipes must not hold us.
+        closeAfter(CLOSE_GRACE_MS);
+        return;
+      }
+      // The program is done, so is its run: what it left behind is ended, and 'close' follows
+      // once they are gone; one that escaped may hold the pipes, so the rest is read briefly.
+      void endLeftovers(groupPid, marker).then(() => closeAfter(EXIT_DRAIN_MS));
     });
     child.on('close', (code, signal) => finish(code, signal));
     child.stdin.end(options.input);

@@ -13,6 +13,7 @@ import {
 } from '../testing/temp-repo.ts';
 import {
   createProjectContextTool,
+  MAX_DOCKER_MESSAGE_CHARS,
   type ProjectContextOptions,
   type ProjectContextResult,
   type ServerEndpoints,
@@ -270,6 +271,27 @@ describe('get_project_context containers and active tasks', () => {
     expect(failed.containers?.services).toBeNull();
     expect(failed.containers?.unavailable).toMatch(/^docker compose ps failed \(exit 15\)/);
     expect(JSON.stringify(failed)).not.toContain('SECRET-7731');
+  });
+
+  it('says when docker compose ps was cut at its output cap, and caps the daemon message it echoes', async () => {
+    // 5 MiB of one JSON array that never ends: past the 4 MiB cap docker is stopped.
+    await fakeDocker(`printf '['; head -c ${5 * 1024 * 1024} /dev/zero | tr '\\0' ' '; printf ']'`);
+    const flooded = await context({}, composed.root);
+    expect(flooded.containers?.services).toBeNull();
+    expect(flooded.containers?.unavailable).toBe(
+      'docker compose ps printed more than 4 MiB and was stopped at that cap: run `docker ' +
+        'compose ps` in the worktree to see it',
+    );
+    // A daemon-down line 64 KiB long is echoed cut to MAX_DOCKER_MESSAGE_CHARS.
+    await fakeDocker(
+      `printf 'Cannot connect to the Docker daemon at unix:///x. Is the docker daemon running? '>&2; ` +
+        `head -c 65536 /dev/zero | tr '\\0' y >&2; exit 1`,
+    );
+    const stopped = await context({}, composed.root);
+    const message = stopped.containers?.unavailable ?? '';
+    expect(message).toMatch(/^docker is not running: Cannot connect to the Docker daemon/);
+    expect(message).toMatch(/y…$/);
+    expect(message.length).toBe('docker is not running: '.length + MAX_DOCKER_MESSAGE_CHARS);
   });
 
   it('stops docker with what it started when it does not answer (a compose plugin holding on)', async () => {

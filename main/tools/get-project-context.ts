@@ -64,6 +64,10 @@ export const COMPOSE_FILE_NAMES = [
 ] as const;
 /** Containers listed at most. */
 export const MAX_CONTAINERS = 50;
+/** Most output of `docker compose ps` read; past it docker is stopped and the answer says so. */
+export const MAX_COMPOSE_PS_BYTES = 4 * 1024 * 1024;
+/** Longest docker message echoed (the first line of its stderr, when it says the daemon is down). */
+export const MAX_DOCKER_MESSAGE_CHARS = 200;
 
 /** A just task run going on now (main/tools/just-tasks.ts). */
 export interface ActiveTaskRun {
@@ -223,8 +227,18 @@ function dockerUnavailable(output: ProcessOutput): string {
     return `docker did not answer within ${CONTEXT_PROBE_TIMEOUT_MS / 1000} s`;
   }
   if (output.stopped === 'cancelled') return 'cancelled';
+  if (output.stopped === 'output-cap') {
+    return (
+      `docker compose ps printed more than ${MAX_COMPOSE_PS_BYTES / (1024 * 1024)} MiB and was ` +
+      'stopped at that cap: run `docker compose ps` in the worktree to see it'
+    );
+  }
   if (output.startError) return `docker could not start: ${output.startError.message}`;
-  const message = output.stderr.toString('utf8').trim().split('\n')[0] ?? '';
+  const firstLine = output.stderr.toString('utf8').trim().split('\n')[0] ?? '';
+  const message =
+    firstLine.length <= MAX_DOCKER_MESSAGE_CHARS
+      ? firstLine
+      : `${firstLine.slice(0, MAX_DOCKER_MESSAGE_CHARS - 1)}…`;
   if (
     /cannot connect to the docker daemon|docker daemon (is not|isn't) running|is the docker daemon running/i.test(
       message,
@@ -252,7 +266,9 @@ async function containersOf(root: string, signal: AbortSignal): Promise<Containe
       env: childEnvironment(),
       signal,
       timeoutMs: CONTEXT_PROBE_TIMEOUT_MS,
-      maxStdoutBytes: 4 * 1024 * 1024,
+      maxStdoutBytes: MAX_COMPOSE_PS_BYTES,
+      // Only its first line may be shown.
+      maxStderrBytes: 4 * 1024,
       onOverflow: 'kill',
       // docker runs compose as a plugin process of its own: stopped, both go.
       processGroup: true,

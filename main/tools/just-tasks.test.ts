@@ -2,8 +2,9 @@
 // installs, put first on PATH by main/testing/just.ts) on real repositories: listing,
 // arguments, refusals, deadline, cancellation with the recipe's children, output caps, the
 // environment, streamed output, and a missing `just`.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { rm, symlink } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../platform/errors.ts';
@@ -36,6 +37,28 @@ sleepy:
 
 loud:
     head -c 200000 /dev/zero | tr '\\0' 'x'; echo; echo the-end
+
+show REF:
+    git log -1 --format=%s {{REF}}
+
+# Echoes its words, options too [grove-allow-options]
+echo-all +WORDS:
+    @echo {{WORDS}}
+
+[metadata("grove-allow-options")]
+echo-meta +WORDS:
+    @echo {{WORDS}}
+
+leave:
+    sleep 601 & echo $! > left.pids
+    nohup sleep 602 > /dev/null 2>&1 & echo $! >> left.pids
+    setsid sh -c 'sleep 603 & echo $! >> left.pids'
+    echo left
+
+escape:
+    rm -f escaped.pid
+    setsid env -u GROVE_TASK_RUN sh -c 'echo $$ > escaped.pid; exec sleep 604' &
+    while [ ! -s escaped.pid ]; do sleep 0.05; done
 
 _hidden:
     echo hidden
@@ -74,28 +97,37 @@ describe('list_just_tasks', () => {
   it('lists public recipes with doc comments and parameters', async () => {
     const result = await call(tools().list, {});
     expect(result.justfile).toBe('justfile');
-    const recipes = result.recipes as { name: string }[];
+    const recipes = result.recipes as { name: string; takes_options?: boolean }[];
     expect(recipes.map((recipe) => recipe.name)).toEqual([
+      'echo-all',
+      'echo-meta',
       'env',
+      'escape',
       'fail',
       'hello',
+      'leave',
       'loud',
+      'show',
       'sleepy',
       'words',
     ]);
     expect(recipes.find((recipe) => recipe.name === 'hello')).toEqual({
       name: 'hello',
       doc: 'Greets someone',
-      parameters: [{ name: 'name', kind: 'optional', default: 'world' }],
+      parameters: [{ name: 'name', kind: 'optional', default: 'world', option: null }],
+      takes_options: false,
     });
     expect(recipes.find((recipe) => recipe.name === 'words')).toEqual({
       name: 'words',
       doc: 'Prints its words, one per line',
       parameters: [
-        { name: 'first', kind: 'required', default: null },
-        { name: 'rest', kind: 'one-or-more', default: null },
+        { name: 'first', kind: 'required', default: null, option: null },
+        { name: 'rest', kind: 'one-or-more', default: null, option: null },
       ],
+      takes_options: false,
     });
+    expect(recipes.find((recipe) => recipe.name === 'echo-all')?.takes_options).toBe(true);
+    expect(recipes.find((recipe) => recipe.name === 'echo-meta')?.takes_options).toBe(true);
   });
 
   it('says so when the worktree root has no justfile, and never uses a parent directory one', async () => {
@@ -133,6 +165,69 @@ describe('list_just_tasks', () => {
       // An error in the worktree's own justfile is still shown in full.
       await writeFiles(hostile.root, { justfile: 'bad line here\n' });
       await expect(call(tools().list, {}, {}, hostile.root)).rejects.toThrow(/bad line here/);
+    } finally {
+      await hostile.cleanup();
+    }
+  });
+
+  it('refuses a justfile that imports or mods anything outside the worktree, by its own line, before just reads it', async () => {
+    const hostile = await makeTempRepo();
+    try {
+      const secret = 'SECRET-DEFAULT-9313';
+      await writeFiles(hostile.dir, {
+        'outside.just': `# Deploys\ndeploy token="${secret}":\n    echo {{token}}\n`,
+        'outside-dir/mod.just': `leak token="${secret}":\n    echo {{token}}\n`,
+      });
+      await mkfifo(path.join(hostile.dir, 'outside.fifo'));
+      await writeFiles(hostile.root, {
+        'inc.just': 'inner:\n    echo inner\n',
+        'sub/mod.just': 'subtask:\n    echo sub\n',
+      });
+      await symlink(path.join(hostile.dir, 'outside.just'), path.join(hostile.root, 'link.just'));
+      await symlink(path.join(hostile.dir, 'outside-dir'), path.join(hostile.root, 'linked'));
+      await symlink(path.join(hostile.dir, 'outside.just'), path.join(hostile.root, 'mine.just'));
+      const refused = async (justfile: string, where = 'justfile line 2') => {
+        await writeFiles(hostile.root, { justfile });
+        const attempt = call(tools().list, {}, {}, hostile.root)
+          .then(() => 'listed')
+          .catch((error: unknown) => (error as Error).message);
+        const message = await attempt;
+        expect(message).toMatch(new RegExp(`^${where}: its \`(import|mod)\` `));
+        expect(message).toContain('refuses a justfile that pulls in anything from outside');
+        expect(message).not.toContain(secret);
+        expect(message).not.toContain(hostile.dir);
+        expect(message).not.toMatch(/outside\.|outside-dir|\.\.\//);
+        return message;
+      };
+      const ok = 'ok:\n    echo ok\n';
+      // Outside by `..`, by an absolute path, through a committed symlink; a file, a directory
+      // module, a FIFO; optional or not.
+      const byDots = await refused(`# x\nimport '../outside.just'\n${ok}`);
+      expect(await refused(`# x\nimport? '../missing-outside.just'\n${ok}`)).toBe(byDots);
+      await refused(`# x\nimport '${path.join(hostile.dir, 'outside.just')}'\n${ok}`);
+      await refused(`# x\nimport "link.just"\n${ok}`);
+      await refused(`# x\nimport '../outside.fifo'\n${ok}`);
+      await refused(`# x\nmod linked\n${ok}`);
+      await refused(`# x\nmod mine\n${ok}`);
+      await refused(`# x\nmod? away '../outside-dir'\n${ok}`);
+      await refused(`# x\nimport '~/outside.just'\n${ok}`);
+      // A form Grove does not read (a shell-expanded string) is refused too.
+      await refused(`# x\nimport x'$HOME/outside.just'\n${ok}`);
+      // Through a file the justfile imports from inside: that file's line is named.
+      await writeFiles(hostile.root, {
+        'inc.just': "inner:\n    echo inner\nimport '../outside.just'\n",
+      });
+      await refused(`import 'inc.just'\n${ok}`, 'inc.just line 3');
+      // Imports and modules that stay inside are read as before.
+      await writeFiles(hostile.root, {
+        'inc.just': 'inner:\n    echo inner\n',
+        justfile: `import 'inc.just'\nimport? 'absent.just'\nmod sub\n${ok}`,
+      });
+      const listed = await call(tools().list, {}, {}, hostile.root);
+      expect((listed.recipes as { name: string }[]).map((recipe) => recipe.name)).toEqual([
+        'inner',
+        'ok',
+      ]);
     } finally {
       await hostile.cleanup();
     }
@@ -179,9 +274,32 @@ describe('run_just_task', () => {
     expect(() => checkArguments(['ok', 'x=1', '-v', 'a/b.c', 'a,b', 'u@h:1', '+%'])).not.toThrow();
   });
 
+  it('refuses arguments starting with "-" unless the recipe declares it takes options', async () => {
+    const outside = path.join(repo.dir, 'written-by-git-log.txt');
+    const attempt = call(tools().run, { task: 'show', args: [`--output=${outside}`] });
+    await expect(attempt).rejects.toBeInstanceOf(UserError);
+    await expect(attempt).rejects.toThrow(
+      `argument 1 (${JSON.stringify(`--output=${outside}`)}) starts with "-": recipe show does ` +
+        'not declare that it takes options',
+    );
+    expect(existsSync(outside)).toBe(false);
+    for (const bad of ['-p', '--', '-']) {
+      await expect(call(tools().run, { task: 'words', args: ['a', bad] })).rejects.toThrow(
+        'argument 2',
+      );
+    }
+    const shown = await call(tools().run, { task: 'show', args: ['HEAD'] });
+    expect(shown.exit_code).toBe(0);
+    // A recipe that declares it, by its doc comment or by just's [metadata] attribute.
+    for (const task of ['echo-all', 'echo-meta']) {
+      const echoed = await call(tools().run, { task, args: ['-v', '--x=1', 'plain'] });
+      expect(echoed.stdout).toBe('-v --x=1 plain\n');
+    }
+  });
+
   it('refuses a recipe that is not listed, private ones included', async () => {
     await expect(call(tools().run, { task: 'deploy' })).rejects.toThrow(
-      /no recipe named "deploy" in justfile; recipes: env, fail/,
+      /no recipe named "deploy" in justfile; recipes: echo-all, echo-meta, env, escape, fail/,
     );
     await expect(call(tools().run, { task: '_hidden' })).rejects.toThrow(/no recipe named/);
   });
@@ -207,6 +325,13 @@ describe('run_just_task', () => {
         optioned.root,
       );
       expect(named.stdout).toBe('build 2\n');
+      // Its own option, but not a value that is an option again.
+      await expect(
+        call(tools().run, { task: 'build', args: ['--level=--output=x'] }, {}, optioned.root),
+      ).rejects.toThrow(/starts with "-"/);
+      await expect(
+        call(tools().run, { task: 'build', args: ['--other=2'] }, {}, optioned.root),
+      ).rejects.toThrow(/starts with "-"/);
       const attempt = call(tools().run, { task: 'build', args: ['_private'] }, {}, optioned.root)
         .then((result) => `${String(result.stdout)}${String(result.stderr)}`)
         .catch((error: unknown) => String(error));
@@ -259,6 +384,27 @@ describe('run_just_task', () => {
     await expectGone(readPid());
   });
 
+  it('ends what a recipe leaves behind when it exits, in its group or not (sleep &, nohup, setsid)', async () => {
+    const result = await call(tools().run, { task: 'leave' });
+    expect(result).toMatchObject({ exit_code: 0, stdout: 'left\n' });
+    const pids = readFileSync(path.join(repo.root, 'left.pids'), 'utf8').trim().split('\n');
+    expect(pids).toHaveLength(3);
+    for (const pid of pids) await expectGone(Number(pid));
+  });
+
+  it('returns when the recipe exits, not when a process that escaped closes its output', async () => {
+    // `setsid` and a scrubbed environment: neither the group nor the marker finds it
+    // (docs/security.md). It holds the recipe's stdout and stderr for 604 s.
+    const result = await call(tools().run, { task: 'escape' });
+    const pid = Number(readFileSync(path.join(repo.root, 'escaped.pid'), 'utf8').trim());
+    try {
+      expect(result.exit_code).toBe(0);
+      if (process.platform === 'linux') expect(running(pid)).toBe(true);
+    } finally {
+      process.kill(pid, 'SIGKILL');
+    }
+  });
+
   it('keeps the last bytes of a long output and says it truncated', async () => {
     const { run } = tools({ maxStdoutBytes: 1000 });
     const result = await call(run, { task: 'loud' });
@@ -287,6 +433,10 @@ describe('run_just_task', () => {
     expect(progress.at(-1)).toBe('two');
   });
 });
+
+async function mkfifo(target: string): Promise<void> {
+  execFileSync('mkfifo', [target]);
+}
 
 const pidFile = (): string => path.join(repo.root, 'sleeper.pid');
 

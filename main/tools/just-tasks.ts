@@ -11,8 +11,15 @@ import { z } from 'zod';
 import { firstFileInRoot, statInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
 import { childEnvironment, runProcess, type ProcessOutput } from '../platform/run-process.ts';
+import { checkJustfileSources } from './justfile-imports.ts';
 import { parseToolArguments } from './tool-arguments.ts';
-import { defineTool, orNull, type ToolContext, type ToolDefinition } from './tool-definition.ts';
+import {
+  defineTool,
+  MAX_TASKS_RUNNING,
+  orNull,
+  type ToolContext,
+  type ToolDefinition,
+} from './tool-definition.ts';
 import { LIST_JUST_TASKS, RUN_JUST_TASK } from './tool-constants.ts';
 
 /** Names `just` finds a justfile under, looked for in the worktree root only. */
@@ -27,6 +34,14 @@ export const MAX_STDERR_BYTES = 32 * 1024;
 /** How often streamed output is sent to the client, at most. */
 const STREAM_INTERVAL_MS = 250;
 const MAX_ARGS = 64;
+/**
+ * What a recipe's doc comment holds (or its `[metadata(...)]` attribute, without the brackets) to
+ * declare that it takes arguments starting with `-`. Without it such an argument is refused: a
+ * recipe line such as `git log -1 {{REF}}` would hand `--output=<path>` to the command as an
+ * option.
+ */
+export const ALLOW_OPTIONS_MARKER = '[grove-allow-options]';
+const ALLOW_OPTIONS_METADATA = 'grove-allow-options';
 const MAX_ARG_CHARS = 4096;
 
 /**
@@ -45,12 +60,23 @@ const parameterSchema = z.object({
         'one-or-more: the remaining arguments (variadic, last).',
     ),
   default: orNull(z.string()).describe('Its default (an expression is shown as just writes it).'),
+  option: orNull(z.string()).describe(
+    "The option that sets it (`--level`, `-l`: just's `[arg(long=…, short=…)]`), or null for a " +
+      'positional parameter.',
+  ),
 });
 
 const recipeSchema = z.object({
   name: z.string(),
   doc: orNull(z.string()).describe('The doc comment above the recipe, or its [doc] attribute.'),
   parameters: z.array(parameterSchema),
+  takes_options: z
+    .boolean()
+    .describe(
+      `True when the recipe declares that it takes arguments starting with \`-\` (${ALLOW_OPTIONS_MARKER} ` +
+        'in its doc comment, or `[metadata("grove-allow-options")]`); otherwise such arguments are ' +
+        'refused, except its own options.',
+    ),
 });
 
 export type JustRecipe = z.infer<typeof recipeSchema>;
@@ -89,11 +115,15 @@ const runOutput = z.object({
   note: z.string().optional().describe('What to know about this result (truncation, a stop).'),
 });
 
-/** A run in progress, for get_project_context's active tasks. */
+/** A run in progress, for get_project_context's active tasks and the window. */
 export interface RunningTask {
+  /** The call's id (ToolContext.callId), or one of this module's own outside a server. */
+  id: string;
   task: string;
   args: string[];
   startedAt: number;
+  /** Who asked for it (the client's clientInfo name), when known. */
+  clientName: string | null;
 }
 
 export interface JustTasksOptions {
@@ -102,6 +132,8 @@ export interface JustTasksOptions {
   /** Output kept per stream (defaults MAX_STDOUT_BYTES / MAX_STDERR_BYTES). */
   maxStdoutBytes?: number;
   maxStderrBytes?: number;
+  /** The runs going on, whenever a run starts or ends. */
+  onRunningChanged?: (runs: RunningTask[]) => void;
 }
 
 export interface JustTasks {
@@ -109,6 +141,11 @@ export interface JustTasks {
   readonly tools: readonly ToolDefinition[];
   /** The runs going on now, oldest first. */
   running(): RunningTask[];
+  /**
+   * Stops a run now (its recipe's group and what it left, as a cancel does); its call ends with
+   * an error saying who stopped it. False when no run has that id (it already ended).
+   */
+  stop(id: string, by: string): boolean;
   /** The recipes on offer in `root` (what list_just_tasks returns). */
   listRecipes(root: string, signal: AbortSignal): Promise<JustRecipeList>;
 }
@@ -176,12 +213,15 @@ interface DumpParameter {
   name?: unknown;
   kind?: unknown;
   default?: unknown;
+  long?: unknown;
+  short?: unknown;
 }
 interface DumpRecipe {
   name?: unknown;
   doc?: unknown;
   private?: unknown;
   parameters?: unknown;
+  attributes?: unknown;
 }
 
 function toParameter(raw: DumpParameter): JustRecipe['parameters'][number] {
@@ -199,7 +239,23 @@ function toParameter(raw: DumpParameter): JustRecipe['parameters'][number] {
         : defaultValue === null
           ? 'required'
           : 'optional';
-  return { name: String(raw.name), kind, default: defaultValue };
+  const option =
+    typeof raw.long === 'string'
+      ? `--${raw.long}`
+      : typeof raw.short === 'string'
+        ? `-${raw.short}`
+        : null;
+  return { name: String(raw.name), kind, default: defaultValue, option };
+}
+
+/** Whether a recipe declares that it takes arguments starting with `-` (ALLOW_OPTIONS_MARKER). */
+function declaresOptions(recipe: DumpRecipe): boolean {
+  if (typeof recipe.doc === 'string' && recipe.doc.includes(ALLOW_OPTIONS_MARKER)) return true;
+  if (!Array.isArray(recipe.attributes)) return false;
+  return (recipe.attributes as unknown[]).some((attribute) => {
+    const metadata = (attribute as { metadata?: unknown } | null)?.metadata;
+    return Array.isArray(metadata) && metadata.includes(ALLOW_OPTIONS_METADATA);
+  });
 }
 
 /** The public recipes of `just --dump --dump-format json` output, by name. */
@@ -218,6 +274,7 @@ export function parseDump(json: string): JustRecipe[] {
       parameters: Array.isArray(recipe.parameters)
         ? (recipe.parameters as DumpParameter[]).map(toParameter)
         : [],
+      takes_options: declaresOptions(recipe),
     }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
@@ -234,6 +291,28 @@ export function checkArguments(args: readonly string[]): void {
           'argument must be one plain word (letters, digits and - _ . / : = , @ + %)',
       );
     }
+  });
+}
+
+/**
+ * Refuses arguments starting with `-` unless the recipe declares it takes them
+ * (ALLOW_OPTIONS_MARKER) or the argument is one of the recipe's own options (`--level`, `-l`,
+ * `--level=<value>` with a value not starting with `-`), which `just` itself reads.
+ */
+export function checkOptions(recipe: JustRecipe, args: readonly string[]): void {
+  if (recipe.takes_options) return;
+  const own = new Set(recipe.parameters.flatMap((p) => (p.option === null ? [] : [p.option])));
+  args.forEach((arg, index) => {
+    if (!arg.startsWith('-')) return;
+    const equals = arg.indexOf('=');
+    const name = equals === -1 ? arg : arg.slice(0, equals);
+    const value = equals === -1 ? '' : arg.slice(equals + 1);
+    if (own.has(name) && !value.startsWith('-')) return;
+    throw new UserError(
+      `argument ${index + 1} (${JSON.stringify(arg)}) starts with "-": recipe ${recipe.name} ` +
+        'does not declare that it takes options, and a command in it could read the argument as ' +
+        `one (its author can add ${ALLOW_OPTIONS_MARKER} to its doc comment)`,
+    );
   });
 }
 
@@ -285,11 +364,17 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
   const runTimeoutMs = options.runTimeoutMs ?? RUN_TIMEOUT_MS;
   const maxStdout = options.maxStdoutBytes ?? MAX_STDOUT_BYTES;
   const maxStderr = options.maxStderrBytes ?? MAX_STDERR_BYTES;
-  const runs = new Set<RunningTask>();
+  /** Runs going on, oldest first, each with the controller that stops it. */
+  const runs = new Map<string, { run: RunningTask; stopper: AbortController }>();
+  let runSequence = 0;
+  const running = (): RunningTask[] =>
+    [...runs.values()].map(({ run }) => ({ ...run, args: [...run.args] }));
+  const changed = (): void => options.onRunningChanged?.(running());
 
   /** The justfile found and its public recipes (one lookup serves a run's check and its start). */
   const dumpRecipes = async (root: string, signal: AbortSignal) => {
     const justfile = await findJustfile(root);
+    await checkJustfileSources(root, justfile.relative);
     const output = await runProcess(
       'just',
       justArguments(root, justfile.real, ['--dump', '--dump-format', 'json']),
@@ -342,10 +427,15 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
       'worktree with `just`, and returns its exit code and output. The recipe runs with your ' +
       "user's rights and may change files, the network or anything else: it is not read-only. " +
       "`args` are the recipe's arguments, one plain word each; whitespace and shell " +
-      'metacharacters are refused. Output is streamed as progress and log messages while it ' +
-      `runs; the result keeps the last ${MAX_STDOUT_BYTES / 1024} KiB of stdout and ` +
+      'metacharacters are refused, and so are arguments starting with `-` unless they are the ' +
+      "recipe's own options (`option` in list_just_tasks) or the recipe declares " +
+      `${ALLOW_OPTIONS_MARKER} in its doc comment (\`takes_options\`). Output is streamed as ` +
+      `progress and log messages while it runs; the result keeps the last ${MAX_STDOUT_BYTES / 1024} KiB of stdout and ` +
       `${MAX_STDERR_BYTES / 1024} KiB of stderr. A run is stopped after ` +
-      `${RUN_TIMEOUT_MS / 60_000} minutes, or when the call is cancelled. Opt-in: offered only ` +
+      `${RUN_TIMEOUT_MS / 60_000} minutes, when the call is cancelled, when its client goes away ` +
+      '(closes its session or connection), or when the user stops it in Grove; when the recipe ' +
+      'exits, what it left running is ended too. At most ' +
+      `${MAX_TASKS_RUNNING} runs at once per worktree (more are refused). Opt-in: offered only ` +
       'when the user turned on just tasks for this worktree in Grove.',
     inputSchema: runInput,
     outputSchema: runOutput,
@@ -356,6 +446,8 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
       openWorldHint: true,
     },
     deadlineMs: RUN_TIMEOUT_MS + 30_000,
+    // Its own bound, apart from the read tools' (server-factory.ts MAX_TASKS_RUNNING).
+    runsTask: true,
     handler: async (rawArgs, ctx) => {
       const { task, args } = parseToolArguments('run_just_task', runInput, rawArgs);
       checkArguments(args);
@@ -371,8 +463,17 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
         );
       }
       checkArity(recipe, args.length);
-      const run: RunningTask = { task, args, startedAt: Date.now() };
-      runs.add(run);
+      checkOptions(recipe, args);
+      const run: RunningTask = {
+        id: ctx.callId ?? `run-${++runSequence}`,
+        task,
+        args,
+        startedAt: Date.now(),
+        clientName: ctx.clientName ?? null,
+      };
+      const stopper = new AbortController();
+      runs.set(run.id, { run, stopper });
+      changed();
       const stream = outputStreamer(ctx, task);
       ctx.progress?.(0, undefined, `just ${task} started`);
       let output: ProcessOutput;
@@ -385,22 +486,30 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
             // One recipe per run: arguments a recipe does not take as positional ones (its
             // parameters may be options, `[arg(long)]`) are an error, never more recipes.
             env: { ...childEnvironment(), JUST_ONE: 'true' },
-            signal: ctx.signal,
+            signal: AbortSignal.any([ctx.signal, stopper.signal]),
             timeoutMs: runTimeoutMs,
             maxStdoutBytes: maxStdout,
             maxStderrBytes: maxStderr,
             onOverflow: 'truncate',
             keep: 'tail',
             processGroup: true,
+            // And what left the group (setsid, nohup ... &): ended when the recipe ends.
+            markDescendants: true,
             onStdout: stream.push,
             onStderr: stream.push,
           },
         );
       } finally {
-        runs.delete(run);
+        runs.delete(run.id);
+        changed();
         stream.end();
       }
       if (output.startError) throw await failure(ctx.root, output, `just ${task}`);
+      if (output.stopped === 'cancelled' && stopper.signal.aborted && !ctx.signal.aborted) {
+        throw new UserError(`just ${task} was stopped ${String(stopper.signal.reason)}`, {
+          code: 'cancelled',
+        });
+      }
       if (output.stopped === 'cancelled') {
         throw new UserError(`just ${task} was cancelled and stopped`, { code: 'cancelled' });
       }
@@ -427,7 +536,13 @@ export function createJustTasks(options: JustTasksOptions = {}): JustTasks {
 
   return {
     tools: [listTool, runTool],
-    running: () => [...runs].map((run) => ({ ...run, args: [...run.args] })),
+    running,
+    stop(id, by) {
+      const entry = runs.get(id);
+      if (entry === undefined) return false;
+      entry.stopper.abort(by);
+      return true;
+    },
     listRecipes,
   };
 }

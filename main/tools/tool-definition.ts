@@ -26,6 +26,10 @@ export interface ToolContext {
    * (`progress` of `total`, with a message). Never throws. Absent when the client did not ask.
    */
   readonly progress?: (progress: number, total?: number, message?: string) => void;
+  /** The server's id of this call (what the window's Cancel and a task's Stop name). */
+  readonly callId?: string;
+  /** Who made the call, as the client said (`clientInfo`), when known. */
+  readonly clientName?: string;
 }
 
 /** A refusal a model can act on: the one user-facing error type (main/platform/errors.ts). */
@@ -53,9 +57,23 @@ export interface ToolDefinition<
    * dropped.
    */
   deadlineMs?: number;
+  /**
+   * The call runs a program for the client (run_just_task): it counts against the server's task
+   * bound (MAX_TASKS_RUNNING) instead of the call bounds, so a task
+   * that runs for minutes never holds a slot a read needs.
+   */
+  runsTask?: boolean;
   /** Returns the structured result; throws UserError for a refusal. */
   handler(args: z.infer<In>, ctx: ToolContext): Promise<z.infer<Out>>;
 }
+
+/**
+ * Most task runs (`runsTask` tools: run_just_task) at once on one worktree server, every client
+ * together (main/mcp/server-factory.ts). Apart from the call bounds: a dev server or a watcher is
+ * a normal recipe and may run for its whole deadline, so tasks never take the slots reads need;
+ * past this a task is refused at once (waiting could mean waiting ten minutes).
+ */
+export const MAX_TASKS_RUNNING = 8;
 
 /** The deadline of a tool call unless its definition says otherwise. */
 export const DEFAULT_TOOL_DEADLINE_MS = 60_000;

@@ -239,6 +239,18 @@ export function runWorktreeProcess(channel: HostChannel): void {
           root,
           base: reconcileBase,
           justTasks,
+          onRunningTasks: (tasks) => {
+            channel.send({
+              type: 'running-tasks',
+              tasks: tasks.map(({ id, task, args, startedAt, clientName }) => ({
+                id,
+                task,
+                args,
+                startedAt,
+                clientName,
+              })),
+            });
+          },
           // Once shutting down, a state computed meanwhile is no longer news for the host.
           onState: (state) => {
             if (!stopping) channel.send({ type: 'reconcile-state', state });
@@ -307,6 +319,9 @@ export function runWorktreeProcess(channel: HostChannel): void {
         return;
       case 'cancel-call':
         listener?.cancelCall(message.callId, 'cancelled from the Grove window');
+        return;
+      case 'stop-task':
+        server?.stopTask(message.runId, 'from the Grove window');
         return;
       case 'ping':
         channel.send({

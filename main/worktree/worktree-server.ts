@@ -8,6 +8,7 @@ import type { ReconcileState } from '../../shared/reconcile.ts';
 import type { ServerEndpoints } from '../tools/get-project-context.ts';
 import { createReconcileService, type ReconcileService } from '../tools/reconcile-service.ts';
 import type { ServerParts } from '../tools/tool-definition.ts';
+import type { JustTasks, RunningTask } from '../tools/just-tasks.ts';
 import { JUST_TASK_TOOL_NAMES } from '../tools/tool-constants.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 
@@ -24,6 +25,8 @@ export interface WorktreeServerOptions {
   serverUrls: () => ServerEndpoints | undefined;
   /** Offer the just task tools from the start (default off; setJustTasks changes it). */
   justTasks?: boolean;
+  /** The just tasks running, whenever one starts or ends. */
+  onRunningTasks?: (tasks: RunningTask[]) => void;
 }
 
 export interface WorktreeServer {
@@ -40,6 +43,8 @@ export interface WorktreeServer {
    * then sends tools/list_changed: McpListener.notify.toolsChanged).
    */
   setJustTasks(enabled: boolean): boolean;
+  /** Stops a running just task (`by` says who, in its client's error); false when none has that id. */
+  stopTask(runId: string, by: string): boolean;
   readonly instructions: string;
   readonly serverInfo: { name: string; version: string };
 }
@@ -57,25 +62,30 @@ export function createWorktreeServer(options: WorktreeServerOptions): WorktreeSe
   });
   let justTasksOn = options.justTasks === true;
   const optIn = new Set(JUST_TASK_TOOL_NAMES);
+  /** The just tasks, once the tools are loaded. */
+  let justTasks: JustTasks | undefined;
   const loadServerParts = async (): Promise<ServerParts> => {
     const [{ createFileTools }, { createJustTasks }, reconcileParts] = await Promise.all([
       import('../tools/index.ts'),
       import('../tools/just-tasks.ts'),
       reconcile.loadServerParts(),
     ]);
-    const justTasks = createJustTasks();
+    const created = createJustTasks(
+      options.onRunningTasks === undefined ? {} : { onRunningChanged: options.onRunningTasks },
+    );
+    justTasks = created;
     const fileTools = createFileTools({
       specSummary: (signal) => reconcile.specSummary(signal),
       serverUrls: options.serverUrls,
       activeTasks: {
         enabled: () => justTasksOn,
-        running: () => justTasks.running(),
+        running: () => created.running(),
         recipes: async (root, signal) =>
-          (await justTasks.listRecipes(root, signal)).recipes.map((recipe) => recipe.name),
+          (await created.listRecipes(root, signal)).recipes.map((recipe) => recipe.name),
       },
     });
     return {
-      tools: [...fileTools, ...reconcileParts.tools, ...justTasks.tools],
+      tools: [...fileTools, ...reconcileParts.tools, ...created.tools],
       extendServer: reconcileParts.extendServer,
     };
   };
@@ -88,6 +98,7 @@ export function createWorktreeServer(options: WorktreeServerOptions): WorktreeSe
       justTasksOn = enabled;
       return changed;
     },
+    stopTask: (runId, by) => justTasks?.stop(runId, by) ?? false,
     instructions: reconcile.instructions,
     serverInfo: { name: 'grove', version: GROVE_VERSION },
   };

@@ -158,7 +158,9 @@ export function fsRefusal(error: unknown, requested: string, shown: string): Use
       if (/^~($|[\\/])/.test(requested))
         hint = ' (paths are relative to the worktree root; ~ is not expanded)';
       else if (/%[0-9a-f]{2}/i.test(requested)) hint = ' (percent-encoding is not decoded)';
-      return new UserError(`no such file or directory in the worktree: ${shown}${hint}`);
+      return new UserError(`no such file or directory in the worktree: ${shown}${hint}`, {
+        code: 'not-found',
+      });
     }
     case 'ELOOP':
       return new UserError(`too many levels of symbolic links: ${shown}`);

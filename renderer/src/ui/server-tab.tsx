@@ -1,6 +1,7 @@
 // The Server tab: status (with the error and a Retry), Start/Stop/Restart, the port (edited with
 // setWorktreePort, which restarts a running server on it), the autostart and require-token
-// switches, the two URLs, the token (hidden until revealed; copy; rotate) and the port notice.
+// switches, the running just tasks (with Stop), the two URLs, the token (hidden until revealed;
+// copy; rotate) and the port notice.
 import { useId, useState, type FormEvent } from 'react';
 import { WORKTREE_PORT_MAX, WORKTREE_PORT_MIN } from '../../../shared/host-api.ts';
 import type { WorktreeState } from '../../../shared/model.ts';
@@ -12,6 +13,7 @@ import { errorText } from '../common/error-text.ts';
 import { type useConnectionInfo } from './use-connection-info.ts';
 import { ConfirmButtons } from '../common/confirm-buttons.tsx';
 import { portOutcome, portProblem, type PortOutcome } from './port-setting.ts';
+import { RunningTasks } from './running-tasks.tsx';
 
 export interface ServerTabProps {
   worktree: WorktreeState;
@@ -83,6 +85,8 @@ export function ServerTab({ worktree, pending, commandError, live, connection }:
       </section>
 
       <Settings worktree={worktree} live={live} serverBusy={pending !== undefined} />
+
+      <RunningTasks worktree={worktree} live={live} />
 
       <section className="card" aria-labelledby={`${worktree.id}-endpoints`}>
         <h3 className="card__title" id={`${worktree.id}-endpoints`}>
