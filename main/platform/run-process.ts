@@ -333,9 +333,14 @@ function runProgram(
       const closeAfter = (ms: number): void => {
         if (settled) return;
         closeTimer = setTimeout(() => {
-          child.stdout.destroy();
-          child.stderr.destroy();
-          finish(code, signal);
+          // Timers run before the loop polls for I/O: a loop held past `ms` would otherwise cut
+          // output still waiting in the pipes. setImmediate runs after the next poll, which reads
+          // all of it (and usually the end, so 'close' finishes first).
+          setImmediate(() => {
+            child.stdout.destroy();
+            child.stderr.destroy();
+            finish(code, signal);
+          });
         }, ms);
         closeTimer.unref();
       };
