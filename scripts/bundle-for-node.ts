@@ -24,6 +24,22 @@ function sdkShimsWithoutEagerAjv(): Plugin {
 }
 
 /**
+ * Packages whose `main` is a UMD build that requires its own files by computed names (jsonc-parser:
+ * `require('./impl/format')` inside a factory), which a bundler cannot follow: their ES module
+ * build (`module`) is bundled instead.
+ */
+const ES_MODULE_BUILDS: Record<string, string> = {
+  'jsonc-parser': `${ROOT}node_modules/jsonc-parser/lib/esm/main.js`,
+};
+
+function esModuleBuilds(): Plugin {
+  return {
+    name: 'grove-es-module-builds',
+    resolveId: (id) => ES_MODULE_BUILDS[id] ?? null,
+  };
+}
+
+/**
  * Files of earlier builds are removed once they are this old. Not at once: a process started from
  * the previous build may still be about to load its lazy chunks (a worktree process right after
  * `listening`, a running `grove serve`), and a test run may be using it while another build runs.
@@ -41,7 +57,7 @@ export async function bundleForNode(input: Record<string, string>, dir: string):
       Object.entries(input).map(([name, file]) => [name, `${ROOT}${file}`]),
     ),
     platform: 'node',
-    plugins: [sdkShimsWithoutEagerAjv()],
+    plugins: [sdkShimsWithoutEagerAjv(), esModuleBuilds()],
     external: (id) => NATIVE_PACKAGES.test(id) || id.endsWith('.node'),
     logLevel: 'warn',
     output: {
