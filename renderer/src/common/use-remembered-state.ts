@@ -1,13 +1,14 @@
-// State the window keeps across worktree switches and reloads (the selected worktree, each
-// worktree's tab): kept in localStorage under one key, read once when the component mounts. A
-// browser without storage (or a value of another shape) falls back to the initial value.
+// State the window keeps across worktree switches and reloads (the selected worktree, the tab):
+// kept in sessionStorage under one key, read once when the component mounts. sessionStorage belongs
+// to one window: a reload keeps the user's place, a new window (or browser tab) starts at the start.
+// A browser without storage (or a value of another shape) falls back to the initial value.
 import { useCallback, useState } from 'react';
 
 const PREFIX = 'grove.';
 
 function read<T extends string>(key: string, allowed: (value: string) => value is T): T | null {
   try {
-    const value = window.localStorage.getItem(PREFIX + key);
+    const value = window.sessionStorage.getItem(PREFIX + key);
     return value !== null && allowed(value) ? value : null;
   } catch {
     return null;
@@ -24,7 +25,7 @@ export function useRememberedState<T extends string>(
     (next: T) => {
       setValue(next);
       try {
-        window.localStorage.setItem(PREFIX + key, next);
+        window.sessionStorage.setItem(PREFIX + key, next);
       } catch {
         // No storage (private mode, quota): the choice lasts until the window reloads.
       }
