@@ -215,9 +215,10 @@ describe('the Reconciliation tab in Chromium', () => {
     await errors.waitFor({ state: 'detached', timeout: LIVE_TIMEOUT_MS });
   });
 
-  test('Snapshot state reports where it wrote', async () => {
+  test('Snapshot state asks first, then reports where it wrote', async () => {
     const panel = await openReconciliation();
-    await panel.getByRole('button', { name: 'Snapshot state' }).click();
+    await panel.getByRole('button', { name: 'Snapshot state…' }).click();
+    await panel.getByRole('button', { name: 'Write snapshot' }).click();
     await panel
       .getByRole('status')
       .getByText(/^Snapshot written to .*reconciliation_state\.json/)

@@ -77,10 +77,12 @@ describe('the Grove window in Chromium', () => {
   const sidebar = (): Locator =>
     page.getByRole('navigation', { name: 'Repositories and worktrees' });
 
+  /** Shows a worktree on its Server tab (the window otherwise keeps the tab the user was on). */
   async function showWorktree(branch: string): Promise<Locator> {
     await sidebar().getByRole('button', { name: branch, exact: true }).click();
     const region = page.getByRole('main').getByRole('region', { name: branch, exact: true });
     await region.waitFor({ timeout: UI_TIMEOUT_MS });
+    await region.getByRole('tab', { name: /^Server/ }).click();
     return region;
   }
 

@@ -1,5 +1,7 @@
 // Dispatches HostApi commands (shared/host-api.ts) to the host, validating input and output with
 // the contract's schemas. Every transport (headless HTTP, Electron IPC) goes through here.
+import { homedir } from 'node:os';
+import path from 'node:path';
 import {
   hostCommands,
   isHostCommandName,
@@ -32,7 +34,7 @@ const handlers: Handlers = {
   addRepo: async (host, input: Input<'addRepo'>) => {
     // "not a git repository: ..." is a UserError: the user's to fix, not a host failure.
     const known = new Set(host.snapshot().repos.map((repo) => repo.id));
-    const repo = await host.addRepo(input.path);
+    const repo = await host.addRepo(expandHome(input.path));
     // A repo opened from the UI starts like one opened at launch: its autostart servers run
     // (in the background; their status arrives as events). Reopening a known repo starts nothing.
     if (!known.has(repo.id)) {
@@ -110,6 +112,15 @@ const handlers: Handlers = {
       .startReconcile(input.worktreeId, input.conversationId)
       .then(({ conversation, message }) => ({ conversation, message })),
 };
+
+/** `~` and `~/x` (as a shell would expand them) → the user's home; any other path as it is. */
+export function expandHome(input: string, home: string = homedir()): string {
+  if (input === '~') return home;
+  if (input.startsWith('~/') || (path.sep === '\\' && input.startsWith('~\\'))) {
+    return path.join(home, input.slice(2));
+  }
+  return input;
+}
 
 /** What a client config needs about one worktree (throws a UserError for an unknown id). */
 function configTarget(host: Host, worktreeId: string): ClientConfigTarget {

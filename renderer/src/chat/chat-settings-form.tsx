@@ -58,7 +58,19 @@ export function ChatSettingsForm({ view, onSave, onClose }: ChatSettingsFormProp
     if (error === null) {
       setApiKey('');
       setClearKey(false);
-      setOutcome({ ok: true, text: 'Saved.' });
+      // "Saved." alone would read as ready to chat: say when no key is set.
+      const keySet = locked('apiKey')
+        ? view.apiKeySet
+        : apiKey !== '' || (view.apiKeySet && !clearKey);
+      const kind = change.provider ?? view.provider;
+      setOutcome({
+        ok: true,
+        text: keySet
+          ? 'Saved.'
+          : kind === 'anthropic'
+            ? 'Saved, but no API key is set: the chat cannot answer until you add one.'
+            : 'Saved. No API key is set: fine for a local server that needs none.',
+      });
     } else {
       setOutcome({ ok: false, text: error });
     }

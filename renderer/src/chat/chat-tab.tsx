@@ -45,7 +45,7 @@ export function ChatTab({ worktree, live }: { worktree: WorktreeState; live: boo
       <ConversationSidebar
         worktreeId={worktree.id}
         chat={chat}
-        canReconcile={blocked === null}
+        reconcileBlocked={blocked}
         onNew={() => void store.newConversation(worktree.id)}
         onReconcile={() => void store.reconcile(worktree.id)}
         onSelect={(id) => store.select(worktree.id, id)}
@@ -174,7 +174,7 @@ function Conversation({
 function ConversationSidebar({
   worktreeId,
   chat,
-  canReconcile,
+  reconcileBlocked,
   onNew,
   onReconcile,
   onSelect,
@@ -182,13 +182,15 @@ function ConversationSidebar({
 }: {
   worktreeId: string;
   chat: WorktreeChat;
-  canReconcile: boolean;
+  /** Why Reconcile cannot start now (shown beside it), or null. */
+  reconcileBlocked: string | null;
   onNew(): void;
   onReconcile(): void;
   onSelect(id: string): void;
   onDelete(id: string): void;
 }) {
   const now = useNow(15_000);
+  const whyId = useId();
   const [confirming, setConfirming] = useState<string | null>(null);
   const conversations = chat.list.state === 'ready' ? chat.list.conversations : [];
   return (
@@ -205,13 +207,19 @@ function ConversationSidebar({
         <button
           type="button"
           className="button chat__reconcile"
-          disabled={chat.action !== null || !canReconcile}
+          disabled={chat.action !== null || reconcileBlocked !== null}
           title="Start a conversation from the server's reconcile prompt"
+          aria-describedby={reconcileBlocked !== null ? whyId : undefined}
           onClick={onReconcile}
         >
           {chat.action === 'reconcile' ? 'Starting…' : 'Reconcile'}
         </button>
       </div>
+      {reconcileBlocked !== null && (
+        <p id={whyId} className="chat__reconcile-why">
+          Reconcile is unavailable: {reconcileBlocked}
+        </p>
+      )}
       {chat.list.state === 'ready' && conversations.length === 0 && (
         <p className="chat__none">No conversations yet.</p>
       )}

@@ -1,17 +1,20 @@
 // The window: a header with the overall picture and the link's health, then a sidebar of repos and
 // worktrees beside the selected worktree's view — or the loading, error or empty state, chosen from
 // the mirrored host state.
-import { useState } from 'react';
+import { useRememberedState } from '../common/use-remembered-state.ts';
 import type { HostSnapshot, WorktreeState } from '../../../shared/model.ts';
 import type { ConnectionState } from '../host-api/connection.ts';
 import { Sidebar } from './sidebar.tsx';
 import { useHostState } from '../common/store-context.tsx';
 import { WorktreeView } from './worktree-view.tsx';
 
+const isAnyString = (value: string): value is string => value !== '';
+
 export function App() {
   const state = useHostState();
   const { snapshot, connection } = state;
-  const [selectedId, setSelectedId] = useState<string | null>(null);
+  // The selected worktree survives a reload; worktree ids are opaque strings.
+  const [selectedId, setSelectedId] = useRememberedState<string>('worktree', '', isAnyString);
 
   const worktrees = snapshot?.repos.flatMap((repo) => repo.worktrees) ?? [];
   // The selection falls back to the first worktree when none is chosen or it went away.

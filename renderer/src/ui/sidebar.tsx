@@ -54,7 +54,11 @@ export function Sidebar({ snapshot, selectedId, onSelect, live }: SidebarProps) 
           ))
         )}
       </div>
-      <AddRepository live={live} />
+      <AddRepository
+        live={live}
+        knownRepoIds={snapshot.repos.map((repo) => repo.id)}
+        onSelect={onSelect}
+      />
     </nav>
   );
 }
@@ -199,12 +203,22 @@ function WorktreeItem({
   );
 }
 
-function AddRepository({ live }: { live: boolean }) {
+function AddRepository({
+  live,
+  knownRepoIds,
+  onSelect,
+}: {
+  live: boolean;
+  /** Repositories open before the add: adding one of them again says it is already open. */
+  knownRepoIds: readonly string[];
+  onSelect(worktreeId: string): void;
+}) {
   const store = useHostStore();
   const inputId = useId();
   const [path, setPath] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const [added, setAdded] = useState<string | null>(null);
 
   const submit = async (event: FormEvent): Promise<void> => {
     event.preventDefault();
@@ -215,9 +229,18 @@ function AddRepository({ live }: { live: boolean }) {
     }
     setBusy(true);
     setError(null);
+    setAdded(null);
     try {
-      await store.commands.addRepo({ path: trimmed });
+      const repo = await store.commands.addRepo({ path: trimmed });
       setPath('');
+      // Show what was added (or was already open): its main worktree, selected.
+      const first = repo.worktrees.find((w) => w.isMain) ?? repo.worktrees[0];
+      if (first) onSelect(first.id);
+      setAdded(
+        knownRepoIds.includes(repo.id)
+          ? `${repo.name} is already open; it is selected.`
+          : `Added ${repo.name} (${plural(repo.worktrees.length, 'worktree')}); it is selected.`,
+      );
     } catch (caught) {
       setError(errorText(caught));
     } finally {
@@ -274,6 +297,11 @@ function AddRepository({ live }: { live: boolean }) {
           {busy ? 'Adding…' : 'Add'}
         </button>
       </div>
+      {added && (
+        <p className="add-repo__added" role="status">
+          {added}
+        </p>
+      )}
       {error && (
         <p className="add-repo__error" role="alert">
           {error}

@@ -1,7 +1,8 @@
 // One worktree: its header (branch, path, status) and its tabs — Server, Clients, Activity,
 // Reconciliation, Tools, Chat, Connect. The tab list is one table (TABS); a badge beside a label
 // counts clients, calls or drifted specs. Tabs follow the WAI-ARIA pattern (arrow keys, Home, End).
-import { useId, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
+import { useId, useRef, type KeyboardEvent, type ReactNode } from 'react';
+import { useRememberedState } from '../common/use-remembered-state.ts';
 import type { ActivityEntry, WorktreeState } from '../../../shared/model.ts';
 import { ChatTab } from '../chat/chat-tab.tsx';
 import { ReconcileTab } from '../reconcile/reconcile-tab.tsx';
@@ -84,11 +85,14 @@ const TABS: TabDefinition[] = [
   },
 ];
 
+const isTabId = (value: string): value is TabId => TABS.some((t) => t.id === value);
+
 export function WorktreeView(props: WorktreeViewProps) {
   const { worktree } = props;
   const headingId = useId();
   const baseId = useId();
-  const [tab, setTab] = useState<TabId>('server');
+  // The user's place: the same tab when switching worktree, and after a reload.
+  const [tab, setTab] = useRememberedState<TabId>('tab', 'server', isTabId);
   const tabRefs = useRef(new Map<TabId, HTMLButtonElement>());
   const connection = useConnectionInfo(worktree.id, worktree.port);
   const context: TabContext = { ...props, connection };
