@@ -28,10 +28,14 @@ export async function waitFor(
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}`);
 }
 
-/** Occupies 127.0.0.1:port with a plain TCP server (another program holding the port). */
+/**
+ * Occupies 127.0.0.1:port with a plain TCP server (another program holding the port) that accepts
+ * connections and never answers; it reads them, so one closed by its client ends (and close()
+ * does not wait for it forever).
+ */
 export function occupyPort(port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = createServer();
+    const server = createServer((socket) => socket.on('error', () => undefined).resume());
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve(server));
   });

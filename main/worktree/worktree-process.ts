@@ -3,8 +3,9 @@
 // after `listening`). Started by the host with child_process.fork (headless, tests) or Electron's
 // utilityProcess (app); talks to the host only through the messages in worktree-protocol.ts. A
 // crash here never touches the host or other worktrees.
-import { request } from 'node:http';
+import type * as NodeHttp from 'node:http';
 import { LISTEN_HOST } from '../mcp/http-answers.ts';
+import { requireBuiltin } from '../platform/builtins.ts';
 import {
   createMcpListener,
   type McpListener,
@@ -92,6 +93,8 @@ function isAddressInUse(error: unknown): boolean {
  * `{"ok":true}`), nobody (the connection is refused), or another program.
  */
 function portHolder(port: number): Promise<'grove' | 'nobody' | 'other'> {
+  // Required, not imported: node:http's ESM facade would load undici (platform/builtins.ts).
+  const { request } = requireBuiltin<typeof NodeHttp>('node:http');
   return new Promise((resolve) => {
     const probe = request(
       { host: LISTEN_HOST, port, path: '/healthz', method: 'GET', timeout: 1_000 },
