@@ -8,7 +8,7 @@
 // Bounded like the HTTP side: at most MAX_IN_FLIGHT of the client's requests are with the upstream
 // at once (a worktree server runs 16 calls per session), the others wait in order, and stdin is
 // not read while MAX_WAITING wait or MAX_UNWRITTEN_BYTES of output are not taken by the client —
-// a client that floods or stops reading holds the bridge at a few tens of MB, not GBs.
+// a client that floods or stops reading holds the bridge near its idle size, not at GBs.
 //
 // If the host goes away mid-session, the bridge moves to the host again (if it is back) or to
 // serving in its own process, replaying the client's opening (initialize, initialized, its log
@@ -78,11 +78,18 @@ export const MAX_IN_FLIGHT = 16;
 export const MAX_WAITING = 256;
 
 /**
- * Output the client has not read past which stdin is not read (the SSE side's per-stream cap,
- * main/mcp/sse-transport.ts MAX_SSE_BACKLOG_BYTES). Answers to requests in flight are still
- * written; past twice this, notifications (progress, log lines) for the client are dropped.
+ * Output the client has not read past which the bridge stops reading stdin and sending requests
+ * upstream: 8 MiB holds ~200 tools/list answers or two of the largest (4 MiB) reads, so a client
+ * that reads never meets it. Answers to the requests already in flight are still written.
  */
-export const MAX_UNWRITTEN_BYTES = 32 * 1024 * 1024;
+export const MAX_UNWRITTEN_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Unread output past which notifications for the client (progress, log lines) are dropped: the
+ * SSE side's per-stream cap (main/mcp/sse-transport.ts MAX_SSE_BACKLOG_BYTES), past which a
+ * worktree server cuts a client that stopped reading.
+ */
+export const MAX_UNWRITTEN_NOTIFICATION_BYTES = 32 * 1024 * 1024;
 
 /** How often, at most, a bridge serving the worktree itself looks whether the host is back. */
 const HOST_RECHECK_MS = 2_000;
@@ -181,27 +188,43 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
   });
   stdio.pause(); // until an upstream is there
 
-  const reply = (message: JSONRPCMessage): void => {
-    if (!closing) stdio.send(message);
+  const reply = (message: JSONRPCMessage, text?: string): void => {
+    if (!closing) stdio.send(message, text);
   };
   const failCall = (id: RequestId, message: string): void =>
     reply(errorAnswer(id, INTERNAL_ERROR, message));
 
+  /** Waiting for stdout's 'drain' (the client has taken what was written). */
+  let awaitingDrain = false;
   /** Reads stdin while little waits and the client takes its output; else stops reading. */
   const updateFlow = (): void => {
     if (closing) return;
     if (stdio.unwritten() >= MAX_UNWRITTEN_BYTES) {
       stdio.pause();
-      stdio.onDrain(updateFlow);
+      if (!awaitingDrain) {
+        awaitingDrain = true;
+        stdio.onDrain(() => {
+          awaitingDrain = false;
+          pump();
+        });
+      }
     } else if (waiting.length >= MAX_WAITING || moving !== undefined) stdio.pause();
     else stdio.resume();
   };
 
-  /** Sends waiting messages, in order, while slots are free. */
+  /**
+   * Sends waiting messages, in order, while slots are free and the client takes its output (a
+   * request sent now would only add its answer to what the client has not read).
+   */
   const pump = (): void => {
     while (waiting.length > 0 && !closing) {
       const next = waiting[0]!;
-      if (isRequest(next) && pending.size >= MAX_IN_FLIGHT) break;
+      if (
+        isRequest(next) &&
+        (pending.size >= MAX_IN_FLIGHT || stdio.unwritten() >= MAX_UNWRITTEN_BYTES)
+      ) {
+        break;
+      }
       waiting.shift();
       send(next);
     }
@@ -222,7 +245,7 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
   };
 
   const handlersFor = (getSelf: () => Upstream | undefined): UpstreamHandlers => ({
-    onmessage(message) {
+    onmessage(message, text) {
       const self = getSelf();
       if (isAnswer(message)) {
         const id = idOf(message);
@@ -245,19 +268,19 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
           if (entry.request.method === 'initialize') opening.initialize = entry.request;
           if (entry.request.method === 'tools/list') learnTools(message.result);
         }
-        reply(message);
+        reply(message, text);
         pump();
         return;
       }
       if (isRequest(message) && self !== undefined) serverRequests.set(message.id, self);
-      else if (!isRequest(message) && stdio.unwritten() >= 2 * MAX_UNWRITTEN_BYTES) {
-        // The client has not read 64 MB: a progress or log line more would only pile up.
+      else if (!isRequest(message) && stdio.unwritten() >= MAX_UNWRITTEN_NOTIFICATION_BYTES) {
+        // The client has not read 32 MiB: a progress or log line more would only pile up.
         if (droppedNotifications++ === 0) {
           log.warn('the client is not reading its output; notifications for it are dropped');
         }
         return;
       }
-      reply(message);
+      reply(message, text);
       updateFlow();
     },
     onlost(reason) {
@@ -442,7 +465,11 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
    */
   const forward = async (message: JSONRPCMessage, resent: boolean): Promise<void> => {
     if (!resent) remember(message);
-    if (isRequest(message)) await returnToHostIfBack();
+    // No await on the way to the upstream unless one is needed: messages reach it in the order the
+    // client sent them (a notification must not overtake the initialize before it).
+    if (isRequest(message) && current.kind === 'local' && !options.local) {
+      await returnToHostIfBack();
+    }
     for (let attempt = 0; attempt < 2; attempt++) {
       // A failed move leaves the lost upstream current: sending to it fails, which moves again.
       const upstream = moving ? await moving.catch(() => current) : current;

@@ -32,8 +32,11 @@ export interface ClientStdioOptions {
 }
 
 export interface ClientStdio {
-  /** Writes one message to the client (queued in the output stream while the client reads slowly). */
-  send(message: JSONRPCMessage): void;
+  /**
+   * Writes one message to the client (queued in the output stream while the client reads slowly).
+   * `text`: the message as JSON already (from the host), written as is when it is one line.
+   */
+  send(message: JSONRPCMessage, text?: string): void;
   /** Bytes written to stdout the client has not taken yet. */
   unwritten(): number;
   /** Stops reading stdin and delivering messages (the rest of a chunk read waits for resume). */
@@ -53,9 +56,12 @@ export function openClientStdio(options: ClientStdioOptions): ClientStdio {
   let skipping = false;
   let closed = false;
 
-  const send = (message: JSONRPCMessage): void => {
+  const send = (message: JSONRPCMessage, text?: string): void => {
     if (closed || output.destroyed) return;
-    output.write(`${JSON.stringify(message)}\n`);
+    const line = text !== undefined && !/[\r\n]/.test(text) ? text : JSON.stringify(message);
+    // As bytes: while the client has not taken them they wait outside the JS heap, and the string
+    // dies young instead of growing the heap.
+    output.write(Buffer.from(`${line}\n`, 'utf8'));
   };
 
   const handleLine = (line: Buffer): void => {

@@ -199,6 +199,7 @@ export async function connectToHost(
       return false;
     }
     let answered = false;
+    const single = !Array.isArray(parsed);
     for (const message of (Array.isArray(parsed) ? parsed : [parsed]) as JSONRPCMessage[]) {
       if (typeof message !== 'object' || message === null) continue;
       const id = idOf(message);
@@ -209,7 +210,7 @@ export async function connectToHost(
           if (typeof result?.protocolVersion === 'string') protocolVersion = result.protocolVersion;
         }
       }
-      handlers.onmessage(message);
+      handlers.onmessage(message, single ? text : undefined);
     }
     return answered;
   };
@@ -304,10 +305,31 @@ export async function connectToHost(
     handlers.onmessage(errorAnswer(id, INTERNAL_ERROR, why));
   };
 
+  /**
+   * While an `initialize` is on its way, other messages wait for its session id (a client that
+   * does not wait for the answer would otherwise send them without one, and have them refused).
+   */
+  let initializing: Promise<unknown> | undefined;
+
   const send = async (message: JSONRPCMessage): Promise<void> => {
     if (lost) throw new UpstreamLost(`${description} is gone`, false);
     const isInitialize = methodOf(message) === 'initialize' && isRequest(message);
-    if (isInitialize) initializeIds.add(message.id);
+    if (isInitialize) {
+      initializeIds.add(message.id);
+      const sent = post(message, true);
+      initializing = sent.catch(() => undefined);
+      return sent;
+    }
+    while (initializing !== undefined) {
+      const waited = initializing;
+      await waited;
+      if (initializing === waited) initializing = undefined;
+    }
+    return post(message, false);
+  };
+
+  const post = async (message: JSONRPCMessage, isInitialize: boolean): Promise<void> => {
+    if (lost) throw new UpstreamLost(`${description} is gone`, false);
     const headers = headersFor({
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',

@@ -19,8 +19,8 @@ export interface Upstream {
 }
 
 export interface UpstreamHandlers {
-  /** A message for the client. */
-  onmessage(message: JSONRPCMessage): void;
+  /** A message for the client; `text`: that message as the upstream wrote it (JSON), if known. */
+  onmessage(message: JSONRPCMessage, text?: string): void;
   /** The upstream is gone (its server stopped answering): requests in flight will get no answer. */
   onlost(reason: string): void;
 }
