@@ -72,7 +72,7 @@ export function CoverageTab({ worktree, onOpenSpec }: CoverageTabProps) {
   return (
     <div className="coverage stack">
       <CheckSummary check={check} state={state} />
-      <Notes check={check} />
+      <Notes check={check} noSpecs={state.specs.length === 0 && state.specErrors.length === 0} />
       <FolderTable key={worktree.id} check={check} />
       <Findings worktreeId={worktree.id} check={check} openable={openable} />
     </div>
@@ -117,9 +117,14 @@ function CheckSummary({ check, state }: { check: LiveCheck; state: ReconcileStat
   );
 }
 
-function Notes({ check }: { check: LiveCheck }) {
+function Notes({ check, noSpecs }: { check: LiveCheck; noSpecs: boolean }) {
   const total = check.errors + check.warnings;
   const notes: string[] = [];
+  if (noSpecs) {
+    notes.push(
+      'No specs in this worktree: no file is governed until NotarAI specs are added as .notarai/*.spec.yaml files.',
+    );
+  }
   if (total > check.findings.length) {
     notes.push(
       `Showing the first ${check.findings.length} of ${total} findings; grove check lists them all.`,
@@ -315,9 +320,9 @@ function FindingSection({
         {group.title} <span className="coverage-findings__count">({counts})</span>
       </h3>
       <ul className="coverage-findings__list">
-        {shown.map((finding, index) => (
+        {findingKeys(shown).map(([key, finding]) => (
           <FindingItem
-            key={`${finding.spec_path ?? ''}\n${finding.file_path ?? ''}\n${finding.glob_pattern ?? ''}\n${finding.line ?? ''}\n${finding.message}\n${index}`}
+            key={key}
             worktreeId={worktreeId}
             finding={finding}
             onOpenSpec={openable(finding.spec_path)}
@@ -331,6 +336,26 @@ function FindingSection({
       )}
     </section>
   );
+}
+
+/**
+ * A key per finding from what it says, not where it sits, so an open excerpt stays with its
+ * finding when a new state adds findings before it (identical findings get a count).
+ */
+function findingKeys(findings: readonly CheckFinding[]): [string, CheckFinding][] {
+  const seen = new Map<string, number>();
+  return findings.map((finding) => {
+    const base = [
+      finding.spec_path,
+      finding.file_path,
+      finding.glob_pattern,
+      finding.line,
+      finding.message,
+    ].join('\n');
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    return [count === 0 ? base : `${base}\n${count}`, finding];
+  });
 }
 
 function FindingItem({
