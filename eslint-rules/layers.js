@@ -10,7 +10,7 @@
 //   main/bridge/  (grove bridge: finds the host, or serves the worktree stack itself over stdio;
 //                  may import both stacks; the two shells that run it import it)
 //   renderer/                                 the window; reaches the host only through shared/,
-//     renderer/src/host-api/ → store/ → common/ → chat/, reconcile/ → ui/ → main.tsx (the entry)
+//     renderer/src/host-api/ → store/ → common/ → chat/, reconcile/, coverage/ → ui/ → main.tsx
 //     (tools/: pure helpers of the tool console; common/: what several views share)
 //
 // Tests may import anything (they are never bundled); production code never imports test support
@@ -24,11 +24,11 @@ const WORKTREE_STACK = ['main/reconcile', 'main/tools', 'main/mcp', 'main/worktr
 const HOST_STACK = ['main/chat', 'main/host'];
 
 // The renderer's folders, bottom up: each may import shared/ and the folders before it in this
-// list except its siblings (chat/ and reconcile/ are two views side by side: neither imports the
-// other). A new view (a tab of its own) gets a folder beside them and a line here.
+// list except its siblings (chat/, reconcile/ and coverage/ are views side by side: none imports
+// another). A new view (a tab of its own) gets a folder beside them and a line here.
 const R = 'renderer/src';
 const RENDERER_BASE = [`${R}/host-api`, `${R}/store`, `${R}/tools`, `${R}/common`];
-const RENDERER_VIEWS = [`${R}/chat`, `${R}/reconcile`];
+const RENDERER_VIEWS = [`${R}/chat`, `${R}/reconcile`, `${R}/coverage`];
 const RENDERER_LAYERS = {
   [`${R}/host-api`]: ['shared'],
   [`${R}/store`]: ['shared', `${R}/host-api`],

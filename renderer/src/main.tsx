@@ -23,6 +23,8 @@ import './chat/chat-messages.css';
 import './chat/chat-composer.css';
 import './chat/chat-settings.css';
 import './reconcile/reconcile-tab.css';
+import './coverage/coverage-tab.css';
+import './common/drift-word.css';
 
 const store = new HostStore(pickHostApi());
 store.connect();

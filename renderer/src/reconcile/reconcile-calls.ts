@@ -1,10 +1,8 @@
 // The reconciliation tools the Reconciliation tab calls through the host's tool console
 // (callTool): get_spec_diff, mark_reconciled, clear_cache, snapshot_state. Each helper returns the
 // tool's structured result parsed with the tool's own result schema (shared/reconcile-results.ts,
-// the one the server validates against), or throws with the tool's own error text when the call
-// failed, or a clear error when the result is not what that schema says.
-import type { z } from 'zod';
-import type { HostCommandMethods } from '../../../shared/host-api.ts';
+// the one the server validates against), through common/tool-call.ts (the tool's own error text
+// when the call failed, a clear error when the result is not what that schema says).
 import {
   ClearCacheResultSchema,
   MarkReconciledResultSchema,
@@ -14,32 +12,7 @@ import {
   type SnapshotStateResult,
   type SpecDiffResult,
 } from '../../../shared/reconcile-results.ts';
-
-type Commands = Pick<HostCommandMethods, 'callTool'>;
-
-async function call<S extends z.ZodType>(
-  commands: Commands,
-  worktreeId: string,
-  name: string,
-  args: Record<string, unknown>,
-  schema: S,
-): Promise<z.infer<S>> {
-  const result = await commands.callTool({ worktreeId, name, arguments: args });
-  if (result.isError) {
-    const text = result.content
-      .map((block) => (typeof block['text'] === 'string' ? block['text'] : ''))
-      .join('\n')
-      .trim();
-    throw new Error(text || `${name} failed`);
-  }
-  const parsed = schema.safeParse(result.structuredContent);
-  if (!parsed.success) {
-    throw new Error(
-      `${name} answered with an unexpected result: ${parsed.error.issues[0]?.message}`,
-    );
-  }
-  return parsed.data;
-}
+import { callToolWithSchema as call, type ToolCommands as Commands } from '../common/tool-call.ts';
 
 export function getSpecDiff(
   commands: Commands,

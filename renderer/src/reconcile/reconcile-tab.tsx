@@ -1,7 +1,8 @@
 // The Reconciliation tab: the base branch the "affected" figures compare against (applied with
-// setReconcileBase), the totals, the specs (the system spec first, its subsystems nested) with their governed, changed
-// and affected counts and last reconciliation, the specs that failed to load (file, line,
-// message), one selected spec's detail (spec-detail.tsx), and Clear cache / Snapshot state.
+// setReconcileBase), the totals, the specs (the system spec first, its subsystems nested) with
+// their governed, changed and affected counts, last reconciliation and drift score (NotarAI 0.7's
+// `score`, with its word), the specs that failed to load (file, line, message), one selected
+// spec's detail (spec-detail.tsx), and Clear cache / Snapshot state.
 // Everything shown comes from the mirrored store (reconcile-state events): counts move live. The
 // selected spec is kept in the store too, so it survives switching tabs or worktrees.
 import { useId, useState, type FormEvent } from 'react';
@@ -16,14 +17,24 @@ import type { SnapshotStateResult } from '../../../shared/reconcile-results.ts';
 import { specRows, type SpecRow } from './reconcile-format.ts';
 import { SpecDetail } from './spec-detail.tsx';
 import { ConfirmButtons } from '../common/confirm-buttons.tsx';
+import { DriftWord } from '../common/drift-word.tsx';
 
-export function ReconcileTab({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
+export function ReconcileTab({
+  worktree,
+  live,
+  revealSpec = null,
+}: {
+  worktree: WorktreeState;
+  live: boolean;
+  /** A spec opened from another tab (a Coverage finding's link): its detail scrolls into view. */
+  revealSpec?: string | null;
+}) {
   const store = useHostStore();
   const { snapshot, selectedSpecs } = useHostState();
   const state = snapshot?.reconcile[worktree.id];
   const selectedPath = selectedSpecs[worktree.id];
   // The spec the user picked in this visit of the tab: its detail scrolls into view.
-  const [revealed, setRevealed] = useState<string | null>(null);
+  const [revealed, setRevealed] = useState<string | null>(revealSpec);
 
   if (!state) {
     return (
@@ -277,6 +288,7 @@ function SpecTable({
             </th>
             <th scope="col">Affected</th>
             <th scope="col">Last reconciled</th>
+            <th scope="col">Drift</th>
           </tr>
         </thead>
         <tbody>
@@ -332,6 +344,13 @@ function SpecTable({
                     : spec.reconciledBy === 'snapshot'
                       ? `${relativeTime(spec.lastReconciledAt, now)} (snapshot)`
                       : relativeTime(spec.lastReconciledAt, now)}
+                </td>
+                <td>
+                  {spec.drift ? (
+                    <DriftWord score={spec.drift.score} status={spec.drift.status} />
+                  ) : (
+                    <span title="Not scored yet">—</span>
+                  )}
                 </td>
               </tr>
             );

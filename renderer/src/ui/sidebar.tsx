@@ -1,5 +1,5 @@
 // The sidebar: every open repository with its worktrees (branch, status dot, connected clients,
-// drifted specs, the path as a tooltip), a way to remove a repository, and the "Add repository"
+// drifted specs, the overall drift status as a word, the path as a tooltip), a way to remove a repository, and the "Add repository"
 // field. Arrow keys move between worktrees; Enter or Space selects one.
 import { useId, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { HostSnapshot, RepoState, WorktreeState } from '../../../shared/model.ts';
@@ -10,6 +10,8 @@ import { statusLabel, StatusDot } from './server-status.tsx';
 import { useHostStore } from '../common/store-context.tsx';
 import { errorText } from '../common/error-text.ts';
 import { ConfirmButtons } from '../common/confirm-buttons.tsx';
+import { DriftWord, driftDescription } from '../common/drift-word.tsx';
+import type { LiveDrift } from '../../../shared/notarai-check.ts';
 
 export interface SidebarProps {
   snapshot: HostSnapshot;
@@ -47,6 +49,7 @@ export function Sidebar({ snapshot, selectedId, onSelect, live }: SidebarProps) 
             <RepoGroup
               key={repo.id}
               repo={repo}
+              reconcile={snapshot.reconcile}
               selectedId={selectedId}
               onSelect={onSelect}
               live={live}
@@ -65,11 +68,13 @@ export function Sidebar({ snapshot, selectedId, onSelect, live }: SidebarProps) 
 
 function RepoGroup({
   repo,
+  reconcile,
   selectedId,
   onSelect,
   live,
 }: {
   repo: RepoState;
+  reconcile: HostSnapshot['reconcile'];
   selectedId: string | null;
   onSelect(id: string): void;
   live: boolean;
@@ -137,6 +142,7 @@ function RepoGroup({
             <li key={worktree.id}>
               <WorktreeItem
                 worktree={worktree}
+                drift={reconcile[worktree.id]?.drift ?? null}
                 selected={worktree.id === selectedId}
                 onSelect={onSelect}
                 live={live}
@@ -151,11 +157,14 @@ function RepoGroup({
 
 function WorktreeItem({
   worktree,
+  drift,
   selected,
   onSelect,
   live,
 }: {
   worktree: WorktreeState;
+  /** NotarAI 0.7's overall drift score of the worktree's specs, once computed. */
+  drift: LiveDrift | null;
   selected: boolean;
   onSelect(id: string): void;
   /** False while the host cannot be reached: the status shown is unknown. */
@@ -195,9 +204,15 @@ function WorktreeItem({
           {drifted}
         </span>
       )}
+      {drift && (
+        <span className="worktree-item__drift" aria-hidden="true">
+          <DriftWord score={drift.score} status={drift.status} showScore={false} />
+        </span>
+      )}
       <span id={descriptionId} className="visually-hidden">
         {statusLabel(worktree.status, now, live)}, {plural(clients, 'connected client')}
-        {drifted > 0 && `, ${plural(drifted, 'spec')} to reconcile`}, {worktree.path}
+        {drifted > 0 && `, ${plural(drifted, 'spec')} to reconcile`}
+        {drift && `, ${driftDescription(drift.score, drift.status)}`}, {worktree.path}
       </span>
     </button>
   );

@@ -1,10 +1,13 @@
 // One worktree: its header (branch, path, status) and its tabs — Server, Clients, Activity,
-// Reconciliation, Tools, Chat, Connect. The tab list is one table (TABS); a badge beside a label
+// Reconciliation, Coverage, Tools, Chat, Connect. The tab list is one table (TABS); a badge beside a label
 // counts clients, calls or drifted specs. Tabs follow the WAI-ARIA pattern (arrow keys, Home, End).
-import { useId, useRef, type KeyboardEvent, type ReactNode } from 'react';
+import { useEffect, useId, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 import { useRememberedState } from '../common/use-remembered-state.ts';
 import type { ActivityEntry, WorktreeState } from '../../../shared/model.ts';
 import { ChatTab } from '../chat/chat-tab.tsx';
+import { CoverageTab } from '../coverage/coverage-tab.tsx';
+import { useHostState, useHostStore } from '../common/store-context.tsx';
+import type { ReconcileState } from '../../../shared/reconcile.ts';
 import { ReconcileTab } from '../reconcile/reconcile-tab.tsx';
 import type { CommandError, ServerCommand } from '../store/host-store.ts';
 import { ActivityTab } from './activity-tab.tsx';
@@ -33,10 +36,17 @@ const PILL_LABELS = {
   error: 'error',
 } as const;
 
-type TabId = 'server' | 'clients' | 'activity' | 'reconciliation' | 'tools' | 'chat' | 'connect';
+type TabId =
+  'server' | 'clients' | 'activity' | 'reconciliation' | 'coverage' | 'tools' | 'chat' | 'connect';
 
 interface TabContext extends WorktreeViewProps {
   connection: ReturnType<typeof useConnectionInfo>;
+  /** Selects a spec and shows it in the Reconciliation tab (the Coverage tab's links). */
+  openSpec(path: string): void;
+  /** The spec just opened from another tab: the Reconciliation tab brings its detail into view. */
+  revealSpec: string | null;
+  /** The worktree's reconciliation state and check, once computed. */
+  reconcile: ReconcileState | undefined;
 }
 
 interface TabDefinition {
@@ -74,7 +84,14 @@ const TABS: TabDefinition[] = [
     id: 'reconciliation',
     label: 'Reconciliation',
     badge: (c) => c.worktree.reconcileTotals?.specsNeedingReconciliation || null,
-    render: (c) => <ReconcileTab worktree={c.worktree} live={c.live} />,
+    render: (c) => <ReconcileTab worktree={c.worktree} live={c.live} revealSpec={c.revealSpec} />,
+  },
+  {
+    id: 'coverage',
+    label: 'Coverage',
+    // The check's errors (orphaned globs, cycles, missing tests...): what fails `grove check`.
+    badge: (c) => c.reconcile?.check?.errors || null,
+    render: (c) => <CoverageTab worktree={c.worktree} live={c.live} onOpenSpec={c.openSpec} />,
   },
   { id: 'tools', label: 'Tools', render: (c) => <ToolsTab worktree={c.worktree} live={c.live} /> },
   { id: 'chat', label: 'Chat', render: (c) => <ChatTab worktree={c.worktree} live={c.live} /> },
@@ -93,9 +110,21 @@ export function WorktreeView(props: WorktreeViewProps) {
   const baseId = useId();
   // The user's place: the same tab when switching worktree, and after a reload.
   const [tab, setTab] = useRememberedState<TabId>('tab', 'server', isTabId);
+  const [revealSpec, setRevealSpec] = useState<string | null>(null);
   const tabRefs = useRef(new Map<TabId, HTMLButtonElement>());
   const connection = useConnectionInfo(worktree.id, worktree.port);
-  const context: TabContext = { ...props, connection };
+  const store = useHostStore();
+  const reconcile = useHostState().snapshot?.reconcile[worktree.id];
+  const openSpec = (path: string): void => {
+    store.selectSpec(worktree.id, path);
+    setRevealSpec(path);
+    setTab('reconciliation');
+  };
+  // The link that opened a spec is gone with its tab: focus moves to the tab that shows the spec.
+  useEffect(() => {
+    if (revealSpec !== null) tabRefs.current.get('reconciliation')?.focus();
+  }, [revealSpec]);
+  const context: TabContext = { ...props, connection, openSpec, revealSpec, reconcile };
   const current = TABS.find((t) => t.id === tab) ?? TABS[0]!;
 
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>): void => {
@@ -109,6 +138,7 @@ export function WorktreeView(props: WorktreeViewProps) {
     event.preventDefault();
     const id = TABS[next]!.id;
     setTab(id);
+    setRevealSpec(null);
     tabRefs.current.get(id)?.focus();
   };
 
@@ -156,7 +186,10 @@ export function WorktreeView(props: WorktreeViewProps) {
               aria-controls={`${baseId}-panel-${t.id}`}
               tabIndex={t.id === tab ? 0 : -1}
               className="tab"
-              onClick={() => setTab(t.id)}
+              onClick={() => {
+                setTab(t.id);
+                setRevealSpec(null);
+              }}
             >
               {t.label}
               {badge !== null && (
