@@ -132,8 +132,11 @@ export class LiveIndex {
       return;
     }
     for (const file of files) this.#pending.add(file);
+    // Applied at once, in the background (a new file costs a `git check-ignore`): the next
+    // reader, usually the window's recomputation after its debounce, finds it done.
     if (this.#pending.size > MAX_INCREMENTAL_PATHS)
       this.#drop(`over ${MAX_INCREMENTAL_PATHS} paths`);
+    else void this.#settle().catch(() => undefined);
   }
 
   /**

@@ -21,7 +21,12 @@ const IGNORED_DIRS = ['.git', 'node_modules'];
  * untracked files git lists, which the live index must hear about).
  */
 const IGNORED_GIT = ['objects', 'logs', 'lfs', 'hooks', 'modules', 'rr-cache'];
-export const DEFAULT_DEBOUNCE_MS = 300;
+/**
+ * How long the window's recomputation waits for more events: enough to take a burst (a save
+ * that writes a temp file and renames it) in one go; each event is applied to the live index
+ * for its path only, so the recomputation after it costs little (docs/performance.md).
+ */
+export const DEFAULT_DEBOUNCE_MS = 100;
 /**
  * Longest a recomputation waits for clients' calls to end before it starts: the window's state is
  * background work, and beside a running call it would take turns of the event loop from it.
