@@ -202,9 +202,11 @@ interface SizeResult {
 
 /** The floor of check_specs: git's listing of the worktree, as Grove takes it. */
 async function gitLsFiles(root: string): Promise<void> {
+  // (200,000 paths are ~4 MiB: more than execFile's default buffer.)
+  const options = { cwd: root, maxBuffer: 256 * 1024 * 1024 };
   await Promise.all([
-    git(root, 'ls-files', '-z', '--cached'),
-    git(root, 'ls-files', '-z', '--others', '--exclude-standard'),
+    execFileAsync('git', ['ls-files', '-z', '--cached'], options),
+    execFileAsync('git', ['ls-files', '-z', '--others', '--exclude-standard'], options),
   ]);
 }
 
@@ -558,7 +560,10 @@ async function main(): Promise<void> {
         .join(' ')}`,
   );
   const results: SizeResult[] = [];
-  for (const size of options.sizes) results.push(await benchSize(size, options));
+  for (const size of options.sizes) {
+    results.push(await benchSize(size, options));
+    reportCheck(results.slice(-1)); // as soon as measured: a later size may take long
+  }
   report(results, options);
 }
 
