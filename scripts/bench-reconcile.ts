@@ -4,7 +4,8 @@
 // half committed on a feature branch, half modified in the working tree), measures the floor
 // (`git diff --name-only base` plus `b3sum` over every governed file) and the engine's
 // operations, and checks the targets of issue 3. Usage:
-//   npm run bench:reconcile [-- --sizes 20000,200000 --runs 3 --big-runs 1 --keep]
+//   npm run bench:reconcile [-- --sizes 20000,200000 --runs 3 --big-runs 1 --keep --check-only]
+// `--check-only` measures only issue 25's rows (check_specs, the window's update after a change).
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
@@ -18,6 +19,7 @@ import { Host } from '../main/host/host.ts';
 import { connectClient } from '../main/testing/mcp-clients.ts';
 import { randomFirstPort } from '../main/testing/net.ts';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
+import type { ReconcileState } from '../shared/reconcile.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -27,12 +29,21 @@ interface Options {
   /** Runs per figure for sizes above 50,000 (each costs tens of seconds). */
   bigRuns: number;
   keep: boolean;
+  /** Only issue 25's rows: check_specs and the window's update after one file change. */
+  checkOnly: boolean;
 }
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { sizes: [20_000, 200_000], runs: 3, bigRuns: 1, keep: false };
+  const options: Options = {
+    sizes: [20_000, 200_000],
+    runs: 3,
+    bigRuns: 1,
+    keep: false,
+    checkOnly: false,
+  };
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index];
+    if (arg === '--check-only') options.checkOnly = true;
     if (arg === '--sizes') options.sizes = (argv[++index] ?? '').split(',').map(Number);
     else if (arg === '--runs') options.runs = Number(argv[++index]);
     else if (arg === '--big-runs') options.bigRuns = Number(argv[++index]);
@@ -172,15 +183,30 @@ interface SizeResult {
   checks: { files: number; diffFiles: number };
   /** The same calls through a real MCP client (modern Streamable HTTP) of a real worktree process. */
   mcp: { list: number; cold: number; warm: number; mark: number; markChanged: number };
-  /** Issue 25: `git ls-files` (tracked + untracked), and check_specs through the client. */
-  check: { lsFiles: number; cold: number; warm: number; findings: number };
+  /**
+   * Issue 25: `git ls-files` (tracked + untracked), and check_specs through the client: cold (the
+   * live index cannot vouch: a .gitignore was written), after one file written (the index applies
+   * it), warm; and the window's update: from writing a file to the reconcile-state event carrying
+   * the check that counts it.
+   */
+  check: {
+    lsFiles: number;
+    cold: number;
+    afterWrite: number;
+    warm: number;
+    findings: number;
+    updateNewFile: number;
+    updateEdit: number;
+  };
 }
 
 /** The floor of check_specs: git's listing of the worktree, as Grove takes it. */
 async function gitLsFiles(root: string): Promise<void> {
+  // (200,000 paths are ~4 MiB: more than execFile's default buffer.)
+  const options = { cwd: root, maxBuffer: 256 * 1024 * 1024 };
   await Promise.all([
-    git(root, 'ls-files', '-z', '--cached'),
-    git(root, 'ls-files', '-z', '--others', '--exclude-standard'),
+    execFileAsync('git', ['ls-files', '-z', '--cached'], options),
+    execFileAsync('git', ['ls-files', '-z', '--others', '--exclude-standard'], options),
   ]);
 }
 
@@ -188,7 +214,7 @@ async function gitLsFiles(root: string): Promise<void> {
 async function mcpClientOf(
   root: string,
   dataDir: string,
-): Promise<{ client: Client; close(): Promise<void> }> {
+): Promise<{ client: Client; host: Host; close(): Promise<void> }> {
   const host = await Host.open({ dataDir, firstPort: randomFirstPort(), worktreePollMs: 0 });
   const repo = await host.addRepo(root);
   const id = repo.worktrees[0]!.id;
@@ -203,6 +229,7 @@ async function mcpClientOf(
   const { client } = await connectClient(Number(new URL(urls.mcp).port), 'modern-http', token);
   return {
     client,
+    host,
     close: async () => {
       await client.close().catch(() => undefined);
       await host.close();
@@ -219,6 +246,94 @@ async function callOk(client: Client, name: string, args: Record<string, unknown
   return result;
 }
 
+/** Resolves when `host` emits a reconcile-state whose state passes `test`; its time then. */
+function nextState(host: Host, test: (state: ReconcileState) => boolean): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error('no reconcile-state with the change within 60 s'));
+    }, 60_000);
+    const stop = host.onEvent((event) => {
+      if (event.type !== 'reconcile-state' || !test(event.state)) return;
+      clearTimeout(timer);
+      stop();
+      resolve(performance.now());
+    });
+  });
+}
+
+/** The median of what `work` resolves to, over `runs` runs. */
+async function medianOf(runs: number, work: () => Promise<number>): Promise<number> {
+  const values: number[] = [];
+  for (let run = 0; run < runs; run++) values.push(await work());
+  values.sort((x, y) => x - y);
+  return values[Math.floor(values.length / 2)] as number;
+}
+
+type CheckContent = { summary: { warnings: number }; findings: { type: string }[] };
+
+/** Issue 25's rows through a served worktree (see SizeResult.check). */
+async function benchCheck(
+  root: string,
+  served: { client: Client; host: Host },
+  governed: readonly string[],
+  runs: number,
+): Promise<SizeResult['check']> {
+  const spec = '.notarai/product.spec.yaml';
+  await callOk(served.client, 'mark_reconciled', { files: [...governed, spec] });
+  await gitLsFiles(root);
+  const lsFiles = await median(runs, () => gitLsFiles(root));
+  // Cold: the live index cannot vouch (a .gitignore changed), so git lists, specs load and
+  // every governed file is compared with the cache (the stat fast path) again.
+  let ignoreVersion = 0;
+  const cold = await median(runs, async () => {
+    await writeFile(path.join(root, '.gitignore'), `# ${++ignoreVersion}\n*.log\n`);
+    await callOk(served.client, 'check_specs', {});
+  });
+  // One file written: the index applies that path only.
+  const afterWrite = await median(runs, async () => {
+    await writeFile(path.join(root, 'scratch.txt'), `${performance.now()}\n`);
+    await callOk(served.client, 'check_specs', {});
+  });
+  const checked = await callOk(served.client, 'check_specs', {});
+  const warm = await median(runs, () => callOk(served.client, 'check_specs', {}));
+  const content = async () =>
+    (await callOk(served.client, 'check_specs', {})).structuredContent as CheckContent;
+  // The window's update after one file change: from the write to the reconcile-state event
+  // whose check counts it (a new file no spec governs is one more coverage gap).
+  let added = 0;
+  const updateNewFile = await medianOf(runs, async () => {
+    const before = (await content()).summary.warnings;
+    const seen = nextState(served.host, (state) => state.check?.warnings === before + 1);
+    const started = performance.now();
+    await writeFile(path.join(root, `uncovered-${++added}.txt`), 'new\n');
+    return (await seen) - started;
+  });
+  // An edit of a governed, reconciled file: one more file changed since reconciliation.
+  let edits = 0;
+  const updateEdit = await medianOf(runs, async () => {
+    await content();
+    const before = served.host.snapshot().repos[0]?.worktrees[0]?.reconcileTotals;
+    const changed = before?.changedSinceReconciled ?? 0;
+    const seen = nextState(
+      served.host,
+      (state) => state.totals.changedSinceReconciled === changed + 1,
+    );
+    const started = performance.now();
+    await writeFile(path.join(root, `src/d1/f${++edits}.ts`), `// edited ${edits}\n`);
+    return (await seen) - started;
+  });
+  return {
+    lsFiles,
+    cold,
+    afterWrite,
+    warm,
+    findings: (checked.structuredContent as CheckContent).findings.length,
+    updateNewFile,
+    updateEdit,
+  };
+}
+
 async function benchSize(size: number, options: Options): Promise<SizeResult> {
   process.stdout.write(`\n== ${size.toLocaleString('en-US')} governed files: generating... `);
   const generated = await time(() => generate(size));
@@ -228,6 +343,19 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
   const engine = new ReconcileEngine({ root });
   const runs = size > 50_000 ? options.bigRuns : options.runs;
   try {
+    if (options.checkOnly) {
+      engine.close();
+      const served = await mcpClientOf(root, path.join(dir, 'data'));
+      try {
+        return {
+          size,
+          generateMs: generated.ms,
+          check: await benchCheck(root, served, governed, runs),
+        } as SizeResult;
+      } finally {
+        await served.close();
+      }
+    }
     // Warm the page cache and git's index once, so floor and engine read the same warm disk.
     await gitDiffNames(root);
     await b3sumAll(root, governed);
@@ -295,22 +423,7 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
         await callOk(served.client, 'clear_cache', {});
         await callOk(served.client, 'mark_reconciled', { files: [...governed, spec] });
       });
-      // check_specs (issue 25): cold = the first call after a write (the live index cannot vouch:
-      // git lists, specs load, every governed file is compared with the cache); warm = again.
-      await gitLsFiles(root);
-      const lsFiles = await median(runs, () => gitLsFiles(root));
-      const checkCold = await median(runs, async () => {
-        await writeFile(path.join(root, 'scratch.txt'), `${performance.now()}\n`);
-        await callOk(served.client, 'check_specs', {});
-      });
-      const checked = await callOk(served.client, 'check_specs', {});
-      const checkWarm = await median(runs, () => callOk(served.client, 'check_specs', {}));
-      check = {
-        lsFiles,
-        cold: checkCold,
-        warm: checkWarm,
-        findings: (checked.structuredContent as { findings: unknown[] }).findings.length,
-      };
+      check = await benchCheck(root, served, governed, runs);
       mcp = {
         list: mcpList,
         cold: mcpCold,
@@ -341,11 +454,53 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
     };
   } finally {
     engine.close();
-    if (!options.keep) await rm(dir, { recursive: true, force: true });
+    if (!options.keep) await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   }
 }
 
-function report(results: SizeResult[]): void {
+const verdict = (ratio: number, target: number) =>
+  `${ratio.toFixed(2)}x (target <= ${target}x: ${ratio <= target ? 'met' : 'MISSED'})`;
+
+/** Issue 25's rows: check_specs as ratios to `git ls-files`, and the window's update. */
+function reportCheck(results: SizeResult[]): void {
+  console.log('\ncheck_specs through the MCP client (issue 25), as ratios to `git ls-files`:');
+  console.log(
+    '\n| files | git ls-files | check_specs cold (x) | after one file written (x) | warm (x) | findings | window update: new file | window update: edit |',
+  );
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of results) {
+    const x = (ms: number) => `${fmt(ms)} (${(ms / r.check.lsFiles).toFixed(2)}x)`;
+    console.log(
+      `| ${r.size.toLocaleString('en-US')} | ${fmt(r.check.lsFiles)} | ${x(r.check.cold)} | ${x(r.check.afterWrite)} | ${x(r.check.warm)} | ${r.check.findings} | ${fmt(r.check.updateNewFile)} | ${fmt(r.check.updateEdit)} |`,
+    );
+  }
+  for (const r of results) {
+    const within = (ms: number) => `${fmt(ms)} (target <= 1 s: ${ms <= 1000 ? 'met' : 'MISSED'})`;
+    console.log(
+      `  ${r.size}: check_specs cold ${verdict(r.check.cold / r.check.lsFiles, 6)}; ` +
+        `after a write ${verdict(r.check.afterWrite / r.check.lsFiles, 2)}; ` +
+        `warm ${verdict(r.check.warm / r.check.lsFiles, 2)}; ` +
+        `window update after one file change: new file ${within(r.check.updateNewFile)}, ` +
+        `edit ${within(r.check.updateEdit)}`,
+    );
+  }
+  const small = results.find((r) => r.size === 20_000);
+  const big = results.find((r) => r.size === 200_000);
+  if (small && big) {
+    for (const key of ['cold', 'afterWrite', 'warm', 'updateNewFile', 'updateEdit'] as const) {
+      const ratio = big.check[key] / small.check[key];
+      console.log(
+        `  200k/20k ${key}: ${ratio.toFixed(1)}x (linear: <= 12x: ${ratio <= 12 ? 'met' : 'MISSED'})`,
+      );
+    }
+  }
+}
+
+function report(results: SizeResult[], options: Options): void {
+  if (options.checkOnly) {
+    reportCheck(results);
+    return;
+  }
   console.log(
     '\n| governed files | floor (git diff + b3sum) | list_affected_specs | get_spec_diff cold | warm | bypass_cache | get_changed_artifacts | mark_reconciled |',
   );
@@ -369,8 +524,6 @@ function report(results: SizeResult[]): void {
     );
   }
   console.log('\nTargets, through the MCP client (issue 19; in-process engine in brackets):');
-  const verdict = (ratio: number, target: number) =>
-    `${ratio.toFixed(2)}x (target <= ${target}x: ${ratio <= target ? 'met' : 'MISSED'})`;
   for (const r of results) {
     console.log(
       `  ${r.size}: get_spec_diff cold ${verdict(r.mcp.cold / r.floorMs, 3)} [${(r.cold / r.floorMs).toFixed(2)}x]; ` +
@@ -384,18 +537,7 @@ function report(results: SizeResult[]): void {
         `${(r.coldJsonBytes / 1024 / 1024).toFixed(1)} MiB of JSON (serialized in ${fmt(r.coldJsonMs)})`,
     );
   }
-  console.log('\ncheck_specs through the MCP client (issue 25), as ratios to `git ls-files`:');
-  console.log('\n| files | git ls-files | check_specs cold (x) | warm (x) | findings |');
-  console.log('|---:|---:|---:|---:|---:|');
-  for (const r of results) {
-    const x = (ms: number) => `${fmt(ms)} (${(ms / r.check.lsFiles).toFixed(2)}x)`;
-    console.log(
-      `| ${r.size.toLocaleString('en-US')} | ${fmt(r.check.lsFiles)} | ${x(r.check.cold)} | ${x(r.check.warm)} | ${r.check.findings} |`,
-    );
-    console.log(
-      `  ${r.size}: check_specs cold ${verdict(r.check.cold / r.check.lsFiles, 6)}; warm ${verdict(r.check.warm / r.check.lsFiles, 2)}`,
-    );
-  }
+  reportCheck(results);
   const small = results.find((r) => r.size === 20_000);
   const big = results.find((r) => r.size === 200_000);
   if (small && big) {
@@ -403,12 +545,6 @@ function report(results: SizeResult[]): void {
       const ratio = big[key] / small[key];
       console.log(
         `  200k/20k ${key}: ${ratio.toFixed(1)}x (target <= 12x: ${ratio <= 12 ? 'met' : 'MISSED'})`,
-      );
-    }
-    for (const key of ['cold', 'warm'] as const) {
-      const ratio = big.check[key] / small.check[key];
-      console.log(
-        `  200k/20k check_specs ${key}: ${ratio.toFixed(1)}x (linear: <= 12x: ${ratio <= 12 ? 'met' : 'MISSED'})`,
       );
     }
   }
@@ -424,8 +560,11 @@ async function main(): Promise<void> {
         .join(' ')}`,
   );
   const results: SizeResult[] = [];
-  for (const size of options.sizes) results.push(await benchSize(size, options));
-  report(results);
+  for (const size of options.sizes) {
+    results.push(await benchSize(size, options));
+    reportCheck(results.slice(-1)); // as soon as measured: a later size may take long
+  }
+  report(results, options);
 }
 
 await main();

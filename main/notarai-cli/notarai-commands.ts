@@ -18,6 +18,8 @@ import { statInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
 import { runCheck, scoreSpecs } from '../reconcile/notarai-check.ts';
 import { exportContext, renderContextMarkdown } from '../reconcile/notarai-export.ts';
+import { discoverSpecPaths } from '../reconcile/spec-paths.ts';
+import { gitDirectories } from '../reconcile/git-queries.ts';
 import { BOOTSTRAP_PROMPT } from '../tools/reconcile-mcp.ts';
 import { checkReportToSarif } from './check-sarif.ts';
 import { Float, notaraiJson } from './notarai-json.ts';
@@ -280,7 +282,13 @@ async function exportContextCommand(args: string[], out: CommandOutput): Promise
   const format = oneOf('--format', values.format, ['markdown', 'json'] as const);
   const root = worktreeOf(positionals);
   if (values.bootstrap) {
-    // Grove's own bootstrap prompt (the MCP prompt `bootstrap_specs`), NotarAI's flag.
+    // Grove's own bootstrap prompt (the MCP prompt `bootstrap_specs`), NotarAI's flag; as
+    // NotarAI, a warning when specs exist already (bootstrapping would write them again).
+    if ((await discoverSpecPaths(root)).length > 0) {
+      out.stderr(
+        'Warning: .notarai/ already contains spec files; bootstrapping may duplicate them.\n',
+      );
+    }
     out.stdout(`${BOOTSTRAP_PROMPT}\n`);
     return 0;
   }
@@ -290,6 +298,12 @@ async function exportContextCommand(args: string[], out: CommandOutput): Promise
   }
   if ((values.spec !== undefined) === values.all) {
     out.stderr('Error: specify exactly one of --spec <path>, --all, or --bootstrap.\n');
+    return 1;
+  }
+  try {
+    await gitDirectories(root);
+  } catch {
+    out.stderr(`Error: ${root} is not a git repository (export-context diffs against a branch).\n`);
     return 1;
   }
   const contexts = await exportContext(root, {

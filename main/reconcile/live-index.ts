@@ -1,17 +1,22 @@
-// What the watcher can vouch for between two calls: nothing in the worktree or in git's HEAD,
-// index and refs moved since a scan began. While that holds, the scan's results — git's listing
-// of the worktree, the changed set vs each base, the specs, and the content hash of every file
-// the scan hashed or found unchanged by the stat fast path — still describe the worktree, and a
-// warm call answers from them instead of listing, stat'ing and hashing 20,000 files again.
+// What the watcher can vouch for between two calls: the results of the last scan — git's listing
+// of the worktree, the changed set vs each base, the specs, the files each spec governs and the
+// content hash of every file the scan hashed or found unchanged by the stat fast path — kept
+// current as events arrive, so a call answers from memory instead of listing, stat'ing and
+// hashing 20,000 files again.
 //
-// Correctness first: any event (a write, a create, a rename, a delete, a touch, a ref or index
-// update) ends the snapshot, and the next call does a full scan. Only Grove's and NotarAI's own
-// cache files (.notarai/.cache/) are not events here: they hold no worktree content. Events reach
-// us a little after the fact, so a call first syncs: it creates a cookie file in the cache
-// directory and waits for the watcher to report it; inotify keeps one queue in order, so every
-// change made before the call has been reported by then. When the watcher cannot vouch (it is not
-// subscribed, it fell back to polling, an error, the cookie does not come back in time) there is
-// no snapshot and every call scans.
+// Correctness first. A file or spec created, edited or deleted is applied for that path only
+// (live-index-update.ts): the listing, the governed sets and the hashes change for it, a spec is
+// parsed again and matched again. Anything the index cannot vouch for ends the snapshot, and the
+// next call does a full scan: an event in git's directories (HEAD, the index, refs, info/exclude:
+// a commit, a checkout, a branch switch, `git add`), a .gitignore or .gitattributes, a directory,
+// too many paths at once, an overflow of the watcher's queue (it then stops trusting), anything
+// live-index-update.ts refuses. Only Grove's and NotarAI's own cache files (.notarai/.cache/) are
+// not events here: they hold no worktree content. Events reach us a little after the fact, so a
+// call first syncs: it creates a cookie file in the cache directory and waits for the watcher to
+// report it; inotify keeps one queue in order, so every change made before the call has been
+// reported by then, and is applied before the call reads the snapshot. When the watcher cannot
+// vouch (it is not subscribed, it fell back to polling, an error, the cookie does not come back
+// in time) there is no snapshot and every call scans.
 import path from 'node:path';
 import {
   entryKindInsideRoot,
@@ -20,6 +25,7 @@ import {
 } from '../platform/confined-fs.ts';
 import { forEachInSlices } from '../platform/time-slices.ts';
 import { listWorktreeFileSets, type ChangedEntry, type WorktreeFiles } from './git-queries.ts';
+import { applyPathChanges, MAX_INCREMENTAL_PATHS } from './live-index-update.ts';
 import { loadSpecs, type SpecSet } from './spec-loader.ts';
 
 /** Where cookies are written: the cache directory, which holds no worktree content. */
@@ -56,6 +62,13 @@ export class LiveIndex {
   #snapshot: (ScanSnapshot & { sequence: number }) | undefined;
   #cookieCount = 0;
   readonly #cookies = new Map<string, () => void>();
+  /** Paths (POSIX, relative) that moved since the snapshot's sequence, still to be applied. */
+  readonly #pending = new Set<string>();
+  #applying: Promise<void> | undefined;
+  /** How the snapshots were kept since the watcher subscribed (diagnostics and tests). */
+  readonly counts = { applied: 0, dropped: 0 };
+  /** Why the last snapshots were dropped (the latest last; diagnostics and tests). */
+  readonly dropReasons: string[] = [];
 
   constructor(root: string) {
     this.#root = root;
@@ -65,18 +78,30 @@ export class LiveIndex {
   trust(): void {
     this.#trusted = true;
     this.#sequence++;
-    this.#snapshot = undefined;
+    this.#drop('the watcher subscribed again');
   }
 
   /** The watcher can no longer vouch (an error, polling): no snapshot until it trusts again. */
   distrust(): void {
     this.#trusted = false;
+    this.#drop('the watcher cannot vouch');
+  }
+
+  #drop(reason: string): void {
+    if (this.#snapshot) {
+      this.counts.dropped++;
+      this.dropReasons.push(reason);
+      if (this.dropReasons.length > 20) this.dropReasons.shift();
+    }
     this.#snapshot = undefined;
+    this.#pending.clear();
   }
 
   /** Events the watcher reported: absolute paths, in the worktree or in git's directories. */
   noteEvents(paths: readonly string[]): void {
     let moved = false;
+    let unvouched: string | undefined;
+    const files: string[] = [];
     for (const absolute of paths) {
       const relative = path.relative(this.#root, absolute).split(path.sep).join('/');
       const cookie = path.posix.basename(relative);
@@ -85,11 +110,77 @@ export class LiveIndex {
         continue; // the caches: not worktree content
       }
       moved = true;
+      if (
+        relative === '' ||
+        relative === '..' ||
+        relative.startsWith('../') ||
+        path.isAbsolute(relative) ||
+        relative === '.git' ||
+        relative.startsWith('.git/') ||
+        cookie === '.gitignore' ||
+        cookie === '.gitattributes'
+      ) {
+        unvouched ??= relative; // git's directories (HEAD, index, refs), or what changes git's view
+      } else {
+        files.push(relative);
+      }
     }
-    if (moved) {
-      this.#sequence++;
-      this.#snapshot = undefined;
+    if (!moved) return;
+    this.#sequence++;
+    if (unvouched !== undefined || !this.#snapshot) {
+      this.#drop(`an event the index cannot apply: ${unvouched ?? ''}`);
+      return;
     }
+    for (const file of files) this.#pending.add(file);
+    // Applied at once, in the background (a new file costs a `git check-ignore`): the next
+    // reader, usually the window's recomputation after its debounce, finds it done.
+    if (this.#pending.size > MAX_INCREMENTAL_PATHS)
+      this.#drop(`over ${MAX_INCREMENTAL_PATHS} paths`);
+    else void this.#settle().catch(() => undefined);
+  }
+
+  /**
+   * Applies the paths that moved to the snapshot (live-index-update.ts), until none is left or it
+   * had to be dropped. Events arriving meanwhile are applied in a further round.
+   */
+  async #settle(): Promise<void> {
+    while (this.#trusted && this.#snapshot && this.#pending.size > 0) {
+      this.#applying ??= this.#applyPending().finally(() => {
+        this.#applying = undefined;
+      });
+      await this.#applying;
+    }
+  }
+
+  async #applyPending(): Promise<void> {
+    const base = this.#snapshot;
+    if (!base) return;
+    const paths = [...this.#pending];
+    this.#pending.clear();
+    const sequence = this.#sequence;
+    let next: ScanSnapshot | { fallback: string };
+    try {
+      next = await applyPathChanges(this.#root, base, paths);
+    } catch (error) {
+      next = { fallback: error instanceof Error ? error.message : String(error) };
+    }
+    // A full scan recorded meanwhile, or the snapshot was dropped: that one stands.
+    if (this.#snapshot !== base) return;
+    if ('fallback' in next) {
+      this.#drop(next.fallback);
+      return;
+    }
+    this.counts.applied++;
+    this.#snapshot = { ...next, sequence };
+  }
+
+  /**
+   * Where events stand once those already reported are applied: what a scan starting now records
+   * its results under (undefined when the watcher cannot vouch).
+   */
+  async settled(): Promise<number | undefined> {
+    await this.#settle();
+    return this.current();
   }
 
   /**
@@ -113,6 +204,7 @@ export class LiveIndex {
       if (entryKindInsideRoot(this.#root, COOKIE_DIR) !== 'directory') return undefined;
       await writeFileAtomicInsideRoot(this.#root, relative, '');
       if (!(await seen)) return undefined;
+      await this.#settle();
       return this.#trusted ? this.#sequence : undefined;
     } catch {
       return undefined; // a cache directory Grove cannot write: scan
@@ -132,9 +224,9 @@ export class LiveIndex {
     return this.#trusted ? this.#sequence : undefined;
   }
 
-  /** True when a snapshot could answer (worth a sync). */
+  /** True when a snapshot could answer (worth a sync), once the paths that moved are applied. */
   get hasSnapshot(): boolean {
-    return this.#trusted && this.#snapshot?.sequence === this.#sequence;
+    return this.#trusted && this.#snapshot !== undefined;
   }
 
   /** The snapshot of the last scan, if nothing moved since `sequence` (from sync()). */
@@ -152,6 +244,8 @@ export class LiveIndex {
     if (sequence === undefined || sequence !== this.#sequence || !this.#trusted) return;
     const before = this.#snapshot?.listing;
     if (this.#snapshot?.sequence !== sequence) {
+      // A scan that began after every event so far: it saw what is still pending.
+      this.#pending.clear();
       this.#snapshot = {
         sequence,
         bases: new Map(),
@@ -163,14 +257,15 @@ export class LiveIndex {
     }
     update(this.#snapshot);
     const listing = this.#snapshot.listing;
-    if (listing && listing !== before && !isWatched(listing)) this.#snapshot = undefined;
+    if (listing && listing !== before && !isWatched(listing))
+      this.#drop('git lists unwatched files');
   }
 
   /**
    * Adds content hashes to the snapshot recorded at `sequence`, if it is still the snapshot (see
    * record; hashes alone never start one). `read`: those the scan read from the files' bytes.
-   * `only`: keeps only these paths. Merged in slices (100,000 hashes): an event meanwhile ends
-   * the snapshot, and what is still merged goes into one that no call reads any more.
+   * `only`: keeps only these paths. Merged in slices (100,000 hashes): once an event came
+   * meanwhile, the rest is left out.
    */
   async recordHashes(
     sequence: number | undefined,
@@ -180,7 +275,10 @@ export class LiveIndex {
   ): Promise<void> {
     const snapshot = this.snapshot(sequence);
     if (!snapshot) return;
+    // The hash maps outlive the snapshot (live-index-update.ts keeps them, forgetting the paths
+    // that moved): once an event came, a hash read before it must not go in.
     const into = (target: Map<string, string>) => (entry: readonly [string, string]) => {
+      if (sequence !== this.#sequence) return;
       if (!only || only(entry[0])) target.set(entry[0], entry[1]);
     };
     await forEachInSlices(hashes, into(snapshot.hashes));
@@ -220,12 +318,14 @@ export function listedFiles(snapshot: ScanSnapshot | undefined): ReadonlySet<str
   return listed;
 }
 
-/** The worktree's listing and specs: the snapshot's when it has both, else read now. */
+/** The worktree's listing and specs: the snapshot's where it has them, else read now. */
 export async function listingAndSpecs(
   root: string,
   known: ScanSnapshot | undefined,
   signal?: AbortSignal,
 ): Promise<[WorktreeFiles, SpecSet]> {
-  if (known?.listing && known.specs) return [known.listing, known.specs];
-  return Promise.all([listWorktreeFileSets(root, signal ? { signal } : {}), loadSpecs(root)]);
+  return Promise.all([
+    known?.listing ?? listWorktreeFileSets(root, signal ? { signal } : {}),
+    known?.specs ?? loadSpecs(root),
+  ]);
 }

@@ -121,7 +121,7 @@ export async function gatherInputs(
   const { signal } = options;
   const sequence = options.sync
     ? await (parts.index?.hasSnapshot ? parts.index.sync() : parts.index?.current())
-    : parts.index?.current();
+    : await parts.index?.settled();
   const known = parts.index?.snapshot(sequence);
   const [listing, specSet] = await listingAndSpecs(parts.root, known, signal);
   const specs = await checkSpecs(parts.root, specSet);

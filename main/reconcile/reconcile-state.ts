@@ -28,9 +28,10 @@ export async function computeReconcileState(
 ): Promise<ReconcileState> {
   const started = performance.now();
   // The window's state is recomputed after each change the watcher reports, in the background of
-  // the tool calls: what the live index still vouches for is not scanned again. No sync: a change
-  // still on its way is reported soon and recomputes the state again.
-  const sequence = parts.index?.current();
+  // the tool calls: what the live index still vouches for is not scanned again (the paths that
+  // moved are applied to it first). No sync: a change still on its way is reported soon and
+  // recomputes the state again.
+  const sequence = await parts.index?.settled();
   const known = parts.index?.snapshot(sequence);
   let baseError: string | null = null;
   let trackedPromise: Promise<ChangedEntry[] | null>;

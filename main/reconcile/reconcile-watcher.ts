@@ -1,6 +1,7 @@
 // Keeps one worktree's ReconcileState current: watches the worktree (and git's refs, HEAD and
 // index) with @parcel/watcher, recomputes the state (debounced, one computation at a time) when
-// something that can change it moves, and reports spec files added, changed or removed so the
+// anything in the worktree moves (any file can be a coverage gap), from the live index, which
+// applies each event to what it knows (live-index.ts), and reports spec files added, changed or removed so the
 // MCP servers can send resources/updated and resources/list_changed. node_modules and .git
 // churn are not watched through the worktree; in git's directory only HEAD, the index and refs
 // matter. If watching is impossible (inotify limits...), it falls back to polling. The backend is
@@ -10,12 +11,10 @@ import path from 'node:path';
 import watcher from '@parcel/watcher';
 import type { AsyncSubscription, BackendType, Event } from '@parcel/watcher';
 import type { ReconcileState } from '../../shared/reconcile.ts';
-import { compileGlobs } from '../platform/glob-matcher.ts';
-import type { GlobSet } from '../platform/glob-matcher.ts';
 import { CACHE_DB } from './hash-cache.ts';
 import { LiveIndex } from './live-index.ts';
 import type { ReconcileEngine } from './reconcile-engine.ts';
-import { isSpecPath, loadSpecs, NOTARAI_DIR } from './spec-loader.ts';
+import { isSpecPath, NOTARAI_DIR } from './spec-loader.ts';
 
 /** Directory names never watched inside the worktree. */
 const IGNORED_DIRS = ['.git', 'node_modules'];
@@ -24,7 +23,12 @@ const IGNORED_DIRS = ['.git', 'node_modules'];
  * untracked files git lists, which the live index must hear about).
  */
 const IGNORED_GIT = ['objects', 'logs', 'lfs', 'hooks', 'modules', 'rr-cache'];
-export const DEFAULT_DEBOUNCE_MS = 300;
+/**
+ * How long the window's recomputation waits for more events: enough to take a burst (a save
+ * that writes a temp file and renames it) in one go; each event is applied to the live index
+ * for its path only, so the recomputation after it costs little (docs/performance.md).
+ */
+export const DEFAULT_DEBOUNCE_MS = 100;
 /**
  * Longest a recomputation waits for clients' calls to end before it starts: the window's state is
  * background work, and beside a running call it would take turns of the event loop from it.
@@ -82,8 +86,6 @@ export class ReconcileWatcher {
   #running: Promise<void> | undefined;
   #dirty = false;
   #closed = false;
-  /** Globs of every valid spec as of the last computation: which events can change the state. */
-  #interesting: GlobSet = compileGlobs([]);
   #pendingSpecs: SpecChanges = { updated: [], added: [], removed: [] };
   #last: ReconcileState | undefined;
   /** git's directories: any event there (HEAD, index, refs) can move the changed set. */
@@ -101,6 +103,11 @@ export class ReconcileWatcher {
 
   get base(): string {
     return this.#base;
+  }
+
+  /** What the events vouch for (diagnostics and tests: how snapshots were kept or dropped). */
+  get liveIndex(): LiveIndex {
+    return this.#index;
   }
 
   /** The last state computed, if any. */
@@ -199,8 +206,7 @@ export class ReconcileWatcher {
       if (relative === CACHE_DB)
         relevant = true; // reconciled, or the cache cleared
       else if (relative.startsWith(`${NOTARAI_DIR}/.cache/`)) continue;
-      else if (relative === '.gitignore' || relative.endsWith('/.gitignore')) relevant = true;
-      else if (this.#interesting.test(relative)) relevant = true;
+      else relevant = true; // any file: governed, a coverage gap, or a config of check and score
     }
     if (relevant) this.refresh();
   }
@@ -221,15 +227,7 @@ export class ReconcileWatcher {
         const specChanges = this.#pendingSpecs;
         this.#pendingSpecs = { updated: [], added: [], removed: [] };
         try {
-          const [state, specs] = await Promise.all([
-            this.#options.engine.computeState(this.#base),
-            loadSpecs(this.#root),
-          ]);
-          this.#interesting = compileGlobs(
-            specs.valid.flatMap((spec) =>
-              Object.values(spec.spec.artifacts).flatMap((refs) => refs.map((ref) => ref.path)),
-            ),
-          );
+          const state = await this.#options.engine.computeState(this.#base);
           if (this.#closed) return;
           this.#last = state;
           this.#options.onState(state);

@@ -47,7 +47,7 @@ export async function computeSpecDiff(
   // from the snapshot meanwhile, and kept only if nothing moved; otherwise, a full scan.
   const index = context.index;
   if (index?.hasSnapshot) {
-    const sequence = index.current();
+    const sequence = await index.settled();
     const syncing = index.sync();
     syncing.catch(() => undefined);
     const speculative = await specDiffFrom(context, request, signal, sequence, true).catch(

@@ -246,15 +246,54 @@ const SPEC_WORKER_JOBS = 2;
  * (main/platform/time-slices.ts; big ones on a worker), their globs compiled in path order sharing
  * one budget (so the same specs are valid every time, whatever order reads finish in).
  */
-export async function loadSpecs(root: string, pool?: WorkerPool): Promise<SpecSet> {
-  const { paths, problems } = await discoverSpecs(root);
-  const texts = await mapLimit(paths, SPEC_READ_CONCURRENCY, (relative) =>
-    readSpec(root, relative),
-  );
+export function loadSpecs(root: string, pool?: WorkerPool): Promise<SpecSet> {
+  return loadSpecSet(root, pool);
+}
+
+/**
+ * The specs again after the spec files at `changed` were added, edited or removed (the live
+ * index's watcher says so; nothing else under `.notarai/` moved): those are read and parsed, every
+ * other spec that is a regular file keeps its parsed and compiled form from `previous` (the same
+ * object, so what is derived from it — the files its globs govern — stays valid). Equal to a fresh
+ * loadSpecs: specs are found again (a walk of `.notarai/`, not of the worktree), and the glob
+ * budget is charged in path order as before, a kept spec its recorded charge.
+ */
+export function reloadSpecs(
+  root: string,
+  previous: SpecSet,
+  changed: ReadonlySet<string>,
+  pool?: WorkerPool,
+): Promise<SpecSet> {
+  return loadSpecSet(root, pool, { previous, changed });
+}
+
+/** What each valid spec's globs took from the shared budget when compiled. */
+const budgetCharged = new WeakMap<ValidSpec, number>();
+
+async function loadSpecSet(
+  root: string,
+  pool: WorkerPool | undefined,
+  reuse?: { previous: SpecSet; changed: ReadonlySet<string> },
+): Promise<SpecSet> {
+  const { paths, problems, irregular } = await discoverSpecs(root);
+  const kept = new Map<string, ValidSpec>();
+  if (reuse) {
+    for (const spec of reuse.previous.valid) {
+      if (!reuse.changed.has(spec.path) && !irregular.has(spec.path)) kept.set(spec.path, spec);
+    }
+  }
+  const texts = await mapLimit(paths, SPEC_READ_CONCURRENCY, (relative) => {
+    const known = kept.get(relative);
+    return known ? Promise.resolve(known.text) : readSpec(root, relative);
+  });
   // Big specs go to the workers a few at a time, as one owner: each job's deadline runs from
   // when it is sent, so a queue of them must not wait behind each other.
   const big = texts.flatMap((text, index) =>
-    typeof text === 'string' && text.length > MAIN_THREAD_SPEC_BYTES ? [index] : [],
+    typeof text === 'string' &&
+    text.length > MAIN_THREAD_SPEC_BYTES &&
+    !kept.has(paths[index] as string)
+      ? [index]
+      : [],
   );
   const owner = {};
   const bigValidated = mapLimit(big, SPEC_WORKER_JOBS, (index) =>
@@ -269,12 +308,23 @@ export async function loadSpecs(root: string, pool?: WorkerPool): Promise<SpecSe
       all.push(text);
       continue;
     }
-    if (sliceUsedUp()) await nextSlice();
     const relative = paths[index]!;
+    const known = kept.get(relative);
+    const charged = known ? budgetCharged.get(known) : undefined;
+    if (known && charged !== undefined && budget.characters >= charged) {
+      // Compiling it again would take the same characters and give the same globs.
+      budget.characters -= charged;
+      all.push(known);
+      continue;
+    }
+    if (sliceUsedUp()) await nextSlice();
     const validated = isBig.has(index)
       ? (await bigValidated).get(index)!
       : validateSpecText(relative, text);
-    all.push(compileSpec(relative, text, validated, budget));
+    const left = budget.characters;
+    const loaded = compileSpec(relative, text, validated, budget);
+    if (loaded.ok) budgetCharged.set(loaded, left - budget.characters);
+    all.push(loaded);
   }
   const valid = all.filter((spec): spec is ValidSpec => spec.ok);
   const errors = [

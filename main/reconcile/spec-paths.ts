@@ -23,6 +23,12 @@ export interface SpecDiscovery {
   paths: string[];
   /** Directories under `.notarai/` that could not be listed, with the reason (never missing ones). */
   problems: { path: string; message: string }[];
+  /**
+   * Those of `paths` that are not regular files (symlinks, special files): an edit to what a
+   * symlink points at is reported on the target's path, so their text is never reused
+   * (spec-loader.ts, reloadSpecs).
+   */
+  irregular: Set<string>;
 }
 
 /**
@@ -34,6 +40,7 @@ export interface SpecDiscovery {
  */
 export async function discoverSpecs(root: string): Promise<SpecDiscovery> {
   const found: string[] = [];
+  const irregular = new Set<string>();
   const problems: SpecDiscovery['problems'] = [];
   const walk = async (relativeDir: string): Promise<void> => {
     const subdirectories: string[] = [];
@@ -46,6 +53,7 @@ export async function discoverSpecs(root: string): Promise<SpecDiscovery> {
             if (!SKIPPED_DIRS.has(name)) subdirectories.push(relative);
           } else if (name.endsWith(SPEC_SUFFIX)) {
             found.push(relative);
+            if (!dirent.isFile()) irregular.add(relative);
           }
         }
       });
@@ -59,7 +67,7 @@ export async function discoverSpecs(root: string): Promise<SpecDiscovery> {
     for (const relative of subdirectories) await walk(relative);
   };
   await walk(NOTARAI_DIR);
-  return { paths: found.sort(compareUtf8), problems };
+  return { paths: found.sort(compareUtf8), problems, irregular };
 }
 
 /** The spec paths discoverSpecs finds (for the spec resources list). */
