@@ -1,7 +1,7 @@
 // The Coverage tab's pure helpers: the folder tree and its rows, the percent a bar and its numbers
 // show, the findings grouped by type in NotarAI's order, and where a finding's link points.
 import { describe, expect, test } from 'vitest';
-import type { CheckFinding } from '../../../shared/notarai-check.ts';
+import { CHECK_FINDING_TYPES, type CheckFinding } from '../../../shared/notarai-check.ts';
 import {
   coveragePercent,
   coverageWords,
@@ -128,26 +128,7 @@ describe('groupFindings', () => {
   });
 
   test('has a heading for every finding type', () => {
-    const types = [
-      'spec_invalid',
-      'coverage_gap',
-      'orphaned_glob',
-      'changed_since_reconciliation',
-      'overlapping_coverage',
-      'circular_ref',
-      'ref_outside_worktree',
-      'behavior_incomplete',
-      'test_coverage_missing',
-      'test_path_missing',
-      'lint_l001',
-      'lint_l004',
-      'lint_l006',
-      'lint_l007',
-      'lint_l008',
-      'lint_l009',
-      'lint_l010',
-      'lint_l011',
-    ] as const;
+    const types = CHECK_FINDING_TYPES;
     const groups = groupFindings(types.map((type) => finding({ type })));
     expect(groups).toHaveLength(types.length);
     for (const group of groups) expect(group.title).toMatch(/\w/);
