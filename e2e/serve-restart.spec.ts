@@ -22,7 +22,7 @@ import { PROJECT_ROOT } from './support/grove-serve.ts';
 
 const ROUNDS = 10;
 const READY_WITHIN_MS = 10_000;
-const CLI = path.join('main', 'headless', 'cli.ts');
+const CLI = path.join('bin', 'grove.js');
 const GROVE = path.join(PROJECT_ROOT, 'bin', 'grove.js');
 
 interface ReadyLine {

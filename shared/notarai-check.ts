@@ -67,6 +67,8 @@ export const CHECK_FINDING_TYPES = [
 export const CheckFindingTypeSchema = z.enum(CHECK_FINDING_TYPES);
 export type CheckFindingType = z.infer<typeof CheckFindingTypeSchema>;
 
+const nullableString = z.union([z.string(), z.literal(null)]);
+
 /** One finding of `check`: NotarAI's seven keys plus Grove's `line`. */
 export const CheckFindingSchema = z.object({
   type: CheckFindingTypeSchema.describe(
@@ -77,9 +79,11 @@ export const CheckFindingSchema = z.object({
   tier: CheckTierSchema,
   severity: CheckSeveritySchema,
   message: z.string(),
-  spec_path: z.string().nullable(),
-  file_path: z.string().nullable(),
-  glob_pattern: z.string().nullable(),
+  // anyOf [string, null], not zod's `.nullable()` (type: ["string", "null"], which strict
+  // clients such as Gemini reject; main/tools/tool-definition.ts orNull says the same).
+  spec_path: nullableString,
+  file_path: nullableString,
+  glob_pattern: nullableString,
   line: z
     .number()
     .int()

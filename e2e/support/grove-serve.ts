@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { makeTempDir } from '../../main/testing/temp-repo.ts';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = path.join('main', 'headless', 'cli.ts');
+const CLI = path.join('bin', 'grove.js');
 
 const ReadyLineSchema = z.object({
   event: z.literal('ready'),

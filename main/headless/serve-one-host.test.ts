@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isPortOpen, randomFirstPort } from '../testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 
-const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../../bin/grove.js', import.meta.url));
 
 interface ReadyLine {
   event: 'ready';

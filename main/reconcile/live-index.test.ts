@@ -105,7 +105,7 @@ describe('the live index', () => {
     const again = await engine.getSpecDiff(ARGS);
     expect(answeredFromIndex(engine)).toBe(true);
     expect(again).toEqual(await scanned(repo.root));
-  });
+  }, 90_000); // many scans of a real repo: slow on a loaded 2-core machine
 
   it('mark_reconciled takes the hashes it vouches for, and reads every file changed right before', async () => {
     const repo = await makeTempRepo(FOUR_FILES);
