@@ -587,6 +587,45 @@ describe('grove bridge bounds', () => {
     expect(bridge.answers.get(8)).toEqual([{ jsonrpc: '2.0', id: 8, result: {} }]);
   });
 
+  it('stops reading a client that floods bad lines and never reads: their answers are bounded too', async () => {
+    const repo = await governedRepo();
+    const bridge = rawBridge(repo.root, await makeTempDir('grove-none-'), ['--local', '--verbose']);
+    await waitFor(() => bridge.stderr().includes('through this process'), 'the bridge', 60_000);
+    // 2 bytes in, ~90 bytes of error answer out: 300,000 lines would be ~27 MB of answers, past
+    // the 8 MiB of unread output at which the bridge stops reading.
+    const BAD_LINES = 300_000;
+    // In writes of 1,000 lines: what the bridge has not read shows as the writes not done.
+    bridge.child.stdin.on('error', () => undefined); // EPIPE when the bridge is killed at the end
+    for (let index = 0; index < BAD_LINES / 1000; index++) bridge.write(Array(1000).fill('x'));
+    let last = -1;
+    let still = 0;
+    await waitFor(
+      () => {
+        const unread = bridge.child.stdin.writableLength;
+        still = unread > 0 && unread < BAD_LINES * 2 && unread === last ? still + 1 : 0;
+        last = unread;
+        return still >= 10;
+      },
+      'the bridge to stop reading',
+      120_000,
+      200,
+    );
+    // It read some and stopped with lines left in the client's pipe (before: it read them all,
+    // their answers piling up in its memory).
+    expect(bridge.child.stdin.writableLength).toBeGreaterThan(0);
+    // Reading at last, the client gets an answer for every line (counted here: RawBridge.read
+    // keeps answers by id, a list per id, too slow for 300,000 answers without one).
+    let answers = 0;
+    let parseErrors = 0;
+    createInterface({ input: bridge.child.stdout }).on('line', (line) => {
+      answers++;
+      if ((JSON.parse(line) as { error?: { code?: number } }).error?.code === -32700) parseErrors++;
+    });
+    await waitFor(() => answers === BAD_LINES, 'every answer', 240_000, 200);
+    expect(parseErrors).toBe(BAD_LINES);
+    expect(bridge.stderr()).not.toMatch(/error|warn/i);
+  }, 600_000);
+
   it('writes nothing to stderr on a normal start; --verbose says where it serves from', async () => {
     const repo = await governedRepo();
     const dataDir = await makeTempDir('grove-bridge-data-');

@@ -185,6 +185,7 @@ export async function runBridge(options: BridgeOptions): Promise<RunningBridge> 
     onmessage: (message) => receive(message),
     onclose: () => void close(),
     onwarning: (message) => log.warn(message),
+    onanswered: () => updateFlow(),
   });
   stdio.pause(); // until an upstream is there
 

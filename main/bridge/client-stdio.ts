@@ -29,6 +29,12 @@ export interface ClientStdioOptions {
   onclose(): void;
   /** A problem worth a line on stderr. */
   onwarning(message: string): void;
+  /**
+   * A line was answered here (not JSON, a bad envelope, too long): its answer adds to what the
+   * client has not read, so the bridge checks its output bound (a flood of bad lines must stop
+   * being read as a flood of requests does).
+   */
+  onanswered?(): void;
 }
 
 export interface ClientStdio {
@@ -64,6 +70,12 @@ export function openClientStdio(options: ClientStdioOptions): ClientStdio {
     output.write(Buffer.from(`${line}\n`, 'utf8'));
   };
 
+  /** An answer from here (the line never reaches an upstream). */
+  const answer = (message: JSONRPCMessage): void => {
+    send(message);
+    options.onanswered?.();
+  };
+
   const handleLine = (line: Buffer): void => {
     const text = line.toString('utf8').replace(/\r$/, '');
     if (text.trim() === '') return;
@@ -71,7 +83,7 @@ export function openClientStdio(options: ClientStdioOptions): ClientStdio {
     try {
       value = JSON.parse(text);
     } catch {
-      send(errorAnswer(null, PARSE_ERROR, 'Parse error: a line that is not JSON'));
+      answer(errorAnswer(null, PARSE_ERROR, 'Parse error: a line that is not JSON'));
       return;
     }
     const checked = checkMessage(value);
@@ -80,13 +92,13 @@ export function openClientStdio(options: ClientStdioOptions): ClientStdio {
       return;
     }
     const ids = Array.isArray(value) ? batchRequestIds(value) : [];
-    if (ids.length === 0) send(checked.answer);
+    if (ids.length === 0) answer(checked.answer);
     const { error } = checked.answer as { error: { code: number; message: string } };
-    for (const id of ids) send(errorAnswer(id, error.code, error.message));
+    for (const id of ids) answer(errorAnswer(id, error.code, error.message));
   };
 
   const tooLong = (): void => {
-    send(
+    answer(
       errorAnswer(
         null,
         INVALID_REQUEST,

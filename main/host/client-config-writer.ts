@@ -30,7 +30,7 @@ import {
   writeFileAtomicInsideRoot,
 } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
-import { setJsonEntry } from './json-entry-edit.ts';
+import { duplicateOnEntryPath, setJsonEntry } from './json-entry-edit.ts';
 
 /** The config file cannot be updated safely (not JSON, unexpected shape); it was not touched. */
 function configFileRefusal(message: string): UserError {
@@ -196,6 +196,13 @@ async function plan(options: WriteEntryOptions) {
     }
     if (parsed[key] !== undefined && !isPlainObject(parsed[key])) {
       throw configFileRefusal(`"${key}" in ${file} is not an object; the file was left unchanged.`);
+    }
+    const duplicate = duplicateOnEntryPath(body, key, name);
+    if (duplicate !== undefined) {
+      throw configFileRefusal(
+        `"${duplicate}" appears more than once in ${file} (clients read the last one, Grove would ` +
+          'edit the first); the file was left unchanged. Remove the duplicate, then try again.',
+      );
     }
   }
   const edit = setJsonEntry(body, key, name, entry);

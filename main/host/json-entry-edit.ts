@@ -12,6 +12,26 @@ export interface JsonEntryEdit {
   unchanged: boolean;
 }
 
+/** How many times an object node holds the property `name` (JSON.parse keeps the last). */
+function propertyCount(object: Node | undefined, name: string): number {
+  if (object?.type !== 'object') return 0;
+  return (object.children ?? []).filter((property) => property.children?.[0]?.value === name)
+    .length;
+}
+
+/**
+ * The first of `key` (at the top) or `<key>.<name>` that the text holds more than once, or
+ * undefined. With duplicates, the edit would land on the first while JSON.parse (and so every
+ * client) reads the last: a committed file could keep its own entry in force behind Grove's.
+ */
+export function duplicateOnEntryPath(text: string, key: string, name: string): string | undefined {
+  const root = parseTree(text);
+  if (propertyCount(root, key) > 1) return key;
+  const servers = root ? findNodeAtLocation(root, [key]) : undefined;
+  if (propertyCount(servers, name) > 1) return `${key}.${name}`;
+  return undefined;
+}
+
 /**
  * The text with `<key>.<name>` set to `entry`. `text` must be a JSON object (the caller validated
  * it with JSON.parse, BOM removed); an empty text becomes a new file.

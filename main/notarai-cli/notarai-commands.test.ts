@@ -324,3 +324,40 @@ describe('the worktree path argument', () => {
     expect(run).toMatchObject({ code: 0, stdout: 'All checks passed.\n' });
   });
 });
+
+describe('grove check and score: text from the worktree on a terminal', () => {
+  it('writes control characters of committed names and spec text as \\u escapes, never raw', async () => {
+    const ESC = '\u001b';
+    const root = await project({
+      '.notarai/a.spec.yaml':
+        SPEC_HEADER +
+        'behaviors:\n' +
+        `  - name: "evil\\u001b]52;c;cm0gLXJmIH4=\\u0007\\rAll checks passed."\n` +
+        '    given: a\n    then: b\n' +
+        `  - name: two\n    given: a\n    then: b\n    tested_by:\n      - path: "t\\u001b[2J"\n` +
+        `"\\u001b]0;title\\u0007": 1\n` +
+        'artifacts:\n  code:\n    - path: src/**\n',
+      'src/a.ts': 'x\n',
+      [`o${ESC}[32mgreen.ts`]: 'x\n',
+    });
+    const check = await grove(root, 'check');
+    const score = await grove(root, 'score');
+    // The findings are there, each hostile character shown as text.
+    expect(check.stdout).toContain('o\\u001b[32mgreen.ts');
+    expect(check.stdout).toContain('t\\u001b[2J');
+    expect(check.stdout).toContain(
+      "evil\\u001b]52;c;cm0gLXJmIH4=\\u0007\\u000dAll checks passed.'",
+    );
+    expect(check.stderr).toContain('\\u001b]0;title\\u0007');
+    for (const text of [check.stdout, check.stderr, score.stdout, score.stderr]) {
+      // eslint-disable-next-line no-control-regex
+      expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    }
+    // --format json keeps the text as it is (JSON escapes it).
+    const json = await grove(root, 'check', '--format', 'json');
+    const paths = (
+      JSON.parse(json.stdout) as { findings: { file_path: string | null }[] }
+    ).findings.map((finding) => finding.file_path);
+    expect(paths).toContain(`o${ESC}[32mgreen.ts`);
+  });
+});

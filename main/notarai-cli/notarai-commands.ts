@@ -82,6 +82,24 @@ async function hasNotaraiDir(root: string): Promise<boolean> {
   }
 }
 
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+// eslint-disable-next-line no-control-regex
+const CONTROL_BUT_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * Text from the worktree (paths, spec names and keys, messages quoting them) as the terminal shows
+ * it: control characters (C0, DEL, C1) written as \u escapes. A committed file named
+ * `\x1b]52;c;...\x07` or a behavior name with `\r` would otherwise set the clipboard or the title,
+ * or overwrite the line before it ("All checks passed.") in human output and warnings.
+ */
+export function printable(text: string, { newlines = false } = {}): string {
+  return text.replace(
+    newlines ? CONTROL_BUT_NEWLINE : CONTROL,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 const NO_NOTARAI = 'Error: .notarai/ directory not found. Run `notarai init` first.\n';
 
 // ---- check -------------------------------------------------------------------------------------
@@ -138,13 +156,13 @@ export function formatCheckHuman(report: CheckReport, colours: boolean): string 
       for (const finding of group) {
         const detail =
           finding.file_path ?? finding.glob_pattern ?? finding.spec_path ?? '(unknown)';
-        lines.push(`${prefix(finding)}: ${detail}`);
+        lines.push(`${prefix(finding)}: ${printable(detail)}`);
         if (type !== 'circular_ref' && finding.spec_path !== null && finding.spec_path !== detail) {
           lines.push(
-            `            in ${finding.spec_path}${finding.line ? `:${finding.line}` : ''}`,
+            `            in ${printable(finding.spec_path)}${finding.line ? `:${finding.line}` : ''}`,
           );
         }
-        if (MESSAGE_SHOWN.has(type)) lines.push(`            ${finding.message}`);
+        if (MESSAGE_SHOWN.has(type)) lines.push(`            ${printable(finding.message)}`);
       }
     }
     const lint = inTier.filter((finding) => finding.type.startsWith('lint_'));
@@ -153,9 +171,9 @@ export function formatCheckHuman(report: CheckReport, colours: boolean): string 
       for (const finding of lint) {
         const rule = finding.type.slice('lint_'.length).toUpperCase();
         const where = finding.spec_path
-          ? ` (${finding.spec_path}${finding.line ? `:${finding.line}` : ''})`
+          ? ` (${printable(finding.spec_path)}${finding.line ? `:${finding.line}` : ''})`
           : '';
-        lines.push(`${prefix(finding)} [${rule}]: ${finding.message}${where}`);
+        lines.push(`${prefix(finding)} [${rule}]: ${printable(finding.message)}${where}`);
       }
     }
     lines.push('');
@@ -201,7 +219,7 @@ async function checkCommand(args: string[], out: CommandOutput): Promise<number>
     return 2;
   }
   const report = await runCheck(root, { strict: values.strict });
-  for (const warning of report.warnings) out.stderr(`warning: ${warning}\n`);
+  for (const warning of report.warnings) out.stderr(`warning: ${printable(warning)}\n`);
   if (format === 'json') out.stdout(formatCheckJson(report));
   else if (format === 'sarif') {
     const rootUri = pathToFileURL(`${root}${path.sep}`).href;
@@ -222,7 +240,7 @@ export function formatScoreHuman(report: DriftReport, colours: boolean): string 
   const lines = [`${'Spec'.padEnd(45)} ${'Score'.padEnd(7)} Status`, '-'.repeat(65)];
   for (const spec of report.specs) {
     lines.push(
-      `${spec.spec_path.padEnd(45)} ${spec.score.toFixed(2).padEnd(7)} ${paint(spec.status)}`,
+      `${printable(spec.spec_path).padEnd(45)} ${spec.score.toFixed(2).padEnd(7)} ${paint(spec.status)}`,
     );
   }
   lines.push('', `Overall: ${report.overall.score.toFixed(2)} (${paint(report.overall.status)})`);
@@ -257,7 +275,7 @@ async function scoreCommand(args: string[], out: CommandOutput): Promise<number>
     return 2;
   }
   const report = await scoreSpecs(root, values.spec === undefined ? {} : { specPath: values.spec });
-  for (const warning of report.warnings) out.stderr(`warning: ${warning}\n`);
+  for (const warning of report.warnings) out.stderr(`warning: ${printable(warning)}\n`);
   out.stdout(format === 'json' ? formatScoreJson(report) : formatScoreHuman(report, out.colours));
   return 0; // score is informational, as NotarAI's
 }
@@ -344,7 +362,7 @@ export async function runNotaraiCommand(
     const usage =
       (error instanceof UserError && error.cause === 'usage') ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    out.stderr(`Error: ${message}\n`);
+    out.stderr(`Error: ${printable(message, { newlines: true })}\n`);
     if (usage) {
       out.stderr(`\n${NOTARAI_USAGE}\n`);
       return 2;
