@@ -228,12 +228,14 @@ describe('grove serve', () => {
       );
       // A worktree's first reconciliation state comes from its watcher once it has subscribed
       // (which, left to pick its backend, leaves a zombie shell).
+      // A worktree's first state can also come before the ready line, when nobody listens yet:
+      // wait for the four, or at most 20 s (a zombie, once made, is never reaped: it stays).
       const watching = new Set<string>();
-      while (watching.size < 4) {
-        const line = JSON.parse(await nextLine(run, 60_000)) as {
-          event: string;
-          worktreeId?: string;
-        };
+      const until = Date.now() + 20_000;
+      while (watching.size < 4 && Date.now() < until) {
+        const text = await nextLine(run, Math.max(1, until - Date.now())).catch(() => null);
+        if (text === null) break;
+        const line = JSON.parse(text) as { event: string; worktreeId?: string };
         if (line.event === 'reconcile-state') watching.add(line.worktreeId!);
       }
       const worktreeProcesses = (await childProcesses(run.child.pid!)).filter((child) =>
