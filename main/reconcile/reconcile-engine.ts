@@ -80,10 +80,11 @@ export class ReconcileEngine {
   lastTimings: Record<string, number> = {};
   /** Files the last mark_reconciled read, and those the live index vouched for (diagnostics). */
   lastMark: { read: number; vouched: number } = { read: 0, vouched: 0 };
-  /** Clients' calls running now (every public operation but computeState). */
-  #callsRunning = 0;
-  /** Waiting for #callsRunning to reach 0 (whenNoCallsRunning). */
-  #noCallsWaiters: (() => void)[] = [];
+  /** Clients' calls running now (every public operation but computeState), by number. */
+  readonly #callsRunning = new Set<number>();
+  #lastCall = 0;
+  /** Told each time a call ends (whenNoCallsRunning). */
+  readonly #callEndWaiters = new Set<() => void>();
 
   constructor(options: ReconcileEngineOptions) {
     this.root = options.root;
@@ -104,31 +105,42 @@ export class ReconcileEngine {
   }
 
   /**
-   * Resolves once no client's call is running, or after `maxWaitMs`: the window's background
-   * refresh (reconcile-watcher.ts) starts then, so it does not take turns of the event loop from
-   * a call (a mark of 20,000 files waited ~20 ms more for a refresh running beside it).
+   * Resolves once no client's call is running; calls that start while it waits delay it by at
+   * most `maxWaitMs`, the calls running when it was asked always end first (each is bounded by
+   * its deadline). The window's background refresh (reconcile-watcher.ts) starts then, so it never
+   * competes with a call for the event loop and the pool's workers: beside a 20,000-file
+   * mark_reconciled on a loaded machine it doubled the mark's hashing time, for a state the mark's
+   * own write made stale at once (docs/performance.md).
    */
   whenNoCallsRunning(maxWaitMs: number): Promise<void> {
-    if (this.#callsRunning === 0) return Promise.resolve();
+    if (this.#callsRunning.size === 0) return Promise.resolve();
+    const earlier = new Set(this.#callsRunning);
     return new Promise((resolve) => {
-      const done = () => {
+      let waitedEnough = false;
+      const check = (): void => {
+        for (const call of earlier) if (!this.#callsRunning.has(call)) earlier.delete(call);
+        if (this.#callsRunning.size > 0 && !(waitedEnough && earlier.size === 0)) return;
         clearTimeout(timer);
-        const waiting = this.#noCallsWaiters.indexOf(done);
-        if (waiting >= 0) this.#noCallsWaiters.splice(waiting, 1);
+        this.#callEndWaiters.delete(check);
         resolve();
       };
-      const timer = setTimeout(done, maxWaitMs);
-      this.#noCallsWaiters.push(done);
+      const timer = setTimeout(() => {
+        waitedEnough = true;
+        check();
+      }, maxWaitMs);
+      this.#callEndWaiters.add(check);
     });
   }
 
   /** Runs a client's call, counted in #callsRunning. */
   async #call<T>(run: () => Promise<T>): Promise<T> {
-    this.#callsRunning++;
+    const call = ++this.#lastCall;
+    this.#callsRunning.add(call);
     try {
       return await run();
     } finally {
-      if (--this.#callsRunning === 0) for (const done of this.#noCallsWaiters.splice(0)) done();
+      this.#callsRunning.delete(call);
+      for (const check of [...this.#callEndWaiters]) check();
     }
   }
 
