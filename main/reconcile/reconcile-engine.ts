@@ -45,12 +45,19 @@ import { compareUtf8 } from '../platform/path-order.ts';
 import {
   filterInSlices,
   forEachInSlices,
+  pauseAtSlices,
+  pauseIfAsked,
   someInSlices,
   sortInSlices,
 } from '../platform/time-slices.ts';
 import { formatSpecError, governs, isSpecPath, loadSpecs } from './spec-loader.ts';
 
 export { STATE_FILE };
+
+/** How long background work waits for clients' calls that start while it pauses. */
+export const LATER_CALLS_MAX_WAIT_MS = 1_000;
+/** Longest one pause of background work (a safety valve: nothing should wait for paused work). */
+export const BACKGROUND_PAUSE_MAX_MS = 10_000;
 
 /** Grove's options of snapshot_state (ReconcileEngine.snapshotState). */
 export interface SnapshotOptions {
@@ -130,6 +137,21 @@ export class ReconcileEngine {
       }, maxWaitMs);
       this.#callEndWaiters.add(check);
     });
+  }
+
+  /**
+   * The pause of background work: until the calls running now have ended (later ones: at most
+   * LATER_CALLS_MAX_WAIT_MS more), and at most BACKGROUND_PAUSE_MAX_MS in all, a safety valve
+   * should a call ever wait for the paused work.
+   */
+  async #callsFirst(): Promise<void> {
+    if (this.#callsRunning.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.whenNoCallsRunning(LATER_CALLS_MAX_WAIT_MS),
+      new Promise((resolve) => (timer = setTimeout(resolve, BACKGROUND_PAUSE_MAX_MS))),
+    ]);
+    clearTimeout(timer);
   }
 
   /** Runs a client's call, counted in #callsRunning. */
@@ -368,7 +390,12 @@ export class ReconcileEngine {
    * Computes the ReconcileState against `base` (errors about the base go in `baseError`), with
    * NotarAI 0.7's check summary, coverage and drift scores (from the same scan, via the live index).
    */
-  async computeState(base: string, signal?: AbortSignal): Promise<ReconcileState> {
+  async computeState(base: string, caller?: AbortSignal): Promise<ReconcileState> {
+    // Background work: at each slice and before each pool job it steps aside while clients' calls
+    // run (a recomputation started just before a mark took half the mark's workers and turns).
+    const signal = caller ? AbortSignal.any([caller]) : new AbortController().signal;
+    pauseAtSlices(signal, () => this.#callsFirst());
+    await pauseIfAsked(signal);
     const state = await computeReconcileState(this.#parts, base, signal);
     try {
       const live = await liveCheckWithParts(this.#parts, signal);

@@ -112,6 +112,23 @@ it('waits for the call running when the recomputation came due, whatever the wai
   expect(stateAfterCallEnd).toBeGreaterThan(0);
 });
 
+it("computes the window's state beside a client's call only once the call has ended", async () => {
+  const repo = await makeTempRepo({ '.notarai/app.spec.yaml': SPEC, 'src/a.ts': 'a\n' });
+  cleanups.push(() => repo.cleanup());
+  await writeFiles(repo.root, { 'big.bin': '' });
+  await truncate(path.join(repo.root, 'big.bin'), 2 * 1024 ** 3); // seconds of hashing
+  const pool = new WorkerPool(new URL('../worktree/pool-worker.ts', import.meta.url), { size: 1 });
+  cleanups.push(() => pool.close());
+  const engine = new ReconcileEngine({ root: repo.root, pool });
+  cleanups.push(() => engine.close());
+  const order: string[] = [];
+  const marking = engine.markReconciled(['big.bin']).then(() => order.push('mark'));
+  // Background work (its loops' slices and its pool jobs) steps aside for the running call.
+  const computing = engine.computeState('main').then(() => order.push('state'));
+  await Promise.all([marking, computing]);
+  expect(order).toEqual(['mark', 'state']);
+});
+
 /**
  * A process that watches `root` (GROVE_WATCH_ROOT), prints `watching` once the first state is
  * computed, and on each line from stdin stops watching and watches again (a re-subscribe: its
