@@ -6,7 +6,8 @@
 // (`git ls-files` and Grove's listing) is measured the same way. Then hostile patterns through
 // real MCP clients of a real worktree process (issue 26): two clients each grep `(a+)+$` and
 // `(a|aa)+$` over 2,000 lines of 32 a's and a '!' while a third client's plain grep runs; and the
-// same with a pattern only the backtracking engine runs (stopped by its clients after a while).
+// same with a pattern only the backtracking engine runs (stopped by its clients after a while);
+// and the first with a 4 MiB file, where each of the four calls is linear but heavy (seconds).
 // Usage:
 //   npm run bench:grep [-- --files 100000 --runs 5 --repo DIR --keep --hostile-only]
 // --repo reuses DIR if it holds a repository, or generates it there (and keeps it).
@@ -251,6 +252,8 @@ async function hostileScenario(): Promise<void> {
   const files: [string, string][] = [
     [path.join(root, 'README.md'), '# Demo\n\nHello from the readme.\n'],
     [path.join(root, 'hostile.txt'), `${'a'.repeat(32)}!\n`.repeat(2000)],
+    // The same lines, 4 MiB of them: the linear engine takes seconds for each call.
+    [path.join(root, 'hostile-big.txt'), `${'a'.repeat(32)}!\n`.repeat(127_100)],
   ];
   const next = random(7);
   for (let index = 0; index < 1000; index++) {
@@ -286,24 +289,29 @@ async function hostileScenario(): Promise<void> {
       "| scenario | hostile calls (engine: ms each) | all hostile done | other client's grep meanwhile | goals |",
     );
     console.log('| --- | --- | ---: | ---: | --- |');
-    for (const [name, patterns, goals] of [
-      ['two clients: (a+)+$ and (a|aa)+$ each', ['(a+)+$', '(a|aa)+$'], true],
+    for (const [name, patterns, goals, file] of [
+      ['two clients: (a+)+$ and (a|aa)+$ each', ['(a+)+$', '(a|aa)+$'], true, 'hostile.txt'],
       [
         'two clients: (a+)+(?=b) (backtracking only), stopped by the clients after 3 s',
         ['(a+)+(?=b)'],
         false,
+        'hostile.txt',
+      ],
+      [
+        'two clients: (a+)+$ and (a|aa)+$ each over 4 MiB (linear but heavy)',
+        ['(a+)+$', '(a|aa)+$'],
+        false,
+        'hostile-big.txt',
       ],
     ] as const) {
       const stop = new AbortController();
       const started = performance.now();
       const hostile = [first, second].flatMap((client) =>
-        patterns.map((pattern) =>
-          clientGrep(client, { pattern, path: 'hostile.txt' }, stop.signal),
-        ),
+        patterns.map((pattern) => clientGrep(client, { pattern, path: file }, stop.signal)),
       );
       await new Promise((resolve) => setTimeout(resolve, 100)); // the hostile calls are running
       const meanwhile = await clientGrep(other, plain);
-      if (!goals)
+      if (!goals && file === 'hostile.txt')
         setTimeout(() => stop.abort(), Math.max(0, 3_000 - (performance.now() - started)));
       const outcomes = await Promise.all(hostile);
       const allMs = performance.now() - started;

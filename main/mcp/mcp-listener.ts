@@ -19,6 +19,7 @@ import {
 } from '../platform/http/request-guard.ts';
 import { requireBuiltin } from '../platform/builtins.ts';
 import { isJsonMediaType, readJsonBody, sendJson } from '../platform/http/json-body.ts';
+import { stageMark, stageTraceStart } from '../platform/stage-timings.ts';
 import {
   MAX_BATCH_MESSAGES,
   MCP_METHODS,
@@ -164,6 +165,8 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
   /** One request: security checks, then the route. Errors are answered by handleRouteError. */
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     options.onRequest?.();
+    const traced = stageTraceStart(); // GROVE_STAGE_TIMINGS only (benchmarks)
+    if (traced) res.once('finish', traced);
     const refusedHost = hostOrOriginRefusal(req.headers, boundPort);
     if (refusedHost !== undefined) return sendJson(res, 403, { error: refusedHost });
     const { path, query } = splitUrl(req.url);
@@ -186,6 +189,7 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
       req.method === 'POST' && isJsonMediaType(req.headers['content-type'])
         ? await readJsonBody(req, MAX_BODY_BYTES)
         : undefined;
+    stageMark('body-parsed');
     if (Array.isArray(body) && body.length > MAX_BATCH_MESSAGES) {
       return jsonRpcError(
         res,

@@ -5,6 +5,7 @@
 import { CLIENT_INFO_META_KEY, McpServer } from '@modelcontextprotocol/server';
 import type { CallToolResult, RegisteredTool, ServerContext } from '@modelcontextprotocol/server';
 import { UserError } from '../platform/errors.ts';
+import { stageMark } from '../platform/stage-timings.ts';
 import { nextSlice, sliceUsedUp } from '../platform/time-slices.ts';
 import {
   MAX_TASKS_RUNNING,
@@ -186,7 +187,9 @@ export function withJsonSchemaConvertedOnce<T extends object>(schema: T): T {
   const wrapped = Object.create(schema) as T;
   const validate = async (value: unknown): Promise<unknown> => {
     if (sliceUsedUp()) await nextSlice();
+    stageMark('validating');
     const result = await standard.validate(value);
+    stageMark('validated');
     if (sliceUsedUp()) await nextSlice();
     return result;
   };
@@ -318,6 +321,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
             registration.enabled = false;
             return toolErrorResult(`Tool ${tool.name} is not offered by this server now`);
           }
+          stageMark('handler-started'); // GROVE_STAGE_TIMINGS only (benchmarks)
           const started = performance.now();
           const callId = `${process.pid}-c${++callSequence}`;
           const argumentsSummary = summarizeArguments(args);
@@ -371,7 +375,9 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
               }),
               control.ended,
             ]);
+            stageMark('handler-done');
             result = await toolResult(value);
+            stageMark('result-built');
           } catch (error) {
             if (!(error instanceof UserError)) {
               onError?.(

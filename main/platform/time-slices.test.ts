@@ -1,12 +1,14 @@
 // Long loops in slices: a request to an HTTP server in the same process is answered while a loop
 // over many items runs (it would wait for the end of a plain loop), and a cancelled call stops
-// its loop at the next slice.
+// its loop at the next slice; background work pauses at its slices.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   filterInSlices,
   forEachInSlices,
+  nextSlice,
+  pauseAtSlices,
   SLICE_MS,
   someInSlices,
   sortInSlices,
@@ -123,5 +125,23 @@ describe('work in slices', () => {
     }
     expect(await sorting).toEqual([...big].sort((a, b) => a - b));
     expect(turns).toBeGreaterThan(1);
+  });
+});
+
+describe('pauses of background work', () => {
+  it('hold its slices until the pause ends, and leave other work alone', async () => {
+    const background = new AbortController().signal;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    pauseAtSlices(background, () => gate);
+    let resumed = false;
+    const paused = nextSlice(background).then(() => (resumed = true));
+    await nextSlice(); // other work goes on meanwhile
+    await nextSlice(new AbortController().signal);
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(resumed).toBe(false);
+    release();
+    await paused;
+    expect(resumed).toBe(true);
   });
 });

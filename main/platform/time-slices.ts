@@ -53,12 +53,32 @@ function startSlice(now: number): void {
   setImmediate(() => (inSlice = false));
 }
 
+/** Pauses of background work, by the signal its loops pass to nextSlice (pauseAtSlices). */
+const pauses = new WeakMap<AbortSignal, () => Promise<void>>();
+
+/**
+ * Background work that runs with `signal` (the window's recomputation) waits for `pause()` at each
+ * of its slices (nextSlice) and before each job it hands to the worker pool (pauseIfAsked): it
+ * steps aside while clients' calls run instead of taking turns from them. `pause` must not wait
+ * for anything the paused work holds: no loop inside a cache database's `use` passes a signal.
+ */
+export function pauseAtSlices(signal: AbortSignal, pause: () => Promise<void>): void {
+  pauses.set(signal, pause);
+}
+
+/** The pause of the background work running with `signal`, if it has one (pauseAtSlices). */
+export function pauseIfAsked(signal?: AbortSignal): Promise<void> | undefined {
+  return signal === undefined ? undefined : pauses.get(signal)?.();
+}
+
 /**
  * Lets the event loop take its turn (I/O is polled before setImmediate callbacks run), then starts
- * a new slice. Throws the signal's reason if the call was cancelled meanwhile.
+ * a new slice. Throws the signal's reason if the call was cancelled meanwhile. Background work
+ * pauses here first (pauseAtSlices).
  */
 export async function nextSlice(signal?: AbortSignal): Promise<void> {
   await new Promise<void>((resolve) => setImmediate(resolve));
+  await pauseIfAsked(signal);
   startSlice(performance.now()); // counted from here, even if the next check comes late
   untilCheck = CHECK_EVERY;
   signal?.throwIfAborted();

@@ -1,7 +1,9 @@
 // The one worker pool, with the real worker entry (main/worktree/pool-worker.ts) and both job
 // kinds: a runaway grep chunk is stopped at its own deadline or by its caller's signal, its worker
 // is replaced, and hashing submitted meanwhile by another owner is served at once; low-priority
-// jobs run on threads of their own at the lowest CPU priority.
+// jobs run on threads of their own at the lowest CPU priority; long jobs of many owners never hold
+// every worker (the reserve).
+import { statSync } from 'node:fs';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +11,8 @@ import type { GrepChunkRequest, GrepChunkResult } from '../tools/grep-search.ts'
 import { confinedOutcomes, type ConfinedResult } from '../reconcile/file-jobs.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
 import { UserError } from './errors.ts';
-import { WorkerPool } from './worker-pool.ts';
+import { RESERVE_GREP_BYTES } from '../tools/grep-search.ts';
+import { OVERFLOW_WORKERS, WorkerPool } from './worker-pool.ts';
 
 const POOL_WORKER = new URL('../worktree/pool-worker.ts', import.meta.url);
 let dir: string;
@@ -18,6 +21,8 @@ beforeAll(async () => {
   dir = await makeTempDir();
   await writeFile(path.join(dir, 'slow.txt'), `${'a'.repeat(40)}!\n`);
   await writeFile(path.join(dir, 'hit.txt'), 'a hit\n');
+  // More text than a chunk searches on the reserve worker (RESERVE_GREP_BYTES).
+  await writeFile(path.join(dir, 'big.txt'), `${'a'.repeat(99)}\n`.repeat(3_000));
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -89,6 +94,49 @@ describe('the worker pool', () => {
       expect(again.files).toHaveLength(1);
       expect(pool.workerCount).toBeLessThanOrEqual(1);
     } finally {
+      await pool.close();
+    }
+  });
+
+  it('keeps a worker for short jobs of new owners however many long jobs hold the others', async () => {
+    const pool = new WorkerPool(POOL_WORKER, { size: 1 });
+    const controller = new AbortController();
+    try {
+      // Long jobs of 1 + OVERFLOW_WORKERS owners (four hostile grep calls are four owners) hold
+      // every ordinary worker; they never end by themselves.
+      const settled: string[] = [];
+      const long = Array.from({ length: 1 + OVERFLOW_WORKERS + 1 }, (_, index) => {
+        const job = pool.run('grep-chunk', chunk(RUNAWAY, 'slow.txt'), {
+          signal: controller.signal,
+        });
+        job.then(
+          () => settled.push(`long ${index}`),
+          () => settled.push(`long ${index}`),
+        );
+        return job;
+      });
+      // One more long job, of another owner, that accepts the reserve: there it searches a
+      // bounded share (nothing of big.txt) and says where it stopped, instead of holding it.
+      expect(statSync(path.join(dir, 'big.txt')).size).toBeGreaterThan(RESERVE_GREP_BYTES);
+      const yielded = await pool.run<GrepChunkResult>('grep-chunk', chunk('b', 'big.txt'), {
+        reserve: true,
+      });
+      expect(yielded).toMatchObject({ unfinished: 0, lines: 0, files: [] });
+      // A short job of a new owner is served while every long job still runs.
+      const found = await pool.run<GrepChunkResult>('grep-chunk', chunk('hit', 'hit.txt'), {
+        reserve: true,
+      });
+      expect(found.files.map((file) => file.path)).toEqual(['hit.txt']);
+      expect(found.unfinished).toBeUndefined();
+      expect(settled).toEqual([]);
+      // The ordinary workers and the reserve: the last long job waits, it never took the reserve.
+      expect(pool.workerCount).toBe(1 + OVERFLOW_WORKERS + 1);
+      expect(pool.queuedCount).toBe(1);
+      controller.abort(new UserError('done', { code: 'cancelled' }));
+      await Promise.allSettled(long);
+      expect(settled).toHaveLength(long.length);
+    } finally {
+      controller.abort();
       await pool.close();
     }
   });

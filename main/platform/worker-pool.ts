@@ -9,6 +9,13 @@
 //   oldest job of the owner running the fewest jobs, and an owner with nothing running that finds
 //   every worker held (say by two runaway regular expressions) gets one of OVERFLOW_WORKERS extra
 //   workers, so it is served at once instead of waiting for their deadline.
+// - The reserve: owners with nothing running can take the overflow workers too (four hostile grep
+//   calls of two clients are four owners), so one more worker, RESERVE_WORKERS, runs only jobs
+//   that accept to be cut short (`reserve: true`): there the job's handler is told so
+//   (`PoolRequest.onReserve`), does a bounded share of the job (grep: a few hundred KiB of text)
+//   and answers with where it stopped; the caller queues the rest as an ordinary job. However many
+//   long jobs hold the other workers, a short job of a new owner is served at once, and the job
+//   that yielded loses nothing but its place.
 // - Deadlines and cancellation: cancel(owner) drops the owner's queued jobs and terminates the
 //   workers running them, so a pathological pattern never keeps a core; a job may also carry its
 //   own deadline, which does the same for that job with a UserError `timed-out`.
@@ -26,7 +33,9 @@ import { UserError } from './errors.ts';
 /** Workers are ended after this long without work. */
 export const IDLE_MS = 10_000;
 /** Extra workers, beyond `size`, for owners that would otherwise wait behind held workers. */
-export const OVERFLOW_WORKERS = 2;
+export const OVERFLOW_WORKERS = 1;
+/** Workers, beyond those, for jobs that stop after a bounded share when they run there. */
+export const RESERVE_WORKERS = 1;
 /** Workers for low-priority jobs, beyond the others. */
 export const LOW_PRIORITY_WORKERS = 2;
 
@@ -35,6 +44,8 @@ export interface PoolRequest {
   id: number;
   kind: string;
   payload: unknown;
+  /** The job runs on the reserve worker: do a bounded share of it and say where it stopped. */
+  onReserve?: true;
 }
 export type PoolReply =
   { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
@@ -60,6 +71,12 @@ export interface RunOptions {
   transfer?: Transferable[];
   /** Runs on a low-priority worker, never on one that serves other jobs. */
   lowPriority?: boolean;
+  /**
+   * May run on the reserve worker when every other worker is held and its owner has nothing
+   * running; its handler then gets `onReserve` and must answer after a bounded share of the work
+   * (the caller runs the rest as another job).
+   */
+  reserve?: boolean;
 }
 
 interface Job {
@@ -70,16 +87,20 @@ interface Job {
   owner: object;
   transfer: Transferable[];
   lowPriority: boolean;
+  reserve: boolean;
   resolve(value: unknown): void;
   reject(error: Error): void;
   /** Removes the job's deadline timer and abort listener. */
   settle(): void;
 }
 
+/** What a worker is for: any normal job, jobs that accept to be cut short, or low-priority jobs. */
+type Role = 'normal' | 'reserve' | 'low';
+
 interface Slot {
   worker: Worker;
   ready: boolean;
-  lowPriority: boolean;
+  role: Role;
   job?: Job;
 }
 
@@ -109,6 +130,11 @@ export class WorkerPool {
     return this.#slots.size;
   }
 
+  /** Jobs waiting for a worker (for tests). */
+  get queuedCount(): number {
+    return this.#queue.length;
+  }
+
   /** Runs one job of `kind` on a worker; resolves to what the kind's handler returned. */
   run<R>(kind: string, payload: unknown, options: RunOptions = {}): Promise<R> {
     if (this.#unavailable) return Promise.reject(this.#unavailable);
@@ -123,6 +149,7 @@ export class WorkerPool {
         owner,
         transfer: options.transfer ?? [],
         lowPriority: options.lowPriority ?? false,
+        reserve: (options.reserve ?? false) && !(options.lowPriority ?? false),
         resolve: (value) => resolve(value as R),
         reject,
         settle: () => {
@@ -197,22 +224,22 @@ export class WorkerPool {
     return counts;
   }
 
-  /** Workers of one kind (low priority or not) alive. */
-  #count(lowPriority: boolean): number {
+  /** Workers of one role alive. */
+  #count(role: Role): number {
     let count = 0;
-    for (const slot of this.#slots) if (slot.lowPriority === lowPriority) count += 1;
+    for (const slot of this.#slots) if (slot.role === role) count += 1;
     return count;
   }
 
   /**
-   * Index of the queued job of one priority to run next: of the owner running fewest, the oldest;
-   * -1 if none is queued.
+   * Index of the queued job to run next among those `eligible`: of the owner running fewest, the
+   * oldest; -1 if none is queued.
    */
-  #nextIndex(running: Map<object, number>, lowPriority: boolean): number {
+  #nextIndex(running: Map<object, number>, eligible: (job: Job) => boolean): number {
     let best = -1;
     let fewest = Number.POSITIVE_INFINITY;
     for (let index = 0; index < this.#queue.length; index++) {
-      if (this.#queue[index]!.lowPriority !== lowPriority) continue;
+      if (!eligible(this.#queue[index]!)) continue;
       const count = running.get(this.#queue[index]!.owner) ?? 0;
       if (count < fewest) {
         fewest = count;
@@ -224,27 +251,41 @@ export class WorkerPool {
   }
 
   #pump(): void {
-    this.#pumpPriority(false);
-    this.#pumpPriority(true);
+    this.#pumpRole('normal');
+    this.#pumpRole('reserve');
+    this.#pumpRole('low');
     this.#scheduleIdle();
   }
 
-  /** Hands queued jobs of one priority to free workers of that priority, starting some. */
-  #pumpPriority(lowPriority: boolean): void {
+  /**
+   * Hands queued jobs to free workers of one role, starting some: normal jobs to the `size`
+   * workers (plus the overflow ones for an owner with nothing running), jobs that accept it of
+   * owners with nothing running to the reserve, low-priority jobs to theirs.
+   */
+  #pumpRole(role: Role): void {
     while (this.#queue.length > 0) {
       const running = this.#running();
-      const index = this.#nextIndex(running, lowPriority);
+      const index = this.#nextIndex(running, (job) =>
+        role === 'low'
+          ? job.lowPriority
+          : role === 'normal'
+            ? !job.lowPriority
+            : job.reserve && (running.get(job.owner) ?? 0) === 0,
+      );
       if (index === -1) return;
       const starved = (running.get(this.#queue[index]!.owner) ?? 0) === 0;
       let slot = [...this.#slots].find(
-        (candidate) => candidate.job === undefined && candidate.lowPriority === lowPriority,
+        (candidate) => candidate.job === undefined && candidate.role === role,
       );
       if (slot === undefined) {
-        const limit = lowPriority
-          ? LOW_PRIORITY_WORKERS
-          : this.size + (starved ? OVERFLOW_WORKERS : 0);
-        if (this.#count(lowPriority) >= limit) return;
-        slot = this.#spawn(lowPriority);
+        const limit =
+          role === 'low'
+            ? LOW_PRIORITY_WORKERS
+            : role === 'reserve'
+              ? RESERVE_WORKERS
+              : this.size + (starved ? OVERFLOW_WORKERS : 0);
+        if (this.#count(role) >= limit) return;
+        slot = this.#spawn(role);
         if (slot === undefined) return;
       }
       const [job] = this.#queue.splice(index, 1) as [Job];
@@ -252,24 +293,29 @@ export class WorkerPool {
       job.id = id;
       slot.job = job;
       slot.worker.ref(); // busy: keep the process alive until the job is done
-      const request: PoolRequest = { id, kind: job.kind, payload: job.payload };
+      const request: PoolRequest = {
+        id,
+        kind: job.kind,
+        payload: job.payload,
+        ...(role === 'reserve' ? { onReserve: true as const } : {}),
+      };
       slot.worker.postMessage(request, job.transfer);
     }
   }
 
-  #spawn(lowPriority: boolean): Slot | undefined {
+  #spawn(role: Role): Slot | undefined {
     let worker: Worker;
     try {
       // Loaded with the first worker: a worktree process at rest has none (platform/builtins.ts).
       worker = new (nodeWorkerThreads().Worker)(this.#workerUrl, {
-        workerData: { lowPriority } satisfies PoolWorkerData,
+        workerData: { lowPriority: role === 'low' } satisfies PoolWorkerData,
       });
     } catch (error) {
       this.#fail(error);
       return undefined;
     }
     worker.unref();
-    const slot: Slot = { worker, ready: false, lowPriority };
+    const slot: Slot = { worker, ready: false, role };
     this.#slots.add(slot);
     worker.on('message', (message: PoolReply | { ready: true }) => {
       if ('ready' in message) {
@@ -280,7 +326,7 @@ export class WorkerPool {
       if (job === undefined || job.id !== message.id) return;
       slot.job = undefined;
       worker.unref();
-      if (!lowPriority && this.#count(false) > this.size) {
+      if (role === 'normal' && this.#count('normal') > this.size) {
         // An overflow worker: ended once its job is done.
         this.#slots.delete(slot);
         void worker.terminate();

@@ -5,6 +5,7 @@
 // jobs run on the main thread at once (see MAIN_THREAD_MAX_PATHS). If worker threads cannot be
 // started (a bundle without the worker entry) or a worker dies, chunks run on the main thread
 // instead, yielding between chunks.
+import { pauseIfAsked } from '../platform/time-slices.ts';
 import { workerPool, type WorkerPool } from '../platform/worker-pool.ts';
 import {
   confinedOutcomes,
@@ -153,6 +154,7 @@ export class FileJobRunner {
    * each counting as a new caller (which the pool would serve at once on an extra worker).
    */
   async #runChunk(job: FileJob, owner: object, signal?: AbortSignal): Promise<FileJobResult> {
+    await pauseIfAsked(signal); // background work steps aside for clients' calls (time-slices.ts)
     signal?.throwIfAborted();
     if (!this.#broken && !this.#closed) {
       try {

@@ -19,6 +19,7 @@ import type Database from 'better-sqlite3';
 import path from 'node:path';
 import { CACHE_DIR, CacheDatabase, inSlicedTransaction, schemaMismatch } from './cache-database.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
+import { stageMark } from '../platform/stage-timings.ts';
 import { forEachInSlices, nextSlice, sliceDue, sortInSlices } from '../platform/time-slices.ts';
 import type { StatRow } from './stat-fast-path.ts';
 
@@ -186,8 +187,10 @@ export class HashCache {
     let written = 0;
     // In key order, B-tree inserts stay sequential (100,000 shuffled rows take twice as long).
     const ordered = await sortedByPath(rows, signal);
+    stageMark('sorted'); // GROVE_STAGE_TIMINGS only (benchmarks)
     await this.#notarai.use(true, async (db) => {
       signal?.throwIfAborted(); // (cancelled while waiting for its turn)
+      stageMark('db-ready');
       await inSlicedTransaction(db, () =>
         upsertRows(
           db,
@@ -202,6 +205,7 @@ export class HashCache {
         ),
       );
       written = rows.length;
+      stageMark('committed');
       const memo = this.#reconciledMemo;
       if (memo?.db === db) {
         await forEachInSlices(rows, (row) =>

@@ -11,6 +11,7 @@ import type { EngineParts } from './classify.ts';
 import type { FileOutcome } from './file-jobs.ts';
 import type { StatRow } from './hash-cache.ts';
 import { listedFiles } from './live-index.ts';
+import { stageMark } from '../platform/stage-timings.ts';
 import { forEachInSlices } from '../platform/time-slices.ts';
 
 export async function markFilesReconciled(
@@ -65,6 +66,7 @@ export async function markFilesReconciled(
     },
     signal,
   );
+  stageMark('checked'); // GROVE_STAGE_TIMINGS only (benchmarks)
   const outcomes = await parts.files.hashConfined(
     parts.root,
     direct.map((entry) => entry.relative),
@@ -84,6 +86,7 @@ export async function markFilesReconciled(
       outcomes.push(more[index] as FileOutcome);
     });
   }
+  stageMark('hashed');
   const rows = new Map<string, StatRow>();
   await forEachInSlices(
     direct,
@@ -156,6 +159,7 @@ export async function markFilesReconciled(
   for (const { relative, hash } of vouchable) reconciled.set(relative, hash);
   for (const row of hashed) reconciled.set(row.path, row.hash);
   report?.({ read: direct.length + viaSandbox.length, vouched: vouchable.length });
+  stageMark('rows-built');
   const updated = await parts.cache.writeReconciled(
     [...reconciled].map(([file, hash]) => ({ path: file, hash })),
     hashed,

@@ -45,12 +45,19 @@ import { compareUtf8 } from '../platform/path-order.ts';
 import {
   filterInSlices,
   forEachInSlices,
+  pauseAtSlices,
+  pauseIfAsked,
   someInSlices,
   sortInSlices,
 } from '../platform/time-slices.ts';
 import { formatSpecError, governs, isSpecPath, loadSpecs } from './spec-loader.ts';
 
 export { STATE_FILE };
+
+/** How long background work waits for clients' calls that start while it pauses. */
+export const LATER_CALLS_MAX_WAIT_MS = 1_000;
+/** Longest one pause of background work (a safety valve: nothing should wait for paused work). */
+export const BACKGROUND_PAUSE_MAX_MS = 10_000;
 
 /** Grove's options of snapshot_state (ReconcileEngine.snapshotState). */
 export interface SnapshotOptions {
@@ -80,10 +87,11 @@ export class ReconcileEngine {
   lastTimings: Record<string, number> = {};
   /** Files the last mark_reconciled read, and those the live index vouched for (diagnostics). */
   lastMark: { read: number; vouched: number } = { read: 0, vouched: 0 };
-  /** Clients' calls running now (every public operation but computeState). */
-  #callsRunning = 0;
-  /** Waiting for #callsRunning to reach 0 (whenNoCallsRunning). */
-  #noCallsWaiters: (() => void)[] = [];
+  /** Clients' calls running now (every public operation but computeState), by number. */
+  readonly #callsRunning = new Set<number>();
+  #lastCall = 0;
+  /** Told each time a call ends (whenNoCallsRunning). */
+  readonly #callEndWaiters = new Set<() => void>();
 
   constructor(options: ReconcileEngineOptions) {
     this.root = options.root;
@@ -104,31 +112,57 @@ export class ReconcileEngine {
   }
 
   /**
-   * Resolves once no client's call is running, or after `maxWaitMs`: the window's background
-   * refresh (reconcile-watcher.ts) starts then, so it does not take turns of the event loop from
-   * a call (a mark of 20,000 files waited ~20 ms more for a refresh running beside it).
+   * Resolves once no client's call is running; calls that start while it waits delay it by at
+   * most `maxWaitMs`, the calls running when it was asked always end first (each is bounded by
+   * its deadline). The window's background refresh (reconcile-watcher.ts) starts then, so it never
+   * competes with a call for the event loop and the pool's workers: beside a 20,000-file
+   * mark_reconciled on a loaded machine it doubled the mark's hashing time, for a state the mark's
+   * own write made stale at once (docs/performance.md).
    */
   whenNoCallsRunning(maxWaitMs: number): Promise<void> {
-    if (this.#callsRunning === 0) return Promise.resolve();
+    if (this.#callsRunning.size === 0) return Promise.resolve();
+    const earlier = new Set(this.#callsRunning);
     return new Promise((resolve) => {
-      const done = () => {
+      let waitedEnough = false;
+      const check = (): void => {
+        for (const call of earlier) if (!this.#callsRunning.has(call)) earlier.delete(call);
+        if (this.#callsRunning.size > 0 && !(waitedEnough && earlier.size === 0)) return;
         clearTimeout(timer);
-        const waiting = this.#noCallsWaiters.indexOf(done);
-        if (waiting >= 0) this.#noCallsWaiters.splice(waiting, 1);
+        this.#callEndWaiters.delete(check);
         resolve();
       };
-      const timer = setTimeout(done, maxWaitMs);
-      this.#noCallsWaiters.push(done);
+      const timer = setTimeout(() => {
+        waitedEnough = true;
+        check();
+      }, maxWaitMs);
+      this.#callEndWaiters.add(check);
     });
+  }
+
+  /**
+   * The pause of background work: until the calls running now have ended (later ones: at most
+   * LATER_CALLS_MAX_WAIT_MS more), and at most BACKGROUND_PAUSE_MAX_MS in all, a safety valve
+   * should a call ever wait for the paused work.
+   */
+  async #callsFirst(): Promise<void> {
+    if (this.#callsRunning.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.whenNoCallsRunning(LATER_CALLS_MAX_WAIT_MS),
+      new Promise((resolve) => (timer = setTimeout(resolve, BACKGROUND_PAUSE_MAX_MS))),
+    ]);
+    clearTimeout(timer);
   }
 
   /** Runs a client's call, counted in #callsRunning. */
   async #call<T>(run: () => Promise<T>): Promise<T> {
-    this.#callsRunning++;
+    const call = ++this.#lastCall;
+    this.#callsRunning.add(call);
     try {
       return await run();
     } finally {
-      if (--this.#callsRunning === 0) for (const done of this.#noCallsWaiters.splice(0)) done();
+      this.#callsRunning.delete(call);
+      for (const check of [...this.#callEndWaiters]) check();
     }
   }
 
@@ -356,7 +390,12 @@ export class ReconcileEngine {
    * Computes the ReconcileState against `base` (errors about the base go in `baseError`), with
    * NotarAI 0.7's check summary, coverage and drift scores (from the same scan, via the live index).
    */
-  async computeState(base: string, signal?: AbortSignal): Promise<ReconcileState> {
+  async computeState(base: string, caller?: AbortSignal): Promise<ReconcileState> {
+    // Background work: at each slice and before each pool job it steps aside while clients' calls
+    // run (a recomputation started just before a mark took half the mark's workers and turns).
+    const signal = caller ? AbortSignal.any([caller]) : new AbortController().signal;
+    pauseAtSlices(signal, () => this.#callsFirst());
+    await pauseIfAsked(signal);
     const state = await computeReconcileState(this.#parts, base, signal);
     try {
       const live = await liveCheckWithParts(this.#parts, signal);

@@ -11,6 +11,7 @@ import path from 'node:path';
 import watcher from '@parcel/watcher';
 import type { AsyncSubscription, BackendType, Event } from '@parcel/watcher';
 import type { ReconcileState } from '../../shared/reconcile.ts';
+import { stageMark } from '../platform/stage-timings.ts';
 import { CACHE_DB } from './hash-cache.ts';
 import { LiveIndex } from './live-index.ts';
 import type { ReconcileEngine } from './reconcile-engine.ts';
@@ -30,8 +31,10 @@ const IGNORED_GIT = ['objects', 'logs', 'lfs', 'hooks', 'modules', 'rr-cache'];
  */
 export const DEFAULT_DEBOUNCE_MS = 100;
 /**
- * Longest a recomputation waits for clients' calls to end before it starts: the window's state is
- * background work, and beside a running call it would take turns of the event loop from it.
+ * Longest a recomputation waits for clients' calls that start while it waits: the window's state
+ * is background work, and beside a running call it would take turns of the event loop and the
+ * pool's workers from it. The calls running when it came due are always waited for
+ * (ReconcileEngine.whenNoCallsRunning).
  */
 export const CALLS_FIRST_MAX_WAIT_MS = 1_000;
 export const POLL_INTERVAL_MS = 15_000;
@@ -226,10 +229,12 @@ export class ReconcileWatcher {
         this.#dirty = false;
         const specChanges = this.#pendingSpecs;
         this.#pendingSpecs = { updated: [], added: [], removed: [] };
+        stageMark('state-recompute-started'); // GROVE_STAGE_TIMINGS only (benchmarks)
         try {
           const state = await this.#options.engine.computeState(this.#base);
           if (this.#closed) return;
           this.#last = state;
+          stageMark('state-recompute-done');
           this.#options.onState(state);
         } catch (error) {
           this.#report(error);

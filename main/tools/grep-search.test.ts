@@ -1,7 +1,14 @@
 // The matching half of grep without I/O: the literal prefilter of regular expressions (which must
-// never drop a real match), line and column numbers, context, long lines.
+// never drop a real match), line and column numbers, context, long lines, a chunk's byte budget.
 import { describe, expect, it } from 'vitest';
-import { compilePattern, requiredLiteral, searchText, type GrepSpec } from './grep-search.ts';
+import {
+  compilePattern,
+  joinChunkResults,
+  requiredLiteral,
+  searchChunk,
+  searchText,
+  type GrepSpec,
+} from './grep-search.ts';
 
 const spec = (pattern: string, extra: Partial<GrepSpec> = {}): GrepSpec => ({
   pattern,
@@ -99,5 +106,30 @@ describe('searchText', () => {
     ]);
     expect(search('Straße\n', 'STRASSE', { ignoreCase: true })).toEqual([]);
     expect(search('ÉCOLE\n', 'école', { ignoreCase: true })).toHaveLength(1);
+  });
+});
+
+describe("searchChunk with a byte budget (the pool's reserve worker)", () => {
+  const files = ['a.txt', 'b.txt', 'c.txt'].map((path) => ({ path }));
+  const text: Record<string, string> = {
+    'a.txt': 'hit\n',
+    'b.txt': 'hit\n'.repeat(10),
+    'c.txt': 'hit\n',
+  };
+  const read = (file: { path: string }) => ({ data: Buffer.from(text[file.path] ?? '') });
+  const request = { root: '/unused', spec: spec('hit'), files, limit: 100, maxFileBytes: 1024 };
+
+  it('searches whole files until the next would pass the budget, and says where it stopped', async () => {
+    const first = await searchChunk(request, read, { budgetBytes: 20 });
+    expect(first).toMatchObject({ lines: 1, unfinished: 1, stats: { files_searched: 1 } });
+    const rest = await searchChunk({ ...request, files: files.slice(1) }, read);
+    expect(joinChunkResults(first, rest)).toEqual(await searchChunk(request, read));
+  });
+
+  it('stops before the first file when that one alone is over the budget', async () => {
+    const result = await searchChunk({ ...request, files: files.slice(1) }, read, {
+      budgetBytes: 20,
+    });
+    expect(result).toMatchObject({ lines: 0, files: [], unfinished: 0 });
   });
 });

@@ -75,6 +75,31 @@ export interface GrepChunkResult {
   stats: GrepStats;
   /** Matching lines found (sum over files). */
   lines: number;
+  /**
+   * Set when the search stopped at its byte budget: the index in `files` of the first file not
+   * searched (the caller searches `files.slice(unfinished)` as another chunk).
+   */
+  unfinished?: number;
+}
+
+/**
+ * Text a chunk searches on the pool's reserve worker before it stops and leaves the rest to an
+ * ordinary worker (main/platform/worker-pool.ts): the linear engine's worst case over this much
+ * text stays well under a second, so the reserve is soon free for the next caller.
+ */
+export const RESERVE_GREP_BYTES = 256 * 1024;
+
+/** A chunk searched in two parts (the first stopped at its budget) as one result. */
+export function joinChunkResults(first: GrepChunkResult, rest: GrepChunkResult): GrepChunkResult {
+  const stats = emptyStats();
+  addStats(stats, first.stats);
+  addStats(stats, rest.stats);
+  return {
+    files: [...first.files, ...rest.files],
+    stats,
+    lines: first.lines + rest.lines,
+    ...(rest.unfinished === undefined ? {} : { unfinished: rest.unfinished }),
+  };
 }
 
 export function emptyStats(): GrepStats {
@@ -282,19 +307,28 @@ export function searchText(
 
 const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
-/** Reads (through `read`) and searches a chunk of files, in order. */
+/**
+ * Reads (through `read`) and searches a chunk of files, in order. With `budgetBytes`, stops before
+ * the file that would take the text searched past it (even the first) and says where (`unfinished`).
+ */
 export async function searchChunk(
   request: GrepChunkRequest,
   read: (file: GrepChunkFile) => ReadOutcome | Promise<ReadOutcome>,
+  options: { budgetBytes?: number } = {},
 ): Promise<GrepChunkResult> {
   const { regex } = compilePattern(request.spec);
   const required = requiredBytes(request.spec);
   const stats = emptyStats();
   const files: GrepFileMatches[] = [];
   let lines = 0;
-  for (const file of request.files) {
+  let bytes = 0;
+  for (const [index, file] of request.files.entries()) {
     if (lines >= request.limit) break;
     const outcome = await read(file);
+    if (options.budgetBytes !== undefined && 'data' in outcome) {
+      bytes += outcome.data.length;
+      if (bytes > options.budgetBytes) return { files, stats, lines, unfinished: index };
+    }
     if ('skipped' in outcome) {
       if (outcome.skipped === 'symlink') stats.symlinks += 1;
       else if (outcome.skipped === 'too_large') stats.too_large += 1;

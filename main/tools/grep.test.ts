@@ -6,7 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempRepo, type TempRepo } from '../testing/temp-repo.ts';
-import { WorkerPool } from '../platform/worker-pool.ts';
+import { OVERFLOW_WORKERS, WorkerPool } from '../platform/worker-pool.ts';
 import { MAX_LINE_CHARS, grepTool, runGrep, type GrepResult, type GrepOptions } from './grep.ts';
 import { UserError } from '../platform/errors.ts';
 import { expectNoLeak, makeToolFixture, type ToolFixture } from '../testing/tool-calls.ts';
@@ -174,6 +174,8 @@ describe('grep on many files', () => {
     // Issue 26's file: 2,000 lines of 32 a's and a '!', where (a+)+$ backtracks 2^32 times a line.
     files['hostile.txt'] = `${'a'.repeat(32)}!\n`.repeat(2000);
     files['doubled.txt'] = 'no repeat\nbookkeeper\n';
+    // More text than a chunk searches on the pool's reserve worker (RESERVE_GREP_BYTES).
+    files['big.txt'] = `${'a'.repeat(99)}\n`.repeat(3_000) + 'last line\n';
     repo = await makeTempRepo(files);
   });
   afterAll(async () => {
@@ -189,7 +191,7 @@ describe('grep on many files', () => {
       'long.txt',
       ...[7, 107, 207, 307, 407, 507, 607].map((n) => `many/f-${String(n).padStart(4, '0')}.txt`),
     ]);
-    expect(viaPool.files_searched).toBe(706);
+    expect(viaPool.files_searched).toBe(707);
     const capped = await grep({ pattern: 'hit', max_results: 4 }, { pool }, repo.root);
     expect(paths(capped)).toEqual(['crlf.txt', 'long.txt', 'many/f-0007.txt', 'many/f-0107.txt']);
     expect(capped.truncated).toBe(true);
@@ -279,6 +281,61 @@ describe('grep on many files', () => {
       expect(single.workerCount).toBe(3); // the pool's own worker and two low-priority ones
       stop.abort();
       for (const call of runaways) await expect(call).rejects.toThrow('grep was cancelled');
+    } finally {
+      stop.abort();
+      await single.close();
+    }
+  });
+
+  it('keeps a worker for another call while heavy calls hold the others, and finishes those that yield there', async () => {
+    const single = new WorkerPool(POOL_WORKER, { size: 1 });
+    const stop = new AbortController();
+    try {
+      // Heavy searches of other callers hold the ordinary workers (the pool's own and the overflow
+      // one); as far as the pool can tell, they never end.
+      const heavy = Array.from({ length: 1 + OVERFLOW_WORKERS }, () =>
+        single.run(
+          'grep-chunk',
+          {
+            root: repo.root,
+            spec: {
+              pattern: RUNAWAY,
+              fixedString: false,
+              ignoreCase: false,
+              contextLines: 0,
+              maxLineChars: MAX_LINE_CHARS,
+            },
+            files: [{ path: 'slow.txt' }],
+            limit: 10,
+            maxFileBytes: 1024 * 1024,
+          },
+          { signal: stop.signal },
+        ),
+      );
+      for (const job of heavy) job.catch(() => undefined);
+      // A grep of a big file gets the reserve, searches a bounded share there (none of big.txt)
+      // and waits for an ordinary worker for the rest: it holds no worker while it waits.
+      let bigDone = false;
+      const big = grep({ pattern: 'last line', path: 'big.txt' }, { pool: single }, repo.root);
+      big.then(
+        () => (bigDone = true),
+        () => (bigDone = true),
+      );
+      for (let tries = 0; tries < 400 && single.queuedCount === 0; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(single.queuedCount).toBe(1); // big.txt's rest
+      // Another call is served at once, on the reserve, while all of them still run.
+      const other = await grep({ pattern: 'hit', path: 'crlf.txt' }, { pool: single }, repo.root);
+      expect(other.match_count).toBe(1);
+      expect(bigDone).toBe(false);
+      // Once a worker is free, the big file's search goes on and finds its line.
+      stop.abort();
+      const found = await big;
+      expect(found.files).toEqual([
+        { path: 'big.txt', matches: [{ line: 3_001, column: 1, text: 'last line' }] },
+      ]);
+      expect(found.files_searched).toBe(1);
     } finally {
       stop.abort();
       await single.close();

@@ -14,6 +14,7 @@ import {
   addStats,
   compilePattern,
   emptyStats,
+  joinChunkResults,
   searchChunk,
   type GrepChunkFile,
   type GrepChunkRequest,
@@ -165,6 +166,31 @@ export interface GrepOptions {
   timeoutMs?: number;
 }
 
+/**
+ * One chunk on the pool. A chunk may start on the pool's reserve worker (when every other worker
+ * is held: say by other callers' heavy searches), which searches a bounded share of it and says
+ * where it stopped; the rest then runs as an ordinary job of the same owner.
+ */
+async function runChunk(
+  pool: WorkerPool,
+  chunk: GrepChunkRequest,
+  owner: object,
+  lowPriority: boolean,
+): Promise<GrepChunkResult> {
+  const first = await pool.run<GrepChunkResult>('grep-chunk', chunk, {
+    owner,
+    lowPriority,
+    reserve: !lowPriority,
+  });
+  if (first.unfinished === undefined) return first;
+  const rest = await pool.run<GrepChunkResult>(
+    'grep-chunk',
+    { ...chunk, files: chunk.files.slice(first.unfinished), limit: chunk.limit - first.lines },
+    { owner, lowPriority },
+  );
+  return joinChunkResults(first, rest);
+}
+
 /** Runs the chunks on the pool, in order, stopping once `limit` lines were found in order. */
 async function runOnPool(
   pool: WorkerPool,
@@ -200,7 +226,7 @@ async function runOnPool(
         while (!stop && !failed && next < chunks.length && inFlight < window) {
           const index = next++;
           inFlight += 1;
-          pool.run<GrepChunkResult>('grep-chunk', chunks[index]!, { owner, lowPriority }).then(
+          runChunk(pool, chunks[index]!, owner, lowPriority).then(
             (result) => {
               inFlight -= 1;
               results[index] = result;

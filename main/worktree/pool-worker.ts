@@ -7,9 +7,14 @@ import { parentPort, workerData, type Transferable } from 'node:worker_threads';
 import type { PoolReply, PoolRequest, PoolWorkerData } from '../platform/worker-pool.ts';
 import { runFileJob, type FileJob } from '../reconcile/file-jobs.ts';
 import { createSyncReader } from '../tools/grep-readers.ts';
-import { searchChunk, type GrepChunkRequest } from '../tools/grep-search.ts';
+import { RESERVE_GREP_BYTES, searchChunk, type GrepChunkRequest } from '../tools/grep-search.ts';
 
-type Handler = (payload: never) => unknown;
+/** How a job runs: `onReserve` on the pool's reserve worker (a bounded share, then stop). */
+interface JobContext {
+  onReserve: boolean;
+}
+
+type Handler = (payload: never, context: JobContext) => unknown;
 
 /**
  * A low-priority worker (jobs that may burn their whole deadline, such as a pattern only the
@@ -28,10 +33,11 @@ if ((workerData as PoolWorkerData | undefined)?.lowPriority && process.platform 
 /** The job kinds, by name: what each does with its payload. */
 const handlers: Record<string, Handler> = {
   /** One chunk of a grep search (main/tools/grep.ts). */
-  'grep-chunk': async (request: GrepChunkRequest) => {
+  'grep-chunk': async (request: GrepChunkRequest, { onReserve }: JobContext) => {
     const reader = createSyncReader(request.root, request.maxFileBytes);
     try {
-      return await searchChunk(request, (file) => reader.read(file));
+      const budget = onReserve ? { budgetBytes: RESERVE_GREP_BYTES } : {};
+      return await searchChunk(request, (file) => reader.read(file), budget);
     } finally {
       reader.close();
     }
@@ -62,7 +68,7 @@ port.on('message', (request: PoolRequest) => {
   Promise.resolve()
     .then(() => {
       if (!handler) throw new Error(`unknown job kind: ${request.kind}`);
-      return handler(request.payload as never);
+      return handler(request.payload as never, { onReserve: request.onReserve === true });
     })
     .then(
       (value) =>
