@@ -566,8 +566,19 @@ async function benchMarkOnly(size: number, options: Options): Promise<void> {
       const traces = stagesFile(dataDir);
       // The process's first mark (its pool's workers start, its code is cold), then warm runs.
       const firstB3sum = await time(() => b3sumAll(root, files));
+      await takeStageTraces(traces);
       const first = await time(() => callOk(served.client, 'mark_reconciled', { files }));
       await served.settled(performance.now());
+      const firstTrace = (await takeStageTraces(traces)).find((marks) =>
+        marks.some(([stage]) => stage === 'hashed'),
+      );
+      const firstStages = firstTrace ? markStages(firstTrace, first.ms) : undefined;
+      const firstFigures: MarkFigures = {
+        ms: [first.ms],
+        withClearMs: [first.ms],
+        b3sumMs: [firstB3sum.ms],
+        stages: firstStages ? [firstStages] : [],
+      };
       const cold = await markRuns(served, root, files, options.runs, traces, false);
       const written = await markRuns(served, root, files, options.runs, traces, true);
       console.log(
@@ -576,10 +587,10 @@ async function benchMarkOnly(size: number, options: Options): Promise<void> {
             .map((value) => value.toFixed(1))
             .join(' ')} at the end:`,
       );
-      console.log(
-        `\nthe first mark of the worktree process (creates notarai.db; workers started): ` +
-          `${fmt(first.ms)} vs b3sum ${fmt(firstB3sum.ms)} right before: ` +
-          `${(first.ms / firstB3sum.ms).toFixed(2)}x`,
+      printMarkFigures(
+        'the first mark of a fresh worktree process, right after the client connected (creates ' +
+          "notarai.db; the pool's workers start; the window's first state is being computed)",
+        firstFigures,
       );
       printMarkFigures('cold (clear_cache, then the mark creates notarai.db)', cold);
       printMarkFigures('a file written elsewhere just before (every file read)', written);

@@ -698,10 +698,11 @@ describe('grove bridge bounds', () => {
         'every answer',
         480_000,
       );
-      // TODO(issue 24, CLI bundle): assert it in both modes once bin/grove.js runs the bundle.
-      // Serving itself from the TypeScript sources, the bridge's heap runs 310-370 MB through this
-      // burst (a bundled bridge: 175 MB peak; docs/security.md).
-      if (mode === 'host') expect(peak).toBeLessThanOrEqual(300);
+      // Serving itself, the bridge is a whole worktree server (the engine's worker threads are
+      // isolates of their own) and V8 sizes its young generation for this 24 GiB machine: it
+      // peaks at 340-345 MB here whether 10,000 or 25,000 requests come (docs/security.md). What
+      // is asserted is the bound, not growth with the number of requests.
+      expect(peak).toBeLessThanOrEqual(mode === 'host' ? 300 : 400);
       const failed = [...bridge.answers.values()].filter(
         (list) => list.length !== 1 || !list[0]!.result,
       );

@@ -14,7 +14,7 @@ import { createWorktreeServer } from '../worktree/worktree-server.ts';
 import type { Upstream, UpstreamHandlers } from './upstreams.ts';
 
 /** How long closing waits for the engine to stop before the bridge exits anyway. */
-const CLOSE_WAIT_MS = 50;
+const CLOSE_WAIT_MS = 20;
 
 /** The engine starts at the latest this long after the server is ready (see startEngine). */
 const ENGINE_START_DELAY_MS = 1_000;
