@@ -2,7 +2,8 @@
 // `git diff <base> --name-only` (or the one spec asked for), its text, the governed files that
 // changed (binary ones by extension apart), their diff against the base and each file's first
 // artifact category; and the markdown NotarAI's `reconcile` skill parses (its reconcile-prompt
-// template, contexts separated by a `---` line). Public API:
+// template, contexts separated by a `---` line; the spec's code fence made longer than any fence
+// inside the spec, see codeFence). Public API:
 //
 //   exportContext(root, { baseBranch, specPath? }) -> ExportContext[]
 //   renderContextMarkdown(contexts)                -> string (what `notarai export-context` prints)
@@ -26,9 +27,9 @@ const RECONCILE_PROMPT = `# Reconciliation: {{spec_name}}
 
 ## Spec Content
 
-\`\`\`yaml
+{{fence}}yaml
 {{spec_content}}
-\`\`\`
+{{fence}}
 
 ## Changed Files
 
@@ -61,6 +62,25 @@ Report findings in this format:
 If everything aligns, report: "No drift detected."
 `;
 
+/** Runs of three or more backticks that begin a line, after any spaces or tabs. */
+const LINE_START_BACKTICKS = /^[ \t]*(`{3,})/gm;
+
+/**
+ * The code fence for `content`: NotarAI's three backticks, or one more than the longest backtick
+ * run that begins a line of the content (CommonMark: a fence closes only at a line of at least as
+ * many backticks). With NotarAI's fixed three, a spec holding a line of "```" would close the
+ * block early, and what follows it would read as the prompt's own headings and instructions.
+ * CommonMark lets a closing fence be indented by at most three spaces; any indentation counts
+ * here, since YAML indents freely and the prompt's reader is not always a CommonMark parser.
+ */
+export function codeFence(content: string): string {
+  let longest = 0;
+  for (const match of content.matchAll(LINE_START_BACKTICKS)) {
+    longest = Math.max(longest, match[1]?.length ?? 0);
+  }
+  return '`'.repeat(Math.max(3, longest + 1));
+}
+
 /** One context as NotarAI's markdown. */
 export function renderOneContext(context: ExportContext): string {
   const changed =
@@ -72,10 +92,11 @@ export function renderOneContext(context: ExportContext): string {
     base_branch: context.base_branch,
     changed_files: changed,
     spec_content: context.spec_content,
+    fence: codeFence(context.spec_content),
   };
   // One pass, so a placeholder inside the spec's own text is left as it is.
   return RECONCILE_PROMPT.replace(
-    /\{\{(spec_name|base_branch|changed_files|spec_content)\}\}/g,
+    /\{\{(spec_name|base_branch|changed_files|spec_content|fence)\}\}/g,
     (_, key: string) => values[key] ?? '',
   );
 }
