@@ -557,7 +557,8 @@ describe('export-context (NotarAI export_context_test.rs)', () => {
     });
     await git(root, 'branch', 'base');
     await writeFiles(root, { 'src/main.rs': 'new\n', 'src/logo.png': 'png2' });
-    const contexts = await exportContext(root, { baseBranch: 'base' });
+    const { contexts, unreadable_specs } = await exportContext(root, { baseBranch: 'base' });
+    expect(unreadable_specs).toEqual([]);
     expect(contexts).toHaveLength(1);
     expect(contexts[0]).toMatchObject({
       spec_path: '.notarai/app.spec.yaml',
@@ -584,7 +585,7 @@ describe('export-context (NotarAI export_context_test.rs)', () => {
     );
     expect(
       await exportContext(root, { baseBranch: 'base', specPath: '.notarai/docs.spec.yaml' }),
-    ).toMatchObject([{ changed_files: [], diff: '' }]);
+    ).toMatchObject({ contexts: [{ changed_files: [], diff: '' }] });
     await expect(exportContext(root, { baseBranch: '--evil' })).rejects.toThrow(/must not start/);
   });
 
@@ -620,7 +621,7 @@ notes: |
     const root = await repo({ 'src/main.rs': 'old\n', '.notarai/app.spec.yaml': hostile });
     await git(root, 'branch', 'base');
     await writeFiles(root, { 'src/main.rs': 'new\n' });
-    const contexts = await exportContext(root, { baseBranch: 'base' });
+    const { contexts } = await exportContext(root, { baseBranch: 'base' });
     expect(contexts.map((context) => context.spec_path)).toEqual(['.notarai/app.spec.yaml']);
     const markdown = renderContextMarkdown(contexts);
     const block = fencedBlockAfter(markdown, '## Spec Content');

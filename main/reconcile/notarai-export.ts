@@ -5,21 +5,22 @@
 // template, contexts separated by a `---` line; the spec's code fence made longer than any fence
 // inside the spec, see codeFence). Public API:
 //
-//   exportContext(root, { baseBranch, specPath? }) -> ExportContext[]
+//   exportContext(root, { baseBranch, specPath? }) -> { contexts, unreadable_specs }
 //   renderContextMarkdown(contexts)                -> string (what `notarai export-context` prints)
 //
 // Same as NotarAI: tracked changes only (untracked files are not in `git diff`), deleted files
 // never listed, no hash cache. Grove: the one glob matcher, paths in UTF-8 byte order, the diff
-// computed by intersection-diff.ts (paths on stdin, a private index), specs read confined.
+// computed by intersection-diff.ts (paths on stdin, a private index), specs read confined, and a
+// spec that cannot be read left out and listed in `unreadable_specs` (NotarAI stops at it).
 import path from 'node:path';
-import type { ExportContext } from '../../shared/notarai-check.ts';
+import type { ExportContext, ExportContextResult } from '../../shared/notarai-check.ts';
 import { UserError } from '../platform/errors.ts';
 import { isBinaryByExtension } from './binary-files.ts';
 import type { EngineParts } from './classify.ts';
 import { changedVsBase, gitDirectories, resolveBase } from './git-queries.ts';
 import { diffPathsAgainstBase } from './intersection-diff.ts';
 import { gatherInputs, standaloneParts } from './notarai-check.ts';
-import type { CheckSpec } from './notarai-specs.ts';
+import { unreadableSpecs, type CheckSpec } from './notarai-specs.ts';
 import { isSpecPath } from './spec-paths.ts';
 
 /** NotarAI's reconcile-prompt template (the text its skill parses), placeholders in braces. */
@@ -106,6 +107,9 @@ export function renderContextMarkdown(contexts: readonly ExportContext[]): strin
   return contexts.map((context) => `${renderOneContext(context)}\n`).join('\n---\n\n');
 }
 
+/** What export-context finds (the tool adds `markdown` when asked for it). */
+export type ExportedContexts = Omit<ExportContextResult, 'markdown'>;
+
 /** `export-context` with an engine's parts. */
 export async function exportContextWithParts(
   parts: EngineParts,
@@ -115,7 +119,7 @@ export async function exportContextWithParts(
     objectsDir?: () => Promise<string>;
     signal?: AbortSignal;
   },
-): Promise<ExportContext[]> {
+): Promise<ExportedContexts> {
   const { signal } = options;
   if (options.specPath !== undefined && !isSpecPath(options.specPath)) {
     throw new UserError(
@@ -184,14 +188,16 @@ export async function exportContextWithParts(
       file_categories: categories,
     });
   }
-  return contexts;
+  // With spec_path, the one spec parsed (or the call failed above): the others do not matter.
+  const unreadable = options.specPath === undefined ? unreadableSpecs(inputs.specs) : [];
+  return { contexts, unreadable_specs: unreadable };
 }
 
 /** NotarAI's `export-context` for the worktree at `root` (see the header). */
 export async function exportContext(
   root: string,
   options: { baseBranch: string; specPath?: string },
-): Promise<ExportContext[]> {
+): Promise<ExportedContexts> {
   const [parts, close] = await standaloneParts(root);
   try {
     return await exportContextWithParts(parts, options);
