@@ -11,7 +11,7 @@
 // Engine API (main/reconcile/notarai-check.ts; plain functions of a worktree root, no host):
 //   runCheck(root, { strict? })                  -> CheckReport   (NotarAI `check --format json`)
 //   scoreSpecs(root, { specPath? })              -> DriftReport   (NotarAI `score --format json`)
-//   exportContext(root, { baseBranch, specPath? }) -> ExportContext[] (NotarAI `export-context`)
+//   exportContext(root, { baseBranch, specPath? }) -> ExportContextResult (NotarAI `export-context`)
 //   renderContextMarkdown(contexts)              -> string        (NotarAI's reconcile prompt)
 //   checkExitCode(report)                        -> 0 | 1         (2, no .notarai/, is the CLI's)
 import { z } from 'zod';
@@ -151,6 +151,18 @@ export const SpecDriftScoreSchema = z.object({
 });
 export type SpecDriftScore = z.infer<typeof SpecDriftScoreSchema>;
 
+/**
+ * A spec that score or export-context left out because it cannot be read: its YAML does not
+ * parse, its artifact globs do not compile, or the file cannot be opened (check reports the same
+ * as a `spec_invalid` finding). NotarAI stops the whole command at the first such spec.
+ */
+export const UnreadableSpecSchema = z.object({
+  spec_path: z.string(),
+  line: z.number().int().positive().nullable().describe('1-based, when known.'),
+  message: z.string(),
+});
+export type UnreadableSpec = z.infer<typeof UnreadableSpecSchema>;
+
 /** What `get_drift_score` returns (and `grove score --format json` prints, terms aside). */
 export const DriftReportSchema = z.object({
   overall: z.object({ score: z.number(), status: DriftStatusSchema }),
@@ -162,6 +174,12 @@ export const DriftReportSchema = z.object({
         '.notarai/reconciliation_state.json (30 when there is none).',
     ),
   warnings: z.array(z.string()).describe('Grove addition: configs unreadable or invalid.'),
+  unreadable_specs: z
+    .array(UnreadableSpecSchema)
+    .describe(
+      'Grove addition: specs that cannot be read (YAML, artifact globs), one entry per error; ' +
+        'they are not scored.',
+    ),
 });
 export type DriftReport = z.infer<typeof DriftReportSchema>;
 
@@ -185,6 +203,12 @@ export const ExportContextResultSchema = z.object({
     .string()
     .optional()
     .describe('With format: "markdown": NotarAI\'s reconcile-prompt text of every context.'),
+  unreadable_specs: z
+    .array(UnreadableSpecSchema)
+    .describe(
+      'Grove addition: specs that cannot be read (YAML, artifact globs), one entry per error; ' +
+        'left out, so whether the changes touch them is unknown.',
+    ),
 });
 export type ExportContextResult = z.infer<typeof ExportContextResultSchema>;
 

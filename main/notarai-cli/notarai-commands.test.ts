@@ -243,6 +243,55 @@ describe('grove score', () => {
   });
 });
 
+describe('grove score and export-context: specs that cannot be read', () => {
+  // Broken YAML: an unclosed flow sequence on line 2.
+  const BROKEN = { '.notarai/broken.spec.yaml': "schema_version: '0.8'\nintent: [unclosed\n" };
+  const BROKEN_WARNING =
+    /^warning: \.notarai\/broken\.spec\.yaml:\d+: spec does not parse, left out: .+\n$/;
+
+  it('score: a worktree whose every spec fails says so, naming each (not "No specs found.")', async () => {
+    const root = await project({ ...BROKEN, 'src/auth.ts': 'x\n' });
+    const human = await inProcess('score', root);
+    expect(human).toMatchObject({
+      code: 0,
+      stdout: 'No specs could be scored: 1 spec could not be read.\n',
+    });
+    expect(human.stderr).toMatch(BROKEN_WARNING);
+    // JSON keeps NotarAI's keys; the warning goes to stderr all the same.
+    const json = await inProcess('score', '--format', 'json', root);
+    expect(JSON.parse(json.stdout)).toMatchObject({ specs: [] });
+    expect(json.stderr).toMatch(BROKEN_WARNING);
+  });
+
+  it('score: with some specs read, the table and a line on the others', async () => {
+    const run = await inProcess('score', await project({ ...CLEAN, ...BROKEN }));
+    expect(run.stdout).toMatch(
+      /auth\.spec\.yaml +0\.37 +review\n\nOverall: 0\.37 \(review\)\nNot scored: 1 spec could not be read\.\n$/,
+    );
+    expect(run.stderr).toMatch(BROKEN_WARNING);
+  });
+
+  it('score: a worktree with no spec at all keeps NotarAI\'s "No specs found."', async () => {
+    const run = await inProcess(
+      'score',
+      await project({ '.notarai/notes.md': 'no spec yet\n', 'src/a.ts': 'x\n' }),
+    );
+    expect(run).toMatchObject({ code: 0, stdout: 'No specs found.\n', stderr: '' });
+  });
+
+  it('export-context --all: a spec that cannot be read is named on stderr, not skipped silently', async () => {
+    const root = await project({ ...BROKEN, 'src/auth.ts': 'x\n' });
+    await git(root, 'checkout', '-q', '-b', 'feature');
+    await writeFiles(root, { 'src/auth.ts': 'y\n' });
+    const json = await inProcess('export-context', '--all', '--format', 'json', root);
+    expect(json).toMatchObject({ code: 0, stdout: '[]\n' });
+    expect(json.stderr).toMatch(BROKEN_WARNING);
+    const markdown = await inProcess('export-context', '--all', root);
+    expect(markdown).toMatchObject({ code: 0, stdout: '' });
+    expect(markdown.stderr).toMatch(BROKEN_WARNING);
+  });
+});
+
 describe('grove export-context', () => {
   async function branchWithChange(): Promise<string> {
     const root = await project(CLEAN);

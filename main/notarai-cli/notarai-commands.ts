@@ -13,6 +13,7 @@ import type {
   CheckReport,
   DriftReport,
   ExportContext,
+  UnreadableSpec,
 } from '../../shared/notarai-check.ts';
 import { statInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
@@ -101,6 +102,22 @@ export function printable(text: string, { newlines = false } = {}): string {
 }
 
 const NO_NOTARAI = 'Error: .notarai/ directory not found. Run `notarai init` first.\n';
+
+/**
+ * Score's and export-context's word on the specs they left out, one warning per error (check
+ * reports the same specs as `spec_invalid` findings). NotarAI stops the command at the first.
+ */
+function warnUnreadable(specs: readonly UnreadableSpec[], out: CommandOutput): void {
+  for (const spec of specs) {
+    const where = `${spec.spec_path}${spec.line ? `:${spec.line}` : ''}`;
+    out.stderr(
+      `warning: ${printable(`${where}: spec does not parse, left out: ${spec.message}`)}\n`,
+    );
+  }
+}
+
+const specCount = (specs: readonly UnreadableSpec[]) =>
+  new Set(specs.map((spec) => spec.spec_path)).size;
 
 // ---- check -------------------------------------------------------------------------------------
 
@@ -230,9 +247,15 @@ async function checkCommand(args: string[], out: CommandOutput): Promise<number>
 
 // ---- score -------------------------------------------------------------------------------------
 
-/** NotarAI's human score table. */
+/** NotarAI's human score table (and a line on the specs that could not be read, if any). */
 export function formatScoreHuman(report: DriftReport, colours: boolean): string {
-  if (report.specs.length === 0) return 'No specs found.\n';
+  const unreadable = specCount(report.unreadable_specs);
+  if (report.specs.length === 0) {
+    // NotarAI's line is for a worktree without specs, not one whose specs all fail to load.
+    return unreadable === 0
+      ? 'No specs found.\n'
+      : `No specs could be scored: ${plural(unreadable, 'spec')} could not be read.\n`;
+  }
   const paint = (status: string) => {
     const colour = { healthy: COLOUR.green, review: COLOUR.yellow, overdue: COLOUR.red }[status];
     return colours && colour ? `${colour}${status}${RESET}` : status;
@@ -244,6 +267,7 @@ export function formatScoreHuman(report: DriftReport, colours: boolean): string 
     );
   }
   lines.push('', `Overall: ${report.overall.score.toFixed(2)} (${paint(report.overall.status)})`);
+  if (unreadable > 0) lines.push(`Not scored: ${plural(unreadable, 'spec')} could not be read.`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -276,6 +300,7 @@ async function scoreCommand(args: string[], out: CommandOutput): Promise<number>
   }
   const report = await scoreSpecs(root, values.spec === undefined ? {} : { specPath: values.spec });
   for (const warning of report.warnings) out.stderr(`warning: ${printable(warning)}\n`);
+  warnUnreadable(report.unreadable_specs, out);
   out.stdout(format === 'json' ? formatScoreJson(report) : formatScoreHuman(report, out.colours));
   return 0; // score is informational, as NotarAI's
 }
@@ -324,10 +349,11 @@ async function exportContextCommand(args: string[], out: CommandOutput): Promise
     out.stderr(`Error: ${root} is not a git repository (export-context diffs against a branch).\n`);
     return 1;
   }
-  const contexts = await exportContext(root, {
+  const { contexts, unreadable_specs } = await exportContext(root, {
     baseBranch: values['base-branch'],
     ...(values.spec === undefined ? {} : { specPath: values.spec }),
   });
+  warnUnreadable(unreadable_specs, out);
   if (format === 'json') {
     const items = contexts.map(contextJson);
     out.stdout(`${notaraiJson(items.length === 1 ? items[0]! : items)}\n`);

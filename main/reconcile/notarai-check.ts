@@ -54,7 +54,13 @@ import {
   loadScoringConfig,
 } from './notarai-configs.ts';
 import { incompleteBehaviors, refCycles, runLint, todayDays } from './notarai-lint.ts';
-import { artifactEntryCount, checkSpecs, lineOf, type CheckSpec } from './notarai-specs.ts';
+import {
+  artifactEntryCount,
+  checkSpecs,
+  lineOf,
+  unreadableSpecs,
+  type CheckSpec,
+} from './notarai-specs.ts';
 import type { SpecSet } from './spec-loader.ts';
 import { NOTARAI_DIR } from './spec-paths.ts';
 import { readCommittedSnapshot } from './state-file.ts';
@@ -615,6 +621,8 @@ export async function scoreSpecsWithParts(
     specs: specs.map((spec) => ({ ...spec, score: round2(spec.score) })),
     days_since_reconciliation: days,
     warnings,
+    // With spec_path, the one spec parsed (or the call failed above): the others do not matter.
+    unreadable_specs: options.specPath === undefined ? unreadableSpecs(inputs.specs) : [],
   };
 }
 

@@ -2,23 +2,25 @@
 // `git diff <base> --name-only` (or the one spec asked for), its text, the governed files that
 // changed (binary ones by extension apart), their diff against the base and each file's first
 // artifact category; and the markdown NotarAI's `reconcile` skill parses (its reconcile-prompt
-// template, contexts separated by a `---` line). Public API:
+// template, contexts separated by a `---` line; the spec's code fence made longer than any fence
+// inside the spec, see codeFence). Public API:
 //
-//   exportContext(root, { baseBranch, specPath? }) -> ExportContext[]
+//   exportContext(root, { baseBranch, specPath? }) -> { contexts, unreadable_specs }
 //   renderContextMarkdown(contexts)                -> string (what `notarai export-context` prints)
 //
 // Same as NotarAI: tracked changes only (untracked files are not in `git diff`), deleted files
 // never listed, no hash cache. Grove: the one glob matcher, paths in UTF-8 byte order, the diff
-// computed by intersection-diff.ts (paths on stdin, a private index), specs read confined.
+// computed by intersection-diff.ts (paths on stdin, a private index), specs read confined, and a
+// spec that cannot be read left out and listed in `unreadable_specs` (NotarAI stops at it).
 import path from 'node:path';
-import type { ExportContext } from '../../shared/notarai-check.ts';
+import type { ExportContext, ExportContextResult } from '../../shared/notarai-check.ts';
 import { UserError } from '../platform/errors.ts';
 import { isBinaryByExtension } from './binary-files.ts';
 import type { EngineParts } from './classify.ts';
 import { changedVsBase, gitDirectories, resolveBase } from './git-queries.ts';
 import { diffPathsAgainstBase } from './intersection-diff.ts';
 import { gatherInputs, standaloneParts } from './notarai-check.ts';
-import type { CheckSpec } from './notarai-specs.ts';
+import { unreadableSpecs, type CheckSpec } from './notarai-specs.ts';
 import { isSpecPath } from './spec-paths.ts';
 
 /** NotarAI's reconcile-prompt template (the text its skill parses), placeholders in braces. */
@@ -26,9 +28,9 @@ const RECONCILE_PROMPT = `# Reconciliation: {{spec_name}}
 
 ## Spec Content
 
-\`\`\`yaml
+{{fence}}yaml
 {{spec_content}}
-\`\`\`
+{{fence}}
 
 ## Changed Files
 
@@ -61,6 +63,25 @@ Report findings in this format:
 If everything aligns, report: "No drift detected."
 `;
 
+/** Runs of three or more backticks that begin a line, after any spaces or tabs. */
+const LINE_START_BACKTICKS = /^[ \t]*(`{3,})/gm;
+
+/**
+ * The code fence for `content`: NotarAI's three backticks, or one more than the longest backtick
+ * run that begins a line of the content (CommonMark: a fence closes only at a line of at least as
+ * many backticks). With NotarAI's fixed three, a spec holding a line of "```" would close the
+ * block early, and what follows it would read as the prompt's own headings and instructions.
+ * CommonMark lets a closing fence be indented by at most three spaces; any indentation counts
+ * here, since YAML indents freely and the prompt's reader is not always a CommonMark parser.
+ */
+export function codeFence(content: string): string {
+  let longest = 0;
+  for (const match of content.matchAll(LINE_START_BACKTICKS)) {
+    longest = Math.max(longest, match[1]?.length ?? 0);
+  }
+  return '`'.repeat(Math.max(3, longest + 1));
+}
+
 /** One context as NotarAI's markdown. */
 export function renderOneContext(context: ExportContext): string {
   const changed =
@@ -72,10 +93,11 @@ export function renderOneContext(context: ExportContext): string {
     base_branch: context.base_branch,
     changed_files: changed,
     spec_content: context.spec_content,
+    fence: codeFence(context.spec_content),
   };
   // One pass, so a placeholder inside the spec's own text is left as it is.
   return RECONCILE_PROMPT.replace(
-    /\{\{(spec_name|base_branch|changed_files|spec_content)\}\}/g,
+    /\{\{(spec_name|base_branch|changed_files|spec_content|fence)\}\}/g,
     (_, key: string) => values[key] ?? '',
   );
 }
@@ -84,6 +106,9 @@ export function renderOneContext(context: ExportContext): string {
 export function renderContextMarkdown(contexts: readonly ExportContext[]): string {
   return contexts.map((context) => `${renderOneContext(context)}\n`).join('\n---\n\n');
 }
+
+/** What export-context finds (the tool adds `markdown` when asked for it). */
+export type ExportedContexts = Omit<ExportContextResult, 'markdown'>;
 
 /** `export-context` with an engine's parts. */
 export async function exportContextWithParts(
@@ -94,7 +119,7 @@ export async function exportContextWithParts(
     objectsDir?: () => Promise<string>;
     signal?: AbortSignal;
   },
-): Promise<ExportContext[]> {
+): Promise<ExportedContexts> {
   const { signal } = options;
   if (options.specPath !== undefined && !isSpecPath(options.specPath)) {
     throw new UserError(
@@ -163,14 +188,16 @@ export async function exportContextWithParts(
       file_categories: categories,
     });
   }
-  return contexts;
+  // With spec_path, the one spec parsed (or the call failed above): the others do not matter.
+  const unreadable = options.specPath === undefined ? unreadableSpecs(inputs.specs) : [];
+  return { contexts, unreadable_specs: unreadable };
 }
 
 /** NotarAI's `export-context` for the worktree at `root` (see the header). */
 export async function exportContext(
   root: string,
   options: { baseBranch: string; specPath?: string },
-): Promise<ExportContext[]> {
+): Promise<ExportedContexts> {
   const [parts, close] = await standaloneParts(root);
   try {
     return await exportContextWithParts(parts, options);

@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import type { Document } from 'yaml';
+import type { UnreadableSpec } from '../../shared/notarai-check.ts';
 import type { SpecError } from '../../shared/reconcile.ts';
 import { compileGlobs, globBudget } from '../platform/glob-matcher.ts';
 import type { GlobSet } from '../platform/glob-matcher.ts';
@@ -44,6 +45,17 @@ export interface CheckSpec {
   errors: SpecError[];
   /** Schema errors (reported as warnings: NotarAI's check does not validate). */
   schemaErrors: SpecError[];
+}
+
+/** The specs that cannot be read, one entry per error (score and export-context leave them out). */
+export function unreadableSpecs(specs: readonly CheckSpec[]): UnreadableSpec[] {
+  return specs.flatMap((spec) =>
+    spec.errors.map((error) => ({
+      spec_path: spec.path,
+      line: error.line,
+      message: error.message,
+    })),
+  );
 }
 
 const cache = new WeakMap<LoadedSpec, Promise<CheckSpec>>();

@@ -16,7 +16,11 @@ import path from 'node:path';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import type { CheckReport, DriftReport, ExportContext } from '../../shared/notarai-check.ts';
 import { liveCheckWithParts, runCheckWithParts, scoreSpecsWithParts } from './notarai-check.ts';
-import { exportContextWithParts, renderContextMarkdown } from './notarai-export.ts';
+import {
+  exportContextWithParts,
+  renderContextMarkdown,
+  type ExportedContexts,
+} from './notarai-export.ts';
 import { writeFileAtomicInsideRoot } from '../platform/confined-fs.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 import { FileJobRunner } from './file-job-runner.ts';
@@ -436,7 +440,7 @@ export class ReconcileEngine {
   exportContext(
     options: { baseBranch: string; specPath?: string },
     signal?: AbortSignal,
-  ): Promise<ExportContext[]> {
+  ): Promise<ExportedContexts> {
     return this.#call(() =>
       exportContextWithParts(this.#parts, {
         ...options,

@@ -91,15 +91,15 @@ const exportContextTool = (engine: EngineLoader): ToolDefinition =>
     deadlineMs: CHECK_DEADLINE_MS,
     handler: async (args, ctx) => {
       const loaded = await engine();
-      const contexts = await loaded.exportContext(
+      const exported = await loaded.exportContext(
         {
           baseBranch: args.base_branch,
           ...(args.spec_path === undefined ? {} : { specPath: args.spec_path }),
         },
         ctx.signal,
       );
-      if (args.format !== 'markdown') return { contexts };
-      return { contexts, markdown: loaded.renderContextMarkdown(contexts) };
+      if (args.format !== 'markdown') return exported;
+      return { ...exported, markdown: loaded.renderContextMarkdown(exported.contexts) };
     },
   });
 
