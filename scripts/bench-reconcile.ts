@@ -303,12 +303,15 @@ type CheckContent = { summary: { warnings: number }; findings: { type: string }[
 /** Issue 25's rows through a served worktree (see SizeResult.check). */
 async function benchCheck(
   root: string,
-  served: { client: Client; host: Host },
+  served: { client: Client; host: Host; settled(since: number): Promise<void> },
   governed: readonly string[],
   runs: number,
 ): Promise<SizeResult['check']> {
   const spec = '.notarai/product.spec.yaml';
   await callOk(served.client, 'mark_reconciled', { files: [...governed, spec] });
+  // The floor is measured with the worktree process idle: the mark's write starts the window's
+  // recomputation, which would otherwise run beside `git ls-files` and inflate the floor.
+  await served.settled(performance.now());
   await gitLsFiles(root);
   const lsFiles = await median(runs, () => gitLsFiles(root));
   // Cold: the live index cannot vouch (a .gitignore changed), so git lists, specs load and
