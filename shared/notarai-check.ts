@@ -202,7 +202,11 @@ export const ExportContextResultSchema = z.object({
   markdown: z
     .string()
     .optional()
-    .describe('With format: "markdown": NotarAI\'s reconcile-prompt text of every context.'),
+    .describe(
+      'With format: "markdown": NotarAI\'s reconcile-prompt text of every context. A name ' +
+        'holding a control character (or beginning with ") is C-quoted as git quotes paths ' +
+        '("src/a\\nb"); a name holding backticks gets a longer code span.',
+    ),
   unreadable_specs: z
     .array(UnreadableSpecSchema)
     .describe(

@@ -249,26 +249,47 @@ describe('grove score and export-context: specs that cannot be read', () => {
   const BROKEN_WARNING =
     /^warning: \.notarai\/broken\.spec\.yaml:\d+: spec does not parse, left out: .+\n$/;
 
-  it('score: a worktree whose every spec fails says so, naming each (not "No specs found.")', async () => {
+  it('score: a worktree whose every spec fails exits 1, says so, naming each (not "No specs found.")', async () => {
     const root = await project({ ...BROKEN, 'src/auth.ts': 'x\n' });
     const human = await inProcess('score', root);
     expect(human).toMatchObject({
-      code: 0,
+      code: 1,
       stdout: 'No specs could be scored: 1 spec could not be read.\n',
     });
     expect(human.stderr).toMatch(BROKEN_WARNING);
-    // JSON keeps NotarAI's keys; the warning goes to stderr all the same.
-    const json = await inProcess('score', '--format', 'json', root);
-    expect(JSON.parse(json.stdout)).toMatchObject({ specs: [] });
+    // A CI job on the real command fails; the JSON keeps NotarAI's keys and claims no status
+    // (NotarAI prints none: it stops at the spec); the warning goes to stderr all the same.
+    const json = await grove(root, 'score', '--format', 'json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toEqual({ overall: { score: null, status: null }, specs: [] });
     expect(json.stderr).toMatch(BROKEN_WARNING);
   });
 
-  it('score: with some specs read, the table and a line on the others', async () => {
-    const run = await inProcess('score', await project({ ...CLEAN, ...BROKEN }));
+  it('score: with some specs read, the table and a line on the others; exit 1 all the same', async () => {
+    const root = await project({ ...CLEAN, ...BROKEN });
+    const run = await inProcess('score', root);
+    expect(run.code).toBe(1);
     expect(run.stdout).toMatch(
       /auth\.spec\.yaml +0\.37 +review\n\nOverall: 0\.37 \(review\)\nNot scored: 1 spec could not be read\.\n$/,
     );
     expect(run.stderr).toMatch(BROKEN_WARNING);
+    // The JSON is NotarAI's for the specs scored; the exit code and stderr say the rest.
+    const json = await inProcess('score', '--format', 'json', root);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      overall: { score: 0.37, status: 'review' },
+      specs: [{ spec_path: '.notarai/auth.spec.yaml' }],
+    });
+    // check fails on the same spec (spec_invalid, critical): the two agree.
+    expect(await inProcess('check', root)).toMatchObject({ code: 1 });
+    // --spec reads that spec only, as NotarAI: the broken one does not matter.
+    expect(await inProcess('score', '--spec', '.notarai/auth.spec.yaml', root)).toMatchObject({
+      code: 0,
+      stderr: '',
+    });
+    const broken = await inProcess('score', '--spec', '.notarai/broken.spec.yaml', root);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toMatch(/^Error: .*broken\.spec\.yaml/);
   });
 
   it('score: a worktree with no spec at all keeps NotarAI\'s "No specs found."', async () => {

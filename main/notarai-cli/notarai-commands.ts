@@ -40,7 +40,8 @@ current directory, which must hold .notarai/). No Grove host or window is needed
                   tests and lint L001-L011, filtered by .notarai/check.yaml.
                   Exit 0: passed; 1: failing findings (errors, or fail_on's tier; with --strict,
                   any finding); 2: no .notarai/. --format sarif writes SARIF 2.1.0 for code scanning.
-  score           each spec's drift score (healthy / review / overdue); always exits 0.
+  score           each spec's drift score (healthy / review / overdue). Exit 0; 1 when a spec
+                  cannot be read (named on stderr; the others are scored), as check fails on it.
   export-context  the reconciliation context of the specs the branch's changes affect (--all) or
                   of one spec, as NotarAI's reconcile prompt (markdown) or JSON.`;
 
@@ -271,15 +272,23 @@ export function formatScoreHuman(report: DriftReport, colours: boolean): string 
   return `${lines.join('\n')}\n`;
 }
 
-/** NotarAI's `score --format json` (Grove's terms are in the MCP tool, not here). */
+/**
+ * NotarAI's `score --format json` (Grove's terms are in the MCP tool, not here). Where specs exist
+ * and none could be read, the overall score and status are null: NotarAI prints no JSON then (it
+ * stops at the first such spec), and the mean of no scores, 0.00 "healthy", would pass a job that
+ * reads the status.
+ */
 export function formatScoreJson(report: DriftReport): string {
+  const unscored = report.specs.length === 0 && report.unreadable_specs.length > 0;
   return `${notaraiJson({
     specs: report.specs.map((spec) => ({
       spec_path: spec.spec_path,
       score: new Float(spec.score),
       status: spec.status,
     })),
-    overall: { score: new Float(report.overall.score), status: report.overall.status },
+    overall: unscored
+      ? { score: null, status: null }
+      : { score: new Float(report.overall.score), status: report.overall.status },
   })}\n`;
 }
 
@@ -302,7 +311,11 @@ async function scoreCommand(args: string[], out: CommandOutput): Promise<number>
   for (const warning of report.warnings) out.stderr(`warning: ${printable(warning)}\n`);
   warnUnreadable(report.unreadable_specs, out);
   out.stdout(format === 'json' ? formatScoreJson(report) : formatScoreHuman(report, out.colours));
-  return 0; // score is informational, as NotarAI's
+  // Informational, as NotarAI's, except that a spec that cannot be read fails the run: NotarAI
+  // exits 1 on it (and scores nothing), and `grove check` fails on it (spec_invalid is a critical
+  // error), so a CI job gating on score cannot pass on a broken spec. With --spec, only that
+  // spec is read (an unreadable one is an error above).
+  return report.unreadable_specs.length > 0 ? 1 : 0;
 }
 
 // ---- export-context ----------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 // changed (binary ones by extension apart), their diff against the base and each file's first
 // artifact category; and the markdown NotarAI's `reconcile` skill parses (its reconcile-prompt
 // template, contexts separated by a `---` line; the spec's code fence made longer than any fence
-// inside the spec, see codeFence). Public API:
+// inside the spec, see codeFence; names quoted and code spans sized so that no name from the
+// repository can end its line or its code span, see markdownName and inlineCode). Public API:
 //
 //   exportContext(root, { baseBranch, specPath? }) -> { contexts, unreadable_specs }
 //   renderContextMarkdown(contexts)                -> string (what `notarai export-context` prints)
@@ -23,7 +24,11 @@ import { gatherInputs, standaloneParts } from './notarai-check.ts';
 import { unreadableSpecs, type CheckSpec } from './notarai-specs.ts';
 import { isSpecPath } from './spec-paths.ts';
 
-/** NotarAI's reconcile-prompt template (the text its skill parses), placeholders in braces. */
+/**
+ * NotarAI's reconcile-prompt template (the text its skill parses), placeholders in braces. Where
+ * NotarAI's has the code spans `{{base_branch}}` and `git diff {{base_branch}} -- <file>`, they
+ * are built whole by inlineCode (the same bytes for an ordinary base).
+ */
 const RECONCILE_PROMPT = `# Reconciliation: {{spec_name}}
 
 ## Spec Content
@@ -34,7 +39,7 @@ const RECONCILE_PROMPT = `# Reconciliation: {{spec_name}}
 
 ## Changed Files
 
-The following files governed by this spec have changed since \`{{base_branch}}\`:
+The following files governed by this spec have changed since {{base_branch_code}}:
 
 {{changed_files}}
 
@@ -43,7 +48,7 @@ The following files governed by this spec have changed since \`{{base_branch}}\`
 For each changed file listed above:
 
 1. Read the file's current content using your file-reading tools.
-2. Run \`git diff {{base_branch}} -- <file>\` (or equivalent) to see what changed.
+2. Run {{git_diff_code}} (or equivalent) to see what changed.
 
 Then review the changes against the spec. For each behavior, constraint, and invariant:
 
@@ -82,22 +87,88 @@ export function codeFence(content: string): string {
   return '`'.repeat(Math.max(3, longest + 1));
 }
 
+// Characters that must not reach the prompt as they are: C0 controls (newline, CR, tab, ESC ...),
+// DEL, C1 controls (NEL among them) and Unicode's line and paragraph separators. CommonMark ends
+// a line at LF or CR; the others end one in some readers or are invisible.
+// eslint-disable-next-line no-control-regex
+const UNSAFE_IN_A_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/** Git's C escapes (quote.c); any other unsafe character is written as octal UTF-8 bytes. */
+const C_ESCAPES: Record<string, string> = {
+  '\u0007': '\\a',
+  '\b': '\\b',
+  '\t': '\\t',
+  '\n': '\\n',
+  '\v': '\\v',
+  '\f': '\\f',
+  '\r': '\\r',
+  '"': '\\"',
+  '\\': '\\\\',
+};
+
+/**
+ * A name from the repository (a file, the spec's stem, the base branch) as one line of the
+ * prompt: as it is, unless it holds a character of UNSAFE_IN_A_LINE or begins with `"`; then
+ * C-quoted as git quotes paths (core.quotePath): in double quotes, `\n` `\r` `\t` `\a` `\b`
+ * `\v` `\f` `\"` `\\`, any other such character as its UTF-8 bytes in octal (`\033`), other
+ * non-ASCII kept. A committed file named `a<LF>## Instructions` would otherwise write a heading of
+ * its own into the prompt. Unambiguous: what begins with `"` is quoted, anything else is the name
+ * itself (a name beginning with `"` is quoted for that reason). Names with a `"` or `\` elsewhere
+ * stay as they are, as in NotarAI's output (git would quote them).
+ */
+export function markdownName(name: string): string {
+  if (!UNSAFE_IN_A_LINE.test(name) && !name.startsWith('"')) return name;
+  let quoted = '"';
+  for (const character of name) {
+    const escape = C_ESCAPES[character];
+    if (escape !== undefined) quoted += escape;
+    else if (UNSAFE_IN_A_LINE.test(character)) {
+      for (const byte of Buffer.from(character, 'utf8')) {
+        quoted += `\\${byte.toString(8).padStart(3, '0')}`;
+      }
+    } else quoted += character;
+  }
+  return `${quoted}"`;
+}
+
+/**
+ * `text` as a CommonMark code span that shows it exactly: delimited by one backtick more than its
+ * longest run of backticks (so none inside can close it), with a space inside each delimiter when
+ * the text begins or ends with a backtick (which would otherwise join the delimiter), or begins
+ * and ends with a space (which CommonMark strips once). Ordinary text gets NotarAI's `text`.
+ * `text` must be one line (see markdownName).
+ */
+export function inlineCode(text: string): string {
+  let longest = 0;
+  for (const run of text.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  const ticks = '`'.repeat(longest + 1);
+  const pad =
+    text.startsWith('`') ||
+    text.endsWith('`') ||
+    (text.startsWith(' ') && text.endsWith(' ') && /[^ ]/.test(text))
+      ? ' '
+      : '';
+  return `${ticks}${pad}${text}${pad}${ticks}`;
+}
+
 /** One context as NotarAI's markdown. */
 export function renderOneContext(context: ExportContext): string {
   const changed =
     context.changed_files.length === 0
       ? 'No changed files.'
-      : context.changed_files.map((file) => `- \`${file}\``).join('\n');
+      : context.changed_files.map((file) => `- ${inlineCode(markdownName(file))}`).join('\n');
+  const base = markdownName(context.base_branch);
   const values: Record<string, string> = {
-    spec_name: context.spec_name,
-    base_branch: context.base_branch,
+    spec_name: markdownName(context.spec_name),
+    base_branch_code: inlineCode(base),
+    git_diff_code: inlineCode(`git diff ${base} -- <file>`),
     changed_files: changed,
     spec_content: context.spec_content,
     fence: codeFence(context.spec_content),
   };
   // One pass, so a placeholder inside the spec's own text is left as it is.
   return RECONCILE_PROMPT.replace(
-    /\{\{(spec_name|base_branch|changed_files|spec_content|fence)\}\}/g,
+    /\{\{(spec_name|base_branch_code|git_diff_code|changed_files|spec_content|fence)\}\}/g,
     (_, key: string) => values[key] ?? '',
   );
 }
