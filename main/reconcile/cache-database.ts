@@ -1,10 +1,15 @@
 // One SQLite file in `<root>/.notarai/.cache/` (better-sqlite3), opened only through the confined
 // layer's checks: NotarAI's `notarai.db` and Grove's own `grove-stats.db` (hash-cache.ts) each get
 // one. The file is created on demand (the directory gets a `.gitignore`), reopened when someone
-// else deletes or replaces it, and recreated with a warning when it is corrupt or `prepare` says
-// its schema is not the expected one (checked again whenever the schema changes under an open
-// connection); it is a cache, so losing it only costs time. SQLite's own busy handler would sleep
-// on the event loop, so it is off and `use` retries on a timer instead.
+// else deletes or replaces it, and recreated with a warning when it is corrupt or its schema is not
+// the expected one (checked again whenever the schema changes under an open connection); it is a
+// cache, so losing it only costs time. SQLite's own busy handler would sleep on the event loop, so
+// it is off and `use` retries on a timer instead.
+// The file is untrusted (a repository can commit it), and SQLite loads a schema in one synchronous
+// go, whatever its size: before a connection reads anything, a rollback journal beside the file is
+// played back on a worker thread, a write-ahead log beside it is refused, and Grove reads the
+// first page itself (sqlite-file.ts) and goes on only if the whole schema is there, holding what
+// `checkFirstPage` accepts. Then `prepare` checks the schema as SQLite loaded it.
 // Work on a connection may span several turns of the event loop (a 100,000-row transaction is
 // written in slices), so the uses of one file run one after another.
 import Database from 'better-sqlite3';
@@ -13,11 +18,21 @@ import {
   entryKind,
   ensureDirectoryInsideRoot,
   lstatEntriesInsideRoot,
+  readHeadInsideRoot,
   removeFileInsideRoot,
   writeFileAtomicInsideRoot,
   type Stats,
 } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
+import { WorkersUnavailableError, workerPool } from '../platform/worker-pool.ts';
+import {
+  MAX_PAGE_SIZE,
+  PATH_CHANGED,
+  readFirstPage,
+  replayJournal,
+  type SchemaObject,
+  type SqliteFailure,
+} from './sqlite-file.ts';
 
 export const CACHE_DIR = '.notarai/.cache';
 
@@ -39,6 +54,12 @@ export interface CacheDatabaseOptions {
   name: string;
   /** What the file is, for messages ("the hash cache", "Grove's stat cache"). */
   label: string;
+  /**
+   * Checks the schema as read from the file's first page, before SQLite loads it (the page holds
+   * the whole schema, or the file is never handed to SQLite). Throw schemaMismatch to have the
+   * file recreated.
+   */
+  checkFirstPage: (objects: readonly SchemaObject[]) => void;
   /**
    * Checks (and creates) the schema of a freshly opened connection. Throw an error whose `code` is
    * `SQLITE_CORRUPT` to have the file deleted and recreated with a warning.
@@ -83,16 +104,17 @@ export class CacheDatabase {
   }
 
   exists(): boolean {
-    return this.#inspect()?.isFile() === true;
+    return this.#inspect()?.database?.isFile() === true;
   }
 
   /**
-   * The database file's lstat (undefined when missing), after proving that nothing in the cache
+   * The lstat of the database file and of the files SQLite reads beside it (each undefined when
+   * missing; all undefined when the directory is), after proving that nothing in the cache
    * directory leads elsewhere: `.notarai/.cache` is walked without following symlinks, and a
    * symlink, directory or special file where SQLite keeps the database, its journal or its WAL is a
    * UserError naming it (SQLite would follow it, and replay or overwrite whatever it points at).
    */
-  #inspect(): Stats | undefined {
+  #inspect(): CacheFiles | undefined {
     const entries = lstatEntriesInsideRoot(this.#options.root, CACHE_DIR, this.#files);
     if (!entries) return undefined;
     entries.forEach((stats, index) => {
@@ -104,7 +126,8 @@ export class CacheDatabase {
           'never opens; delete it (the cache is rebuilt) and try again',
       );
     });
-    return entries[0];
+    const [database, journal, wal] = entries;
+    return { database, journal, wal };
   }
 
   /**
@@ -213,10 +236,15 @@ export class CacheDatabase {
   }
 
   async #open(create: boolean): Promise<Database.Database | undefined> {
-    const info = this.#inspect();
-    if (this.#db && info && info.ino === this.#ino) {
+    const files = this.#inspect();
+    const info = files?.database;
+    // A journal or WAL beside the file (another process writing, a write cut short, or a checkout
+    // that brought one): the open connection's next read could take another schema from it, so
+    // reconnect, which settles it first.
+    if (this.#db && info && info.ino === this.#ino && !companionToSettle(files)) {
       // Another connection (NotarAI's CLI, any tool) may have changed the schema in place since
-      // `prepare` checked it: if so, reconnect, so that it is checked again.
+      // `prepare` checked it: if so, reconnect, so that it is checked again. (The version is read
+      // from the file's header; SQLite loads the schema only on a statement that needs it.)
       const version = schemaVersionOf(this.#db);
       if (version !== undefined && version === this.#schemaVersion) return this.#db;
     }
@@ -238,10 +266,16 @@ export class CacheDatabase {
    * confined layer and opened without O_CREAT (`fileMustExist`), the name SQLite resolved must be
    * the one checked, and the connection keeps its rollback journal in memory, so it never creates
    * or deletes a file beside the database (NotarAI's CLI keeps its own journal mode; a cache damaged
-   * by a crash mid-write is recreated).
+   * by a crash mid-write is recreated). Before that, what lies beside the file is settled and the
+   * first page checked (#settleCompanions, #checkFirstPage): SQLite is handed only a file whose
+   * whole schema it loads in microseconds.
    */
   async #connect(): Promise<Database.Database> {
-    if (!this.#inspect()) await writeFileAtomicInsideRoot(this.#options.root, this.relative, '');
+    if (!this.#inspect()?.database) {
+      await writeFileAtomicInsideRoot(this.#options.root, this.relative, '');
+    }
+    await this.#settleCompanions();
+    await this.#checkFirstPage();
     const db = new Database(this.absolute, { fileMustExist: true });
     let schemaVersion: number | undefined;
     try {
@@ -250,12 +284,7 @@ export class CacheDatabase {
       const main = (db.pragma('database_list') as { name: string; file: string }[]).find(
         (entry) => entry.name === 'main',
       );
-      if (main?.file !== this.absolute) {
-        throw new UserError(
-          `${this.#options.label} ${this.relative} changed while it was being opened; try again`,
-          { code: 'busy' },
-        );
-      }
+      if (main?.file !== this.absolute) throw this.#changedWhileOpening();
       db.pragma('busy_timeout = 0'); // never sleep on the event loop: use() retries on a timer
       // The file is untrusted (it may have been committed): no SQL function runs from its schema
       // unless SQLite knows it to be harmless. `prepare` refuses any schema but the expected one;
@@ -272,7 +301,7 @@ export class CacheDatabase {
       db.close();
       throw error;
     }
-    const info = this.#inspect();
+    const info = this.#inspect()?.database;
     if (!info) {
       db.close();
       throw new UserError(
@@ -283,6 +312,59 @@ export class CacheDatabase {
     this.#ino = info.ino;
     this.#schemaVersion = schemaVersion;
     return db;
+  }
+
+  /**
+   * What SQLite would read beside the database on its first read. A write-ahead log is a schema
+   * mismatch (the file is recreated, the log with it): neither NotarAI nor Grove writes one, and
+   * SQLite would take pages from it, page 1 included, whatever the file says. A rollback journal is
+   * played back on a worker thread (replayJournal): a hot one (a write cut short, or one committed)
+   * writes its pages into the file before the first page is checked, and a big one costs the event
+   * loop nothing. A journal of a write in progress is left alone (its writer holds the lock).
+   */
+  async #settleCompanions(): Promise<void> {
+    const files = this.#inspect();
+    if (files?.wal) {
+      throw schemaMismatch(
+        `a write-ahead log (${this.#files[2]}) lies beside it, which neither NotarAI nor Grove ` +
+          'writes (SQLite would read the schema from it)',
+      );
+    }
+    if (!companionToSettle(files)) return;
+    let failure: SqliteFailure | undefined;
+    try {
+      failure = await workerPool().run<SqliteFailure | undefined>(
+        'sqlite-replay-journal',
+        this.absolute,
+      );
+    } catch (error) {
+      if (!(error instanceof WorkersUnavailableError)) throw error;
+      // No worker threads (a bundle without the worker entry): here, as SQLite's own first read
+      // would have done.
+      failure = replayJournal(this.absolute);
+    }
+    if (failure?.code === PATH_CHANGED) throw this.#changedWhileOpening();
+    // A lock is retried on a timer by `use`; a corrupt file or journal is recreated.
+    if (failure) throw Object.assign(new Error(failure.message), { code: failure.code });
+  }
+
+  #changedWhileOpening(): UserError {
+    return new UserError(
+      `${this.#options.label} ${this.relative} changed while it was being opened; try again`,
+      { code: 'busy' },
+    );
+  }
+
+  /**
+   * Reads the file's first page through the confined layer (at most MAX_PAGE_SIZE bytes, one read)
+   * and decodes its schema: one that does not fit in that page, or that `checkFirstPage` refuses,
+   * is a schema mismatch, and SQLite never loads it.
+   */
+  async #checkFirstPage(): Promise<void> {
+    const head = await readHeadInsideRoot(this.#options.root, this.relative, MAX_PAGE_SIZE);
+    const page = readFirstPage(head);
+    if ('problem' in page) throw schemaMismatch(page.problem);
+    this.#options.checkFirstPage(page.objects);
   }
 
   async #recreate(cause: unknown): Promise<void> {
@@ -326,6 +408,21 @@ export async function inSlicedTransaction(
     if (db.open && db.inTransaction) db.exec('ROLLBACK');
     throw error;
   }
+}
+
+/** The database file and the files SQLite reads beside it, as lstat saw them. */
+interface CacheFiles {
+  database: Stats | undefined;
+  journal: Stats | undefined;
+  wal: Stats | undefined;
+}
+
+/**
+ * True when SQLite's next read could take pages from beside the file: a write-ahead log, or a
+ * rollback journal that is not empty (an empty one is never played back).
+ */
+function companionToSettle(files: CacheFiles | undefined): boolean {
+  return files?.wal !== undefined || (files?.journal?.size ?? 0) > 0;
 }
 
 /** The schema's version; undefined when it cannot be read (reconnecting then says why). */

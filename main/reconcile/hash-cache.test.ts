@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -374,6 +374,11 @@ describe('hash cache', () => {
       'CREATE INDEX by_hash ON file_cache (blake3_hash);',
       /holds index "by_hash", which NotarAI never creates/,
     ],
+    [
+      "ANALYZE's tables (SQLite would read every row of them as it loads the schema)",
+      'ANALYZE;',
+      /holds table "sqlite_stat1", table "sqlite_stat4", which NotarAI never creates/,
+    ],
   ];
   it.each(NOTARAI_TABLE_AND)(
     "recreates a committed notarai.db holding NotarAI's table and %s: the file is recreated without it, and the rows marked are stored",
@@ -434,6 +439,12 @@ describe('hash cache', () => {
       'CREATE TABLE file_cache (path TEXT PRIMARY KEY, blake3_hash TEXT NOT NULL, ' +
         'updated_at INTEGER NOT NULL) WITHOUT ROWID',
       /file_cache is not the table NotarAI creates/,
+    ],
+    [
+      'a statement too long for one page (it spills to overflow pages, never read)',
+      `CREATE TABLE file_cache (path TEXT PRIMARY KEY, blake3_hash TEXT NOT NULL, ` +
+        `updated_at INTEGER NOT NULL /* ${'x'.repeat(5000)} */)`,
+      /its schema holds a 5\d{3}-byte entry, which spills to overflow pages/,
     ],
   ];
   it.each(NOT_NOTARAI_TABLE)(
@@ -584,6 +595,282 @@ describe('hash cache', () => {
     expect(await cache.clear()).toBe(true);
     expect(await cache.exists()).toBe(false);
     expect((await cache.readReconciled()).size).toBe(0);
+  });
+});
+
+/**
+ * NotarAI's table and `count` triggers on it, in a new database at `file` (11 MB for 100,000).
+ * The triggers are written as rows of sqlite_schema (writable_schema), which SQLite loads exactly as
+ * it loads triggers made by CREATE TRIGGER: that, one statement after another in one transaction,
+ * took 7 minutes for 100,000 here (each costs more than the one before).
+ */
+function plantTriggers(file: string, count: number): void {
+  const db = new Database(file);
+  try {
+    db.exec(NOTARAI_CREATE_TABLE);
+    addTriggers(db, count);
+  } finally {
+    db.close();
+  }
+}
+
+/** Adds `count` triggers on file_cache to `db`'s schema (see plantTriggers). */
+function addTriggers(db: Database.Database, count: number): void {
+  db.unsafeMode(true);
+  db.pragma('writable_schema = ON');
+  const insert = db.prepare(
+    "INSERT INTO sqlite_schema (type, name, tbl_name, rootpage, sql) VALUES ('trigger', ?, 'file_cache', 0, ?)",
+  );
+  db.transaction(() => {
+    for (let n = 0; n < count; n++) {
+      insert.run(`t${n}`, `CREATE TRIGGER t${n} AFTER INSERT ON file_cache BEGIN SELECT ${n}; END`);
+    }
+    // What CREATE TRIGGER changes too: other connections see that the schema changed.
+    const version = db.pragma('schema_version', { simple: true }) as number;
+    db.pragma(`schema_version = ${version + 1}`);
+  })();
+  db.pragma('writable_schema = OFF');
+  db.unsafeMode(false);
+}
+
+/**
+ * A hot rollback journal (https://www.sqlite.org/fileformat2.html, "The Rollback Journal") that
+ * puts `image`, a whole database file, back in place of the database it lies beside: what a write
+ * cut short leaves (the pages as they were before it), or what a repository can commit. SQLite
+ * plays it back on its first read of the database.
+ */
+function hotJournal(image: Buffer): Buffer {
+  const stored = image.readUInt16BE(16);
+  const pageSize = stored === 1 ? 65_536 : stored;
+  const pages = image.length / pageSize;
+  const sector = 512;
+  const nonce = 0x5eed;
+  const header = Buffer.alloc(sector);
+  Buffer.from('d9d505f920a163d7', 'hex').copy(header, 0); // the journal's magic
+  header.writeUInt32BE(pages, 8); // records in the journal
+  header.writeUInt32BE(nonce, 12); // the checksums' initial value
+  header.writeUInt32BE(pages, 16); // the database's size, in pages, before the write
+  header.writeUInt32BE(sector, 20);
+  header.writeUInt32BE(pageSize, 24);
+  const records: Buffer[] = [header];
+  for (let number = 1; number <= pages; number++) {
+    const page = image.subarray((number - 1) * pageSize, number * pageSize);
+    // A record: the page's number, its content, and a checksum of every 200th byte of it.
+    let checksum = nonce;
+    for (let at = pageSize - 200; at > 0; at -= 200) checksum = (checksum + page[at]!) >>> 0;
+    const numberBytes = Buffer.alloc(4);
+    numberBytes.writeUInt32BE(number);
+    const checksumBytes = Buffer.alloc(4);
+    checksumBytes.writeUInt32BE(checksum);
+    records.push(numberBytes, page, checksumBytes);
+  }
+  return Buffer.concat(records);
+}
+
+/** A notarai.db as NotarAI's CLI leaves it: its table, with a row for each of `paths`. */
+function notaraiDatabase(file: string, paths: readonly string[]): void {
+  const db = new Database(file);
+  try {
+    db.exec(NOTARAI_CREATE_TABLE);
+    const insert = db.prepare('INSERT INTO file_cache VALUES (?, ?, ?)');
+    for (const each of paths) insert.run(each, 'c'.repeat(64), 7);
+  } finally {
+    db.close();
+  }
+}
+
+async function cacheDirectory(): Promise<string> {
+  const root = await tempRoot();
+  await mkdir(path.join(root, '.notarai/.cache'), { recursive: true });
+  return root;
+}
+
+// SQLite loads a database's whole schema, synchronously, on the first statement that needs it: a
+// committed notarai.db whose schema held 100,000 triggers held the event loop 7.0 s before any
+// check could refuse it. Grove reads the first page itself and hands SQLite only a file whose whole
+// schema is there, after settling what SQLite would read beside it.
+describe('committed cache files are checked before SQLite loads their schema', () => {
+  const spans =
+    /its schema spans more than one page \(NotarAI's and Grove's take a few hundred bytes of the first\)/;
+
+  it('recreates a notarai.db whose schema holds 100,000 triggers (11 MB) without loading it: the event loop is never held', async () => {
+    const root = await cacheDirectory();
+    plantTriggers(path.join(root, CACHE_DB), 100_000);
+    expect((await stat(path.join(root, CACHE_DB))).size).toBeGreaterThan(10_000_000);
+    const cache = new HashCache(root);
+    try {
+      const { stallMs, result } = await worstLoopStall(() =>
+        cache.writeReconciled([{ path: 'a', hash: 'd'.repeat(64) }], [], 1),
+      );
+      expect(result).toEqual({ status: 'fulfilled', value: 1 });
+      expect(stallMs).toBeLessThan(300); // loading the schema held it 7.0 s
+      const warnings = cache.takeWarnings();
+      expect(warnings).toEqual([expect.stringMatching(spans)]);
+      expect(warnings[0]).toMatch(/notarai\.db was unreadable \(.*\) and has been recreated empty/);
+      expect((await cache.readReconciled()).get('a')?.hash).toBe('d'.repeat(64));
+    } finally {
+      cache.close();
+    }
+    expect((await stat(path.join(root, CACHE_DB))).size).toBeLessThan(100_000);
+  });
+
+  it("recreates a notarai.db that names NotarAI's table more times than NotarAI creates it", async () => {
+    const root = await cacheDirectory();
+    const db = new Database(path.join(root, CACHE_DB));
+    db.exec(NOTARAI_CREATE_TABLE);
+    db.unsafeMode(true);
+    db.pragma('writable_schema = ON');
+    const again = db.prepare(
+      "INSERT INTO sqlite_schema (type, name, tbl_name, rootpage, sql) VALUES ('table', 'file_cache', 'file_cache', 2, ?)",
+    );
+    for (let copy = 0; copy < 3; copy++) again.run(FILE_CACHE_DDL);
+    db.close();
+    const cache = new HashCache(root);
+    try {
+      expect(await cache.writeReconciled([{ path: 'a', hash: 'd'.repeat(64) }], [], 1)).toBe(1);
+      expect(cache.takeWarnings()).toEqual([
+        expect.stringMatching(/\(its schema holds 5 entries, where NotarAI creates at most 4\)/),
+      ]);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it("still opens NotarAI's own database and uses its rows, and takes an empty file for a new cache", async () => {
+    const root = await cacheDirectory();
+    notaraiDatabase(path.join(root, CACHE_DB), ['kept', 'also kept']);
+    const cache = new HashCache(root);
+    try {
+      expect([...(await cache.readReconciled()).keys()].sort()).toEqual(['also kept', 'kept']);
+      expect(cache.takeWarnings()).toEqual([]);
+    } finally {
+      cache.close();
+    }
+    const empty = await cacheDirectory();
+    await writeFile(path.join(empty, CACHE_DB), '');
+    await writeFile(path.join(empty, STATS_DB), '');
+    const fresh = new HashCache(empty);
+    try {
+      expect((await fresh.readReconciled()).size).toBe(0);
+      await fresh.writeReconciled([{ path: 'a', hash: 'd'.repeat(64) }], [row('a')], 1);
+      expect((await fresh.readStats()).has('a')).toBe(true);
+      expect(fresh.takeWarnings()).toEqual([]);
+    } finally {
+      fresh.close();
+    }
+  });
+
+  it('plays a hot journal back (a write cut short) before reading the first page: the rows it restores are used', async () => {
+    const root = await cacheDirectory();
+    const file = path.join(root, CACHE_DB);
+    notaraiDatabase(file, ['kept']);
+    const before = await readFile(file);
+    // The write that was cut short: its row reached the file, the journal holds the pages before.
+    const writer = new Database(file);
+    writer.prepare('INSERT INTO file_cache VALUES (?, ?, ?)').run('torn', 'e'.repeat(64), 8);
+    writer.close();
+    await writeFile(`${file}-journal`, hotJournal(before));
+    const cache = new HashCache(root);
+    try {
+      expect([...(await cache.readReconciled()).keys()]).toEqual(['kept']);
+      expect(cache.takeWarnings()).toEqual([]);
+      expect(existsSync(`${file}-journal`)).toBe(false);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it('plays a committed hot journal that puts a 100,000-trigger schema in place back on a worker, then recreates the file: the event loop is never held', async () => {
+    const root = await cacheDirectory();
+    const file = path.join(root, CACHE_DB);
+    const planted = path.join(root, 'planted.db');
+    plantTriggers(planted, 100_000);
+    notaraiDatabase(file, ['kept']); // passes the check on its own
+    await writeFile(`${file}-journal`, hotJournal(await readFile(planted)));
+    const cache = new HashCache(root);
+    try {
+      const { stallMs, result } = await worstLoopStall(() =>
+        cache.writeReconciled([{ path: 'a', hash: 'd'.repeat(64) }], [], 1),
+      );
+      expect(result).toEqual({ status: 'fulfilled', value: 1 });
+      expect(stallMs).toBeLessThan(300);
+      // The schema the journal put back, found on the first page (SQLite's own playback on the
+      // event loop, then its load of the schema, would have held it 7 s).
+      expect(cache.takeWarnings()).toEqual([expect.stringMatching(spans)]);
+      expect([...(await cache.readReconciled()).keys()]).toEqual(['a']);
+      expect(existsSync(`${file}-journal`)).toBe(false);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it('never reads a write-ahead log beside a notarai.db: a committed one, whatever it holds, is deleted with the file', async () => {
+    const root = await cacheDirectory();
+    const file = path.join(root, CACHE_DB);
+    notaraiDatabase(file, ['kept']);
+    // A log holding NotarAI's own table with another row, taken from a database in WAL mode while
+    // it is open (closing it moves the log into its file). SQLite, finding a log beside the file,
+    // reads its pages instead of the file's.
+    const source = path.join(root, 'wal-source.db');
+    const writer = new Database(source);
+    writer.pragma('journal_mode = WAL');
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.exec(NOTARAI_CREATE_TABLE);
+    writer.prepare('INSERT INTO file_cache VALUES (?, ?, ?)').run('planted', 'f'.repeat(64), 9);
+    await writeFile(`${file}-wal`, await readFile(`${source}-wal`));
+    writer.close();
+    const cache = new HashCache(root);
+    try {
+      expect((await cache.readReconciled()).size).toBe(0);
+      expect(cache.takeWarnings()).toEqual([
+        expect.stringMatching(
+          /notarai\.db was unreadable \(a write-ahead log \(notarai\.db-wal\) lies beside it, which neither NotarAI nor Grove writes/,
+        ),
+      ]);
+      expect(existsSync(`${file}-wal`)).toBe(false);
+      await cache.writeReconciled([{ path: 'a', hash: 'd'.repeat(64) }], [], 1);
+      expect([...(await cache.readReconciled()).keys()]).toEqual(['a']);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it('recreates a notarai.db in WAL mode (its header says its pages may be in a log)', async () => {
+    const root = await cacheDirectory();
+    const file = path.join(root, CACHE_DB);
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.exec(NOTARAI_CREATE_TABLE);
+    db.close(); // the log is moved into the file and deleted; the header still says WAL
+    expect(existsSync(`${file}-wal`)).toBe(false);
+    const cache = new HashCache(root);
+    try {
+      expect(await cache.writeReconciled([{ path: 'a', hash: 'd'.repeat(64) }], [], 1)).toBe(1);
+      expect(cache.takeWarnings()).toEqual([expect.stringMatching(/\(it is in WAL mode/)]);
+      expect(existsSync(`${file}-wal`)).toBe(false);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it('checks the first page again when another connection puts 100,000 triggers under an open one', async () => {
+    const root = await tempRoot();
+    const cache = new HashCache(root);
+    try {
+      await cache.writeReconciled([{ path: 'a', hash: 'd'.repeat(64) }], [], 1);
+      // The same file (same inode), changed in place while Grove keeps it open.
+      const other = new Database(cache.dbPath);
+      addTriggers(other, 100_000);
+      other.close();
+      const { stallMs, result } = await worstLoopStall(() =>
+        cache.writeReconciled([{ path: 'b', hash: 'e'.repeat(64) }], [], 2),
+      );
+      expect(result).toEqual({ status: 'fulfilled', value: 1 });
+      expect(stallMs).toBeLessThan(300);
+      expect(cache.takeWarnings()).toEqual([expect.stringMatching(spans)]);
+    } finally {
+      cache.close();
+    }
   });
 });
 

@@ -14,13 +14,16 @@
 //
 // A `grove_stat_cache` table that an earlier Grove left inside `notarai.db` is dropped. Either file
 // may have been committed by anyone: one holding anything but its table (a trigger, a view, another
-// table or index, the table with a constraint added) is recreated with a warning (checkSchema).
+// table or index, the table with a constraint added) is recreated with a warning, and so is one
+// whose schema does not fit in its first page, which Grove reads before SQLite loads anything
+// (checkFirstPage, then checkSchema).
 import type Database from 'better-sqlite3';
 import path from 'node:path';
 import { CACHE_DIR, CacheDatabase, inSlicedTransaction, schemaMismatch } from './cache-database.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import { stageMark } from '../platform/stage-timings.ts';
 import { forEachInSlices, nextSlice, sliceDue, sortInSlices } from '../platform/time-slices.ts';
+import type { SchemaObject } from './sqlite-file.ts';
 import type { StatRow } from './stat-fast-path.ts';
 
 export type { StatRow } from './stat-fast-path.ts';
@@ -93,6 +96,7 @@ export class HashCache {
       root,
       name: path.posix.basename(CACHE_DB),
       label: 'the hash cache',
+      checkFirstPage: (objects) => checkFirstPage(objects, NOTARAI_TABLES, 'NotarAI'),
       prepare: prepareNotaraiDatabase,
       warn,
       whenLost: 'previously reconciled files count as changed again',
@@ -102,6 +106,7 @@ export class HashCache {
       root,
       name: path.posix.basename(STATS_DB),
       label: "Grove's stat cache",
+      checkFirstPage: (objects) => checkFirstPage(objects, STATS_TABLES, 'Grove'),
       prepare: prepareStatsDatabase,
       warn,
       whenLost: 'files are read and hashed again once',
@@ -369,14 +374,6 @@ function sortedByPath<T extends { path: string }>(
   return sortInSlices(rows, (a, b) => compareUtf8(a.path, b.path), signal);
 }
 
-/** One entry of `sqlite_schema`: a table, index, view or trigger, as the file declares it. */
-interface SchemaObject {
-  type: string;
-  name: string;
-  tbl_name: string;
-  sql: string | null;
-}
-
 /** A table a cache file may hold: its statement, its columns and who creates it (for messages). */
 interface ExpectedTable {
   statement: string;
@@ -394,6 +391,14 @@ const STAT_CACHE: ExpectedTable = {
   columns: ['path', 'size', 'mtime_ms', 'ino', 'blake3_hash', 'recorded_ms'],
   creator: 'Grove',
 };
+/** What `notarai.db` may hold: NotarAI's table, and the stat table an earlier Grove kept there. */
+const NOTARAI_TABLES: ReadonlyMap<string, ExpectedTable> = new Map([
+  ['file_cache', FILE_CACHE],
+  ['grove_stat_cache', STAT_CACHE],
+]);
+const STATS_TABLES: ReadonlyMap<string, ExpectedTable> = new Map([
+  ['grove_stat_cache', STAT_CACHE],
+]);
 
 /**
  * A committed cache file is untrusted: its schema may hold a trigger (run inside every write Grove
@@ -410,29 +415,61 @@ function checkSchema(
   expected: ReadonlyMap<string, ExpectedTable>,
   owner: string,
 ): Set<string> {
+  // A schema that fits in the first page (checkFirstPage, before SQLite loaded it).
   const objects = db
     .prepare('SELECT type, name, tbl_name, sql FROM sqlite_schema')
     .all() as SchemaObject[];
+  refuseUnexpected(objects, expected, owner);
   const present = new Set<string>();
-  const unexpected: SchemaObject[] = [];
   for (const object of objects) {
     const table = object.type === 'table' ? expected.get(object.name) : undefined;
-    if (table) {
-      if (object.sql === null || uniformSpaces(object.sql) !== uniformSpaces(table.statement)) {
-        throw schemaMismatch(wrongStatement(db, object.name, table));
-      }
-      present.add(object.name);
-    } else if (
-      object.type === 'index' &&
-      object.sql === null &&
-      expected.has(object.tbl_name) &&
-      object.name === `sqlite_autoindex_${object.tbl_name}_1`
-    ) {
-      // the primary key's own index, which SQLite creates with the table
-    } else {
-      unexpected.push(object);
+    if (!table) continue; // a primary key's index (refuseUnexpected)
+    if (object.sql === null || uniformSpaces(object.sql) !== uniformSpaces(table.statement)) {
+      throw schemaMismatch(wrongStatement(db, object.name, table));
     }
+    present.add(object.name);
   }
+  return present;
+}
+
+/**
+ * The schema on a cache file's first page, decoded by Grove before SQLite loads it
+ * (cache-database.ts, sqlite-file.ts): the expected tables and their indexes, by name, as
+ * checkSchema wants them (what SQLite would load is then just those statements; a schema naming
+ * `sqlite_stat1` or `sqlite_stat4` would also have it read every row of those tables), and no more
+ * entries than that (two per expected table: a file may repeat a name).
+ */
+function checkFirstPage(
+  objects: readonly SchemaObject[],
+  expected: ReadonlyMap<string, ExpectedTable>,
+  owner: string,
+): void {
+  refuseUnexpected(objects, expected, owner);
+  const most = 2 * expected.size;
+  if (objects.length > most) {
+    throw schemaMismatch(
+      `its schema holds ${objects.length} entries, where ${owner} creates at most ${most}`,
+    );
+  }
+}
+
+/** A schema mismatch naming the objects that are neither an expected table nor its key's index. */
+function refuseUnexpected(
+  objects: readonly SchemaObject[],
+  expected: ReadonlyMap<string, ExpectedTable>,
+  owner: string,
+): void {
+  const unexpected = objects.filter(
+    (object) =>
+      !(object.type === 'table' && expected.has(object.name)) &&
+      // the primary key's own index, which SQLite creates with the table
+      !(
+        object.type === 'index' &&
+        object.sql === null &&
+        expected.has(object.tbl_name) &&
+        object.name === `sqlite_autoindex_${object.tbl_name}_1`
+      ),
+  );
   if (unexpected.length > 0) {
     const more = unexpected.length > 3 ? ` and ${unexpected.length - 3} more` : '';
     const triggers = unexpected.some((object) => object.type === 'trigger');
@@ -441,7 +478,6 @@ function checkSchema(
         `${owner} never creates${triggers ? '; Grove runs no trigger from a cache file' : ''}`,
     );
   }
-  return present;
 }
 
 /** Why a table's statement is not the expected one: other columns, or something added. */
@@ -487,20 +523,13 @@ function describeObject(object: SchemaObject): string {
  * earlier versions goes.
  */
 function prepareNotaraiDatabase(db: Database.Database): void {
-  const tables = checkSchema(
-    db,
-    new Map([
-      ['file_cache', FILE_CACHE],
-      ['grove_stat_cache', STAT_CACHE],
-    ]),
-    'NotarAI',
-  );
+  const tables = checkSchema(db, NOTARAI_TABLES, 'NotarAI');
   if (!tables.has('file_cache')) db.exec(NOTARAI_CREATE_TABLE);
   if (tables.has('grove_stat_cache')) db.exec('DROP TABLE grove_stat_cache');
 }
 
 /** Grove's stat table, alone (checkSchema); created when missing. */
 function prepareStatsDatabase(db: Database.Database): void {
-  const tables = checkSchema(db, new Map([['grove_stat_cache', STAT_CACHE]]), 'Grove');
+  const tables = checkSchema(db, STATS_TABLES, 'Grove');
   if (!tables.has('grove_stat_cache')) db.exec(STAT_CACHE_DDL);
 }

@@ -647,6 +647,55 @@ describe('the hash cache (.notarai/.cache/notarai.db, -journal, -wal, -shm)', ()
       db.close();
     }
   });
+
+  it('× a database whose schema holds 100,000 triggers (11 MB): recreated from its first page, never loaded', async () => {
+    // SQLite loads a whole schema at once, on the thread that asks: loading this one held the
+    // worktree process's event loop 7.0 s (hash-cache.test.ts measures the loop; this is the user's
+    // view of it). The triggers are written as rows of sqlite_schema: CREATE TRIGGER, one after
+    // another, takes minutes for that many.
+    await mkdir(path.join(root, '.notarai', '.cache'), { recursive: true });
+    await replaceEntry(DB, async (absolute) => {
+      // Built aside and renamed into place, as a checkout brings it: the worktree process (its
+      // watcher) may open the cache any time.
+      const building = path.join(repo.dir, 'planted-notarai.db');
+      const planted = new Database(building);
+      planted.exec(NOTARAI_CREATE_TABLE);
+      planted.unsafeMode(true);
+      planted.pragma('writable_schema = ON');
+      const insert = planted.prepare(
+        "INSERT INTO sqlite_schema (type, name, tbl_name, rootpage, sql) VALUES ('trigger', ?, 'file_cache', 0, ?)",
+      );
+      planted.transaction(() => {
+        for (let n = 0; n < 100_000; n++) {
+          insert.run(
+            `t${n}`,
+            `CREATE TRIGGER t${n} AFTER INSERT ON file_cache BEGIN SELECT ${n}; END`,
+          );
+        }
+      })();
+      planted.close();
+      await rename(building, absolute);
+    });
+    const marked = await tool('mark_reconciled', { files: ['src/a.ts'] });
+    expect(marked.isError, marked.text).toBe(false);
+    expect(marked.structured).toMatchObject({ updated: 1 });
+    // Whoever opens the cache first recreates it and says why (see the test above).
+    for (const warning of (marked.structured as { warnings?: string[] }).warnings ?? []) {
+      expect(warning).toMatch(
+        /notarai\.db was unreadable \(its schema spans more than one page .*\) and has been recreated empty/,
+      );
+    }
+    const db = new Database(path.join(root, DB), { readonly: true });
+    try {
+      expect(db.prepare('SELECT type, name FROM sqlite_master ORDER BY name').all()).toEqual([
+        { type: 'table', name: 'file_cache' },
+        { type: 'index', name: 'sqlite_autoindex_file_cache_1' },
+      ]);
+      expect(db.prepare('SELECT path FROM file_cache').pluck().all()).toEqual(['src/a.ts']);
+    } finally {
+      db.close();
+    }
+  });
 });
 
 // ---- mark_reconciled's hashing ----------------------------------------------------------------

@@ -50,6 +50,12 @@ const handlers: Record<string, Handler> = {
    */
   'spec-validate': async ({ relative, text }: { relative: string; text: string }) =>
     (await import('../reconcile/spec-loader.ts')).validateSpecText(relative, text),
+  /**
+   * A hot journal beside a cache database played back (main/reconcile/cache-database.ts): as many
+   * page writes as the journal holds. Loaded on first use, like the spec parser.
+   */
+  'sqlite-replay-journal': async (file: string) =>
+    (await import('../reconcile/sqlite-file.ts')).replayJournal(file),
 };
 
 /** Typed arrays in a result are moved to the main thread, not copied. */
