@@ -280,6 +280,20 @@ function specCell(shape: ShapeId): SpecCell {
   }
 }
 
+/** The cache file holds NotarAI's table (and its key's index) alone, with exactly these paths. */
+function expectOnlyNotaraiRows(file: string, paths: string[]): void {
+  const db = new Database(file, { readonly: true });
+  try {
+    expect(db.prepare('SELECT type, name FROM sqlite_master ORDER BY name').all()).toEqual([
+      { type: 'table', name: 'file_cache' },
+      { type: 'index', name: 'sqlite_autoindex_file_cache_1' },
+    ]);
+    expect(db.prepare('SELECT path FROM file_cache').pluck().all()).toEqual(paths);
+  } finally {
+    db.close();
+  }
+}
+
 describe('spec discovery and loading, spec resources, spec_changes', () => {
   for (const shape of shapesHere) {
     it(`× ${shape.name}`, async () => {
@@ -636,16 +650,7 @@ describe('the hash cache (.notarai/.cache/notarai.db, -journal, -wal, -shm)', ()
       );
     }
     // The row reported as updated is stored, and nothing of the planted schema is left.
-    const db = new Database(path.join(root, DB), { readonly: true });
-    try {
-      expect(db.prepare('SELECT type, name FROM sqlite_master ORDER BY name').all()).toEqual([
-        { type: 'table', name: 'file_cache' },
-        { type: 'index', name: 'sqlite_autoindex_file_cache_1' },
-      ]);
-      expect(db.prepare('SELECT path FROM file_cache').pluck().all()).toEqual(['src/a.ts']);
-    } finally {
-      db.close();
-    }
+    expectOnlyNotaraiRows(path.join(root, DB), ['src/a.ts']);
   });
 
   it('× a database whose schema holds 100,000 triggers (11 MB): recreated from its first page, never loaded', async () => {
@@ -685,16 +690,7 @@ describe('the hash cache (.notarai/.cache/notarai.db, -journal, -wal, -shm)', ()
         /notarai\.db was unreadable \(its schema spans more than one page .*\) and has been recreated empty/,
       );
     }
-    const db = new Database(path.join(root, DB), { readonly: true });
-    try {
-      expect(db.prepare('SELECT type, name FROM sqlite_master ORDER BY name').all()).toEqual([
-        { type: 'table', name: 'file_cache' },
-        { type: 'index', name: 'sqlite_autoindex_file_cache_1' },
-      ]);
-      expect(db.prepare('SELECT path FROM file_cache').pluck().all()).toEqual(['src/a.ts']);
-    } finally {
-      db.close();
-    }
+    expectOnlyNotaraiRows(path.join(root, DB), ['src/a.ts']);
   });
 });
 
