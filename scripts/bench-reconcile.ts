@@ -5,7 +5,8 @@
 // (`git diff --name-only base` plus `b3sum` over every governed file) and the engine's
 // operations, and checks the targets of issue 3. Usage:
 //   npm run bench:reconcile [-- --sizes 20000,200000 --runs 3 --big-runs 1 --keep --check-only]
-// `--check-only` measures only issue 25's rows (check_specs, the window's update after a change).
+// `--check-only` measures only issue 25's rows (check_specs, the window's update after a change);
+// with `--repo DIR` (one size) it reuses a repository generated with --keep.
 //   npm run bench:reconcile -- --mark-only [--sizes 20000 --runs 7 --repo DIR]
 // --mark-only measures mark_reconciled through the client only (cold and after a write), each
 // mark right after a `b3sum` of the same files (ratios taken pair by pair: the machine's load
@@ -627,7 +628,17 @@ async function benchMarkOnly(size: number, options: Options): Promise<void> {
 
 async function benchSize(size: number, options: Options): Promise<SizeResult> {
   process.stdout.write(`\n== ${size.toLocaleString('en-US')} governed files: generating... `);
-  const generated = await time(() => generate(size));
+  // --check-only --repo DIR: a repository generated before with --keep (its size given by --sizes).
+  const reused = options.checkOnly ? options.repo : undefined;
+  const generated = await time(async () =>
+    reused === undefined
+      ? generate(size)
+      : {
+          dir: path.dirname(path.resolve(reused)),
+          root: path.resolve(reused),
+          governed: Array.from({ length: size }, (_, index) => fileName(index)),
+        },
+  );
   const { dir, root, governed } = generated.value;
   console.log(`${fmt(generated.ms)} (${root})`);
   const spec = '.notarai/product.spec.yaml';
@@ -636,7 +647,8 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
   try {
     if (options.checkOnly) {
       engine.close();
-      const served = await mcpClientOf(root, path.join(dir, 'data'));
+      const dataDir = path.join(dir, `data-${process.pid}`);
+      const served = await mcpClientOf(root, dataDir);
       try {
         return {
           size,
@@ -645,6 +657,7 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
         } as SizeResult;
       } finally {
         await served.close();
+        await rm(dataDir, { recursive: true, force: true });
       }
     }
     // Warm the page cache and git's index once, so floor and engine read the same warm disk.
@@ -739,7 +752,9 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
     };
   } finally {
     engine.close();
-    if (!options.keep) await rm(dir, { recursive: true, force: true, maxRetries: 5 });
+    if (!options.keep && reused === undefined) {
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
+    }
   }
 }
 
