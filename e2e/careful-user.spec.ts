@@ -18,11 +18,10 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import { randomFirstPort } from '../main/testing/net.ts';
 import { git, makeTempDir, makeTempRepo, type TempRepo } from '../main/testing/temp-repo.ts';
 import { ReconcileEngine } from '../main/reconcile/reconcile-engine.ts';
-import { collectPageErrors, launchChromium, type LaunchedChromium } from './support/chromium.ts';
-import { startGroveServe, type GroveServe } from './support/grove-serve.ts';
+import type { GroveServe } from './support/grove-serve.ts';
+import { openGroveUi, type GroveUi } from './support/grove-ui.ts';
 
 const UI_TIMEOUT_MS = 15_000;
 const SCREENSHOTS = process.env['GROVE_SCREENSHOTS_DIR'];
@@ -53,8 +52,8 @@ const TABS = ['Server', 'Clients', 'Activity', 'Reconciliation', 'Tools', 'Chat'
 describe('the window as a careful user meets it', () => {
   let repo: TempRepo | undefined;
   let home: string | undefined;
+  let ui: GroveUi | undefined;
   let serve: GroveServe | undefined;
-  let chromium: LaunchedChromium | undefined;
   let page: Page;
   let committedState: string;
   const pageErrors: string[] = [];
@@ -87,20 +86,13 @@ describe('the window as a careful user meets it', () => {
     await git(home, 'clone', '-q', other.root, path.join(home, 'other'));
     await other.cleanup();
 
-    serve = await startGroveServe({
-      repos: [repo.root],
-      env: { GROVE_FIRST_PORT: String(randomFirstPort()), HOME: home },
-    });
-    chromium = await launchChromium();
-    page = await chromium.context.newPage();
-    collectPageErrors(page, pageErrors);
-    await page.goto(serve.ui);
+    ui = await openGroveUi({ repos: [repo.root], env: { HOME: home }, pageErrors });
+    ({ serve, page } = ui);
     if (SCREENSHOTS) await mkdir(SCREENSHOTS, { recursive: true });
   });
 
   afterAll(async () => {
-    await chromium?.close();
-    await serve?.stop();
+    await ui?.close();
     await repo?.cleanup();
     if (home) await rm(home, { recursive: true, force: true });
   });

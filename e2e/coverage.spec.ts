@@ -15,10 +15,9 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type AxeCore from 'axe-core';
 import type { Locator, Page } from 'playwright-core';
-import { randomFirstPort } from '../main/testing/net.ts';
 import { makeTempRepo, type TempRepo } from '../main/testing/temp-repo.ts';
-import { collectPageErrors, launchChromium, type LaunchedChromium } from './support/chromium.ts';
-import { startGroveServe, type GroveServe } from './support/grove-serve.ts';
+import type { GroveServe } from './support/grove-serve.ts';
+import { openGroveUi, type GroveUi } from './support/grove-ui.ts';
 
 const UI_TIMEOUT_MS = 15_000;
 /** How long a file added on disk may take to show (watcher + recompute + event): a bound, not a goal. */
@@ -56,8 +55,8 @@ behaviors:
 
 describe('the Coverage tab in Chromium', () => {
   let repo: TempRepo | undefined;
+  let ui: GroveUi | undefined;
   let serve: GroveServe | undefined;
-  let chromium: LaunchedChromium | undefined;
   let page: Page;
   const pageErrors: string[] = [];
 
@@ -70,20 +69,13 @@ describe('the Coverage tab in Chromium', () => {
       'README.md': '# app\n',
       'docs/guide.md': '# guide\n',
     });
-    serve = await startGroveServe({
-      repos: [repo.root],
-      env: { GROVE_FIRST_PORT: String(randomFirstPort()) },
-    });
-    chromium = await launchChromium();
-    page = await chromium.context.newPage();
-    collectPageErrors(page, pageErrors);
-    await page.goto(serve.ui);
+    ui = await openGroveUi({ repos: [repo.root], pageErrors });
+    ({ serve, page } = ui);
     if (SCREENSHOTS) await mkdir(SCREENSHOTS, { recursive: true });
   });
 
   afterAll(async () => {
-    await chromium?.close();
-    await serve?.stop();
+    await ui?.close();
     await repo?.cleanup();
   });
 

@@ -9,10 +9,8 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import { randomFirstPort } from '../main/testing/net.ts';
 import { makeTempRepo, type TempRepo } from '../main/testing/temp-repo.ts';
-import { collectPageErrors, launchChromium, type LaunchedChromium } from './support/chromium.ts';
-import { startGroveServe, type GroveServe } from './support/grove-serve.ts';
+import { openGroveUi, type GroveUi } from './support/grove-ui.ts';
 
 const UI_TIMEOUT_MS = 15_000;
 /** How long a file edit may take to show in the counts (watcher + recompute + event). */
@@ -47,8 +45,7 @@ behaviors:
 
 describe('the Reconciliation tab in Chromium', () => {
   let repo: TempRepo | undefined;
-  let serve: GroveServe | undefined;
-  let chromium: LaunchedChromium | undefined;
+  let ui: GroveUi | undefined;
   let page: Page;
   const pageErrors: string[] = [];
 
@@ -60,20 +57,13 @@ describe('the Reconciliation tab in Chromium', () => {
       'src/routes.ts': 'export const routes = [];\n',
       'README.md': '# app\n',
     });
-    serve = await startGroveServe({
-      repos: [repo.root],
-      env: { GROVE_FIRST_PORT: String(randomFirstPort()) },
-    });
-    chromium = await launchChromium();
-    page = await chromium.context.newPage();
-    collectPageErrors(page, pageErrors);
-    await page.goto(serve.ui);
+    ui = await openGroveUi({ repos: [repo.root], pageErrors });
+    ({ page } = ui);
     if (SCREENSHOTS) await mkdir(SCREENSHOTS, { recursive: true });
   });
 
   afterAll(async () => {
-    await chromium?.close();
-    await serve?.stop();
+    await ui?.close();
     await repo?.cleanup();
   });
 
