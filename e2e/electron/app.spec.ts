@@ -22,6 +22,9 @@ const mainEntry = fileURLToPath(new URL('../../out/main/electron-main.js', impor
 
 const title =
   'reason' in binary ? `Grove desktop app (skipped: ${binary.reason})` : 'Grove desktop app';
+// The default reporter prints no title of a skipped suite: the reason goes to stderr, which
+// vitest prints under this file's name.
+if ('reason' in binary) console.warn(`e2e/electron skipped: ${binary.reason}`);
 
 describe.skipIf('reason' in binary)(title, () => {
   let app: ElectronApplication;

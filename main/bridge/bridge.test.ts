@@ -1,7 +1,7 @@
 // `grove bridge` as a stdio client meets it: the SDK's StdioClientTransport launches the real
 // command (bin/grove.js) against a running `grove serve` and against no host at all.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -340,7 +340,11 @@ describe('grove bridge', () => {
 
   it("passes a client's cancellation through: the host ends the call", async () => {
     const repo = await governedRepo();
-    await writeFile(path.join(repo.root, 'justfile'), 'nap:\n    sleep 30\n');
+    // The recipe says when it runs (a file), then naps far longer than the test may take.
+    await writeFile(
+      path.join(repo.root, 'justfile'),
+      'nap:\n    touch nap.started\n    sleep 30\n',
+    );
     const dataDir = await makeTempDir('grove-bridge-data-');
     const serve = await startServe(repo, dataDir, ['--no-ui', '--just-tasks']);
     const bridged = await connectBridge(repo.root, dataDir);
@@ -349,7 +353,15 @@ describe('grove bridge', () => {
       { name: 'run_just_task', arguments: { task: 'nap', args: [] } },
       { signal: cancel.signal },
     );
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await waitFor(
+      () =>
+        stat(path.join(repo.root, 'nap.started')).then(
+          () => true,
+          () => false,
+        ),
+      'the run to start',
+      20_000,
+    );
     cancel.abort('the user pressed Stop');
     await expect(call).rejects.toThrow();
     // The host got notifications/cancelled and ended the run long before the recipe would.

@@ -1,7 +1,8 @@
 // Every tool's input and output schema, as a client receives it from tools/list, stays in the
 // portable subset strict clients accept (Gemini, OpenAI-compatible function calling, the MCP
 // Inspector's checks): no `type` arrays, every array with typed `items`, every object typed
-// `object`, no `$ref` a client would have to resolve.
+// `object`, no `$ref` a client would have to resolve, no empty schema as `additionalProperties`
+// (the Inspector's --strict warned on list_affected_specs's behaviors).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import { createReconcileTools } from '../tools/reconcile-tools.ts';
@@ -24,6 +25,10 @@ export function portabilityProblems(schema: unknown, at = '$'): string[] {
     if (!items || typeof items !== 'object' || (!('type' in items) && !('anyOf' in items))) {
       problems.push(`${at}: array without typed items`);
     }
+  }
+  const extra = node['additionalProperties'];
+  if (extra !== null && typeof extra === 'object' && Object.keys(extra).length === 0) {
+    problems.push(`${at}: additionalProperties is an empty schema (write true)`);
   }
   if ('properties' in node && node['type'] !== 'object') {
     problems.push(`${at}: properties without type "object"`);

@@ -159,6 +159,35 @@ interface StandardJsonSchemaProps {
 }
 
 /**
+ * zod writes "any further keys allowed" (a record of unknown values) as `additionalProperties: {}`;
+ * strict clients (the MCP Inspector's --strict checks, OpenAI-style strict function schemas) warn
+ * on an empty schema there, so it is spelled `true`, which means the same in every JSON Schema
+ * dialect. Returns the same object, changed in place (the conversion's output is ours).
+ */
+export function withOpenObjectsSpelledOut(json: JsonSchemaObject): JsonSchemaObject {
+  const visit = (node: unknown): void => {
+    if (node === null || typeof node !== 'object') return;
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
+    const object = node as Record<string, unknown>;
+    const extra = object['additionalProperties'];
+    if (
+      extra !== null &&
+      typeof extra === 'object' &&
+      !Array.isArray(extra) &&
+      Object.keys(extra).length === 0
+    ) {
+      object['additionalProperties'] = true;
+    }
+    for (const value of Object.values(object)) visit(value);
+  };
+  visit(json);
+  return json;
+}
+
+/**
  * The schema, with its JSON Schema conversion done once per process instead of once per server.
  * The SDK converts a tool's schemas through the schema's public Standard JSON Schema interface
  * (`~standard.jsonSchema.input/output`, which zod 4 implements): the modern leg builds a server per
@@ -179,7 +208,7 @@ export function withJsonSchemaConvertedOnce<T extends object>(schema: T): T {
       const key = `${io} ${options.target}`;
       let json = memo.get(key);
       if (json === undefined) {
-        json = convert[io](options);
+        json = withOpenObjectsSpelledOut(convert[io](options));
         memo.set(key, json);
       }
       return json;

@@ -255,7 +255,7 @@ export async function exportContextWithParts(
       base_branch: options.baseBranch,
       changed_files: changedFiles,
       binary_changes: binaryChanges,
-      diff: diff.endsWith('\n') ? diff.slice(0, -1) : diff,
+      diff, // git's output as it is, final newline included (as NotarAI)
       file_categories: categories,
     });
   }
