@@ -431,6 +431,8 @@ describe('export-context (NotarAI export_context_test.rs)', () => {
     expect(json['changed_files']).toEqual(['src/main.rs']);
     expect(json['diff']).toEqual(expect.stringContaining('println'));
     expect(json['base_branch']).toBe('HEAD~1');
+    // git's output as it is, its final newline included (as NotarAI's `git diff` output).
+    expect(json['diff']).toBe(await git(root, 'diff', 'HEAD~1', '--', 'src/main.rs'));
   });
 
   it('export_context_all_specs: --all succeeds', async () => {
