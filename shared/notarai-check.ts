@@ -244,6 +244,16 @@ export const LiveCheckSchema = z.object({
     /** True when folders were cut at COVERAGE_FOLDERS_CAP (shallowest kept). */
     truncated: z.boolean(),
   }),
+  /**
+   * Governed files changed since reconciled, by the window's one rule: this machine's hash cache,
+   * and for files it has no row for, the committed snapshot (the Reconciliation tab's count).
+   */
+  changedSinceReconciled: z.number().int().nonnegative().optional(),
+  /**
+   * What `grove check` (NotarAI's rule: the hash cache alone) counts here; null when this machine
+   * has no hash cache (it then reports no changed file).
+   */
+  changedByCacheAlone: z.number().int().nonnegative().nullable().optional(),
 });
 export type LiveCheck = z.infer<typeof LiveCheckSchema>;
 

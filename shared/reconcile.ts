@@ -41,6 +41,11 @@ export const SpecReconcileStateSchema = z.object({
   changedSinceReconciled: z.number().int().nonnegative(),
   /** The first RECONCILE_PATHS_CAP of them, sorted. */
   changedSinceReconciledPaths: z.array(z.string()),
+  /**
+   * One line on why it drifted, e.g. "2 files changed since the committed snapshot: Cargo.toml,
+   * README.md; spec edited"; null when nothing changed since reconciled.
+   */
+  driftReason: z.string().nullable().optional(),
   /** True when the spec file itself (or a spec it governs) changed since it was reconciled. */
   specInvalidated: z.boolean(),
   /** Some file changed vs the base matches the spec's globs. */

@@ -28,8 +28,8 @@ import { Float, notaraiJson } from './notarai-json.ts';
 export const NOTARAI_COMMANDS = ['check', 'score', 'export-context'] as const;
 export type NotaraiCommand = (typeof NOTARAI_COMMANDS)[number];
 
-export const NOTARAI_USAGE = `Usage: grove check [--format human|json|sarif] [--strict] [<worktree-path>]
-       grove score [--format human|json] [--spec <spec-path>] [<worktree-path>]
+export const NOTARAI_USAGE = `Usage: grove check [--format human|json|sarif] [--strict] [--with-snapshot] [<worktree-path>]
+       grove score [--format human|json] [--spec <spec-path>] [--with-snapshot] [<worktree-path>]
        grove export-context (--all | --spec <spec-path> | --bootstrap) [--base-branch B]
                             [--format markdown|json] [<worktree-path>]
 
@@ -43,7 +43,12 @@ current directory, which must hold .notarai/). No Grove host or window is needed
   score           each spec's drift score (healthy / review / overdue). Exit 0; 1 when a spec
                   cannot be read (named on stderr; the others are scored), as check fails on it.
   export-context  the reconciliation context of the specs the branch's changes affect (--all) or
-                  of one spec, as NotarAI's reconcile prompt (markdown) or JSON.`;
+                  of one spec, as NotarAI's reconcile prompt (markdown) or JSON.
+
+  --with-snapshot check and score count as reconciled what the committed snapshot
+                  (.notarai/reconciliation_state.json) fingerprinted, for files this machine's
+                  hash cache has no row for (Grove's rule, as its window counts): a fresh clone in
+                  CI sees the team's reconciled state. Without it: NotarAI's rule, the cache alone.`;
 
 /** Where a command writes; the process's streams unless a test passes its own. */
 export interface CommandOutput {
@@ -226,6 +231,7 @@ async function checkCommand(args: string[], out: CommandOutput): Promise<number>
     options: {
       format: { type: 'string', default: 'human' },
       strict: { type: 'boolean', default: false },
+      'with-snapshot': { type: 'boolean', default: false },
       // NotarAI accepts --base-branch for check and does not use it; so does Grove.
       'base-branch': { type: 'string' },
     },
@@ -236,7 +242,10 @@ async function checkCommand(args: string[], out: CommandOutput): Promise<number>
     out.stderr(NO_NOTARAI);
     return 2;
   }
-  const report = await runCheck(root, { strict: values.strict });
+  const report = await runCheck(root, {
+    strict: values.strict,
+    withSnapshot: values['with-snapshot'],
+  });
   for (const warning of report.warnings) out.stderr(`warning: ${printable(warning)}\n`);
   if (format === 'json') out.stdout(formatCheckJson(report));
   else if (format === 'sarif') {
@@ -299,6 +308,7 @@ async function scoreCommand(args: string[], out: CommandOutput): Promise<number>
     options: {
       format: { type: 'string', default: 'human' },
       spec: { type: 'string' },
+      'with-snapshot': { type: 'boolean', default: false },
     },
   });
   const format = oneOf('--format', values.format, ['human', 'json'] as const);
@@ -307,7 +317,10 @@ async function scoreCommand(args: string[], out: CommandOutput): Promise<number>
     out.stderr(NO_NOTARAI);
     return 2;
   }
-  const report = await scoreSpecs(root, values.spec === undefined ? {} : { specPath: values.spec });
+  const report = await scoreSpecs(root, {
+    withSnapshot: values['with-snapshot'],
+    ...(values.spec === undefined ? {} : { specPath: values.spec }),
+  });
   for (const warning of report.warnings) out.stderr(`warning: ${printable(warning)}\n`);
   warnUnreadable(report.unreadable_specs, out);
   out.stdout(format === 'json' ? formatScoreJson(report) : formatScoreHuman(report, out.colours));

@@ -45,7 +45,7 @@ import { filterInSlices, forEachInSlices, nextSlice, sliceDue } from '../platfor
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
 import { FileJobRunner } from './file-job-runner.ts';
 import type { WorktreeFiles } from './git-queries.ts';
-import { HashCache } from './hash-cache.ts';
+import { HashCache, type ReconciledRow } from './hash-cache.ts';
 import { listingAndSpecs } from './live-index.ts';
 import {
   loadCheckConfig,
@@ -63,7 +63,7 @@ import {
 } from './notarai-specs.ts';
 import type { SpecSet } from './spec-loader.ts';
 import { NOTARAI_DIR } from './spec-paths.ts';
-import { readCommittedSnapshot } from './state-file.ts';
+import { readCommittedSnapshot, withSnapshot } from './state-file.ts';
 
 /** Days used when no reconciliation was recorded (NotarAI's default). */
 export const DEFAULT_DAYS_SINCE_RECONCILIATION = 30;
@@ -113,8 +113,17 @@ export interface NotaraiInputs {
   orphaned: Map<string, CheckSpec['globs']>;
   /** The system spec's `exclude` patterns (matches nothing without one). */
   exclude: GlobSet;
-  /** Governed files changed since reconciled (or without a row); null: no cache database. */
+  /**
+   * Governed files changed since reconciled (or without a row); null: nothing to compare with (no
+   * cache database, and with `withSnapshot` no committed snapshot either).
+   */
   changed: Set<string> | null;
+  /**
+   * With `withSnapshot`: how many governed files NotarAI's rule (the hash cache alone) counts as
+   * changed, for the window's one sentence on the difference; null without a cache database
+   * (NotarAI then reports none). Without `withSnapshot`: `changed`'s size (the same rule).
+   */
+  changedByCacheAlone: number | null;
 }
 
 const isInternal = (file: string) => file.startsWith(`${NOTARAI_DIR}/`) || file.startsWith('.git/');
@@ -122,7 +131,7 @@ const isInternal = (file: string) => file.startsWith(`${NOTARAI_DIR}/`) || file.
 /** Gathers the inputs, from the live index's snapshot where it vouches for them. */
 export async function gatherInputs(
   parts: EngineParts,
-  options: { sync?: boolean; signal?: AbortSignal } = {},
+  options: { sync?: boolean; signal?: AbortSignal; withSnapshot?: boolean } = {},
 ): Promise<NotaraiInputs> {
   const { signal } = options;
   const sequence = options.sync
@@ -174,16 +183,39 @@ export async function gatherInputs(
     exclude = compileGlobs([]);
   }
   let changed: Set<string> | null = null;
-  if (await parts.cache.exists()) {
-    const rows = await parts.cache.readReconciled();
+  let changedByCacheAlone: number | null = null;
+  const cacheExists = await parts.cache.exists();
+  // NotarAI's rule: the hash cache alone. Grove's (`withSnapshot`, the window's): the cache, and
+  // for files it has no row for, the committed snapshot (a fresh clone has only that).
+  const committed = options.withSnapshot
+    ? (await readCommittedSnapshot(parts.root)).snapshot
+    : undefined;
+  if (cacheExists || committed !== undefined) {
+    const rows = cacheExists
+      ? await parts.cache.readReconciled()
+      : new Map<string, ReconciledRow>();
     const classification = await classifyAgainstCache(
       parts,
       [...governedAll],
-      rows,
+      withSnapshot(rows, committed),
       signal,
       known?.hashes,
     );
     changed = new Set([...classification.changed, ...classification.missing]);
+    changedByCacheAlone = changed.size;
+    if (committed !== undefined) {
+      // Files the cache has a row for are judged by it under both rules; the others are changed
+      // under NotarAI's rule whatever the snapshot says.
+      let withoutRow = 0;
+      await forEachInSlices(
+        [...governedAll],
+        (file) => {
+          if (!rows.has(file) && !changed!.has(file)) withoutRow += 1;
+        },
+        signal,
+      );
+      changedByCacheAlone = cacheExists ? changed.size + withoutRow : null;
+    }
     await parts.cache.recordStats(classification.stats);
     parts.index?.record(sequence, (snapshot) => {
       snapshot.listing = listing;
@@ -200,7 +232,17 @@ export async function gatherInputs(
       snapshot.specs = specSet;
     });
   }
-  return { listing, specSet, specs, governed, governedAll, orphaned, exclude, changed };
+  return {
+    listing,
+    specSet,
+    specs,
+    governed,
+    governedAll,
+    orphaned,
+    exclude,
+    changed,
+    changedByCacheAlone,
+  };
 }
 
 /** Whether a path inside the worktree exists: true, false, or 'outside' (a symlink out). */
@@ -511,16 +553,30 @@ export function checkExitCode(report: CheckReport): 0 | 1 {
   return report.exit_code;
 }
 
+/**
+ * `withSnapshot`: Grove's rule for "changed since reconciled" instead of NotarAI's (the hash
+ * cache, and the committed snapshot for files it has no row for; `--with-snapshot`).
+ */
+export interface CheckOptions {
+  strict?: boolean;
+  withSnapshot?: boolean;
+}
+export interface ScoreOptions {
+  specPath?: string;
+  withSnapshot?: boolean;
+}
+
 /** `check` with an engine's parts (the worktree process, with its live index). */
 export async function runCheckWithParts(
   parts: EngineParts,
-  options: { strict?: boolean; signal?: AbortSignal; inputs?: NotaraiInputs } = {},
+  options: CheckOptions & { signal?: AbortSignal; inputs?: NotaraiInputs } = {},
 ): Promise<CheckReport> {
   const warnings: string[] = [];
   const inputs =
     options.inputs ??
     (await gatherInputs(parts, {
       sync: true,
+      withSnapshot: options.withSnapshot ?? false,
       ...(options.signal ? { signal: options.signal } : {}),
     }));
   const config = await loadCheckConfig(parts.root, warnings);
@@ -539,12 +595,17 @@ const folderOf = (file: string) => {
 /** `score` with an engine's parts. */
 export async function scoreSpecsWithParts(
   parts: EngineParts,
-  options: { specPath?: string; signal?: AbortSignal; inputs?: NotaraiInputs } = {},
+  options: ScoreOptions & { signal?: AbortSignal; inputs?: NotaraiInputs } = {},
 ): Promise<DriftReport> {
   const { signal } = options;
   const warnings: string[] = [];
   const inputs =
-    options.inputs ?? (await gatherInputs(parts, { sync: true, ...(signal ? { signal } : {}) }));
+    options.inputs ??
+    (await gatherInputs(parts, {
+      sync: true,
+      withSnapshot: options.withSnapshot ?? false,
+      ...(signal ? { signal } : {}),
+    }));
   const weights = await loadScoringConfig(parts.root, warnings);
   const proposals = await loadDecisionLog(parts.root, warnings);
   const committed = await readCommittedSnapshot(parts.root);
@@ -676,7 +737,8 @@ export async function liveCheckWithParts(
   parts: EngineParts,
   signal?: AbortSignal,
 ): Promise<{ check: LiveCheck; drift: LiveDrift }> {
-  const inputs = await gatherInputs(parts, signal ? { signal } : {});
+  // The window's one truth: Grove's rule, as the Reconciliation tab counts (issue 34).
+  const inputs = await gatherInputs(parts, { withSnapshot: true, ...(signal ? { signal } : {}) });
   const report = await runCheckWithParts(parts, { inputs, ...(signal ? { signal } : {}) });
   const drift = await scoreSpecsWithParts(parts, { inputs, ...(signal ? { signal } : {}) });
   return {
@@ -686,6 +748,8 @@ export async function liveCheckWithParts(
       passed: report.passed,
       findings: report.findings.slice(0, CHECK_FINDINGS_CAP),
       coverage: await coverageByFolder(inputs, signal),
+      changedSinceReconciled: inputs.changed?.size ?? 0,
+      changedByCacheAlone: inputs.changedByCacheAlone,
     },
     drift: {
       score: drift.overall.score,
@@ -725,14 +789,11 @@ async function withStandalone<T>(root: string, run: (parts: EngineParts) => Prom
 }
 
 /** NotarAI's `check` for the worktree at `root` (see the header). */
-export function runCheck(root: string, options: { strict?: boolean } = {}): Promise<CheckReport> {
+export function runCheck(root: string, options: CheckOptions = {}): Promise<CheckReport> {
   return withStandalone(root, (parts) => runCheckWithParts(parts, options));
 }
 
 /** NotarAI's `score` for the worktree at `root` (see the header). */
-export function scoreSpecs(
-  root: string,
-  options: { specPath?: string } = {},
-): Promise<DriftReport> {
+export function scoreSpecs(root: string, options: ScoreOptions = {}): Promise<DriftReport> {
   return withStandalone(root, (parts) => scoreSpecsWithParts(parts, options));
 }

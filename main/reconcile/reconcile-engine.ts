@@ -15,7 +15,13 @@ import type {
 import path from 'node:path';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import type { CheckReport, DriftReport, ExportContext } from '../../shared/notarai-check.ts';
-import { liveCheckWithParts, runCheckWithParts, scoreSpecsWithParts } from './notarai-check.ts';
+import {
+  liveCheckWithParts,
+  runCheckWithParts,
+  scoreSpecsWithParts,
+  type CheckOptions,
+  type ScoreOptions,
+} from './notarai-check.ts';
 import {
   exportContextWithParts,
   renderContextMarkdown,
@@ -423,14 +429,14 @@ export class ReconcileEngine {
   // ---- NotarAI 0.7: check, score, export-context ----------------------------------------------
 
   /** `notarai check` (notarai-check.ts), answered from the live index when it vouches. */
-  check(options: { strict?: boolean }, signal?: AbortSignal): Promise<CheckReport> {
+  check(options: CheckOptions, signal?: AbortSignal): Promise<CheckReport> {
     return this.#call(() =>
       runCheckWithParts(this.#parts, { ...options, ...(signal ? { signal } : {}) }),
     );
   }
 
   /** `notarai score` (notarai-check.ts). */
-  driftScore(options: { specPath?: string }, signal?: AbortSignal): Promise<DriftReport> {
+  driftScore(options: ScoreOptions, signal?: AbortSignal): Promise<DriftReport> {
     return this.#call(() =>
       scoreSpecsWithParts(this.#parts, { ...options, ...(signal ? { signal } : {}) }),
     );

@@ -194,6 +194,9 @@ async function specState(
     classification.changed.has(spec.path) || changedFiles.some((file) => isSpecPath(file));
   return {
     path: spec.path,
+    driftReason: driftReason(changedFiles, classification.changed.has(spec.path), (file) =>
+      cacheRows.has(file) ? 'cache' : reconciled.has(file) ? 'snapshot' : 'never',
+    ),
     title: firstLine(spec.spec.intent),
     intent: spec.spec.intent,
     behaviors: (spec.spec.behaviors ?? []).map(({ name, given, then }) => ({ name, given, then })),
@@ -212,4 +215,43 @@ async function specState(
     lastReconciledAt: last,
     reconciledBy,
   };
+}
+
+/** How many file names a drift reason names per kind before "and N more". */
+const REASON_NAMES = 3;
+
+/**
+ * One line on why a spec drifted, by where each changed file's reconciled state came from:
+ * "2 files changed since the committed snapshot: Cargo.toml, README.md; spec edited". Null when
+ * nothing changed.
+ */
+export function driftReason(
+  changedFiles: readonly string[],
+  specEdited: boolean,
+  source: (file: string) => 'cache' | 'snapshot' | 'never',
+): string | null {
+  const groups = { never: [] as string[], cache: [] as string[], snapshot: [] as string[] };
+  for (const file of changedFiles) groups[source(file)].push(file);
+  const named = (files: string[]) => {
+    const shown = files.slice(0, REASON_NAMES).join(', ');
+    const more = files.length - REASON_NAMES;
+    return more > 0 ? `${shown} and ${more.toLocaleString('en-US')} more` : shown;
+  };
+  const count = (files: string[]) =>
+    `${files.length.toLocaleString('en-US')} ${files.length === 1 ? 'file' : 'files'}`;
+  const parts: string[] = [];
+  if (groups.never.length > 0)
+    parts.push(`${count(groups.never)} never reconciled: ${named(groups.never)}`);
+  if (groups.cache.length > 0) {
+    parts.push(
+      `${count(groups.cache)} changed since marked on this machine: ${named(groups.cache)}`,
+    );
+  }
+  if (groups.snapshot.length > 0) {
+    parts.push(
+      `${count(groups.snapshot)} changed since the committed snapshot: ${named(groups.snapshot)}`,
+    );
+  }
+  if (specEdited) parts.push('spec edited');
+  return parts.length === 0 ? null : parts.join('; ');
 }

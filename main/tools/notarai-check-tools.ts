@@ -24,6 +24,21 @@ const specPath = z
       '(e.g. ".notarai/auth.spec.yaml").',
   );
 
+/**
+ * Grove's rule for "changed since reconciled", opt-in: NotarAI's (the default) counts only what
+ * this machine's hash cache marked; with it, files the cache has no row for are judged by the
+ * committed snapshot (`.notarai/reconciliation_state.json`), so a fresh clone sees the team's
+ * reconciled state. The window uses it (docs/notarai-compatibility.md).
+ */
+const withSnapshotArgument = z
+  .boolean()
+  .default(false)
+  .describe(
+    'Also count the committed snapshot (.notarai/reconciliation_state.json) as reconciled for ' +
+      "files this machine's hash cache has no row for (Grove's rule, as the Grove window " +
+      "counts); default false: NotarAI's rule, the hash cache alone.",
+  );
+
 const checkSpecsTool = (engine: EngineLoader): ToolDefinition =>
   defineTool({
     name: 'check_specs',
@@ -40,11 +55,13 @@ const checkSpecsTool = (engine: EngineLoader): ToolDefinition =>
         .boolean()
         .default(false)
         .describe('Every warning becomes an error, and any finding fails (as `--strict`).'),
+      with_snapshot: withSnapshotArgument,
     }),
     outputSchema: CheckReportSchema,
     annotations: readOnlyLocal,
     deadlineMs: CHECK_DEADLINE_MS,
-    handler: async (args, ctx) => (await engine()).check({ strict: args.strict }, ctx.signal),
+    handler: async (args, ctx) =>
+      (await engine()).check({ strict: args.strict, withSnapshot: args.with_snapshot }, ctx.signal),
   });
 
 const getDriftScoreTool = (engine: EngineLoader): ToolDefinition =>
@@ -56,13 +73,16 @@ const getDriftScoreTool = (engine: EngineLoader): ToolDefinition =>
       'reconciliation, days since the last reconciliation, proposed decisions, orphaned globs, ' +
       'open questions and unspecced files beside governed ones (weights in ' +
       '.notarai/scoring.yaml); healthy below 0.3, review below 0.6, else overdue. Highest first.',
-    inputSchema: z.object({ spec_path: specPath.optional() }),
+    inputSchema: z.object({ spec_path: specPath.optional(), with_snapshot: withSnapshotArgument }),
     outputSchema: DriftReportSchema,
     annotations: readOnlyLocal,
     deadlineMs: CHECK_DEADLINE_MS,
     handler: async (args, ctx) =>
       (await engine()).driftScore(
-        args.spec_path === undefined ? {} : { specPath: args.spec_path },
+        {
+          withSnapshot: args.with_snapshot,
+          ...(args.spec_path === undefined ? {} : { specPath: args.spec_path }),
+        },
         ctx.signal,
       ),
   });
