@@ -19,6 +19,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { git, makeTempDir, makeTempRepo, type TempRepo } from '../main/testing/temp-repo.ts';
+import { serverName } from '../shared/client-configs.ts';
 import { ReconcileEngine } from '../main/reconcile/reconcile-engine.ts';
 import type { GroveServe } from './support/grove-serve.ts';
 import { openGroveUi, type GroveUi } from './support/grove-ui.ts';
@@ -270,8 +271,10 @@ describe('the window as a careful user meets it', () => {
     await connect.getByRole('button', { name: 'Add to project .mcp.json…' }).click();
     const preview = connect.getByRole('region', { name: /^Change .*\.mcp\.json\?$/ });
     await preview.waitFor({ timeout: UI_TIMEOUT_MS });
+    // The worktree's entry name, as the Connect tab derives it (repository, branch, path hash).
+    const name = serverName({ branch: 'main', path: serve!.worktree('main').path, repo: 'repo' });
     const diff = await preview.getByLabel('What changes in .mcp.json').textContent();
-    expect(diff).toContain('+        "grove-main": {');
+    expect(diff).toContain(`+        "${name}": {`);
     expect(diff).not.toContain('-        "db"');
     expect(await readFile(mcpJson, 'utf8')).toBe(MCP_JSON);
     await preview.getByRole('button', { name: 'Cancel' }).click();
@@ -281,16 +284,14 @@ describe('the window as a careful user meets it', () => {
     await connect.getByRole('button', { name: 'Write .mcp.json' }).click();
     await connect
       .getByRole('status')
-      .getByText(/^Added grove-main to .*\.mcp\.json \(the old file is backed up at /)
+      .getByText(new RegExp(`^Added ${name} to .*\\.mcp\\.json \\(the old file is backed up at `))
       .waitFor({ timeout: UI_TIMEOUT_MS });
     const written = await readFile(mcpJson, 'utf8');
     expect(written).toContain(
       '        "db": { "type": "stdio", "command": "db-mcp", "args": ["--ro"] },\n',
     );
     expect(written).toContain('        "web": {"type":"http","url":"http://127.0.0.1:9/mcp"},\n');
-    expect(JSON.parse(written).mcpServers['grove-main'].url).toMatch(
-      /^http:\/\/127\.0\.0\.1:\d+\/mcp$/,
-    );
+    expect(JSON.parse(written).mcpServers[name].url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     // Git sees the two files the user changed on purpose, nothing else (no backup beside them).
     const status = (await git(repo!.root, 'status', '--porcelain')).split('\n').filter(Boolean);
     expect(status.sort()).toEqual([' M .mcp.json', ` M ${STATE_FILE}`]);

@@ -2,17 +2,20 @@
 // added through the sidebar comes up running; an SDK client shows in Clients by name and its tool
 // call in Activity; the Tools tab calls list_directory through the host's tool console; the Claude
 // Desktop snippet (Grove's bridge) copies and works as Claude Desktop starts it, the mcp-remote one
-// points at the right port, and "Add to Claude Desktop" keeps the other
-// server and makes a backup; the "Allow just tasks" switch offers and takes back the task tools;
+// points at the right port, and "Add to Claude Desktop" shows the change first, then keeps the
+// other server and makes a backup; the Cursor entry and its token variable line (the worktree's
+// own) work as copied; the "Allow just tasks" switch offers and takes back the task tools;
 // a rotated token refuses the old one. With GROVE_SCREENSHOTS_DIR set,
 // it also saves a screenshot of each view (light and dark) there.
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { connectClient, rawRequest } from '../main/testing/mcp-clients.ts';
+import { resolveCursorLike } from '../main/testing/client-config-resolvers.ts';
+import { serverName, tokenEnvVar } from '../shared/client-configs.ts';
 import { randomFirstPort, waitFor } from '../main/testing/net.ts';
 import {
   addWorktree,
@@ -206,7 +209,13 @@ describe('the Grove window in Chromium', () => {
       .getByText('Copied')
       .waitFor();
     const copied = JSON.parse(await page.evaluate<string>('navigator.clipboard.readText()'));
-    const entry = copied.mcpServers['grove-feature-x'];
+    // The entry's name, as the Connect tab derives it (repository, branch, a hash of the path).
+    const name = serverName({
+      branch: 'feature-x',
+      path: serve!.worktree('feature-x').path,
+      repo: 'repo',
+    });
+    const entry = copied.mcpServers[name];
     // Grove's own bridge: no token in the file. Started exactly as Claude Desktop starts it, it
     // reaches this worktree through the running host.
     expect(entry.env).toBeUndefined();
@@ -230,7 +239,7 @@ describe('the Grove window in Chromium', () => {
     await connect.getByRole('button', { name: alternative }).click();
     await connect.getByRole('button', { name: alternative }).getByText('Copied').waitFor();
     const remote = JSON.parse(await page.evaluate<string>('navigator.clipboard.readText()'))
-      .mcpServers['grove-feature-x'];
+      .mcpServers[name];
     expect(remote.command).toBe('npx');
     expect(remote.args).toEqual([
       '-y',
@@ -244,21 +253,63 @@ describe('the Grove window in Chromium', () => {
     expect(remote.env).toEqual({ GROVE_AUTH: `Bearer ${token}` });
     await screenshot('05-connect');
 
-    await connect.getByRole('button', { name: 'Add to Claude Desktop' }).click();
-    await connect
-      .getByRole('status')
-      .getByText(/Added grove-feature-x to/)
-      .waitFor({
-        timeout: UI_TIMEOUT_MS,
-      });
+    // "Add to Claude Desktop…" shows the change first and writes nothing until confirmed.
+    await connect.getByRole('button', { name: 'Add to Claude Desktop…' }).click();
+    const preview = connect.getByRole('region', {
+      name: /^Change .*claude_desktop_config\.json\?$/,
+    });
+    await preview.waitFor({ timeout: UI_TIMEOUT_MS });
+    const diff = await preview
+      .getByLabel('What changes in claude_desktop_config.json')
+      .textContent();
+    expect(diff).toContain(`+    "${name}": {`);
+    expect(diff).not.toMatch(/^-/m);
+    expect(JSON.parse(await readFile(claudeConfig, 'utf8'))).toEqual({
+      mcpServers: { other: { command: 'other-mcp', args: [] } },
+    });
+    await preview.getByRole('button', { name: 'Write claude_desktop_config.json' }).click();
+    await connect.getByRole('status').getByText(`Added ${name} to`, { exact: false }).waitFor({
+      timeout: UI_TIMEOUT_MS,
+    });
     const written = JSON.parse(await readFile(claudeConfig, 'utf8'));
-    expect(Object.keys(written.mcpServers).sort()).toEqual(['grove-feature-x', 'other']);
-    expect(written.mcpServers['grove-feature-x']).toEqual(entry);
-    const backups = (await readdir(configDir!)).filter((name) => name.includes('grove-backup'));
+    expect(Object.keys(written.mcpServers).sort()).toEqual([name, 'other'].sort());
+    expect(written.mcpServers[name]).toEqual(entry);
+    const backups = (await readdir(configDir!)).filter((file) => file.includes('grove-backup'));
     expect(backups).toHaveLength(1);
     expect(JSON.parse(await readFile(path.join(configDir!, backups[0]!), 'utf8'))).toEqual({
       mcpServers: { other: { command: 'other-mcp', args: [] } },
     });
+
+    // Cursor's entry reads the worktree's own variable; the tab's line for a terminal sets it.
+    const variable = tokenEnvVar({
+      branch: 'feature-x',
+      path: serve!.worktree('feature-x').path,
+      repo: 'repo',
+    });
+    const copy = async (label: string): Promise<string> => {
+      await connect.getByRole('button', { name: label, exact: true }).click();
+      await connect.getByRole('button', { name: label, exact: true }).getByText('Copied').waitFor();
+      return page.evaluate<string>('navigator.clipboard.readText()');
+    };
+    const cursor = await copy('Copy Cursor: mcp.json');
+    expect(JSON.parse(cursor).mcpServers[name].headers).toEqual({
+      Authorization: `Bearer \${env:${variable}}`,
+    });
+    const line = await copy(`Copy ${variable}: terminal clients`);
+    expect(line).toBe(`export ${variable}=${token}`);
+    const resolved = resolveCursorLike(cursor, name, { [variable]: token }, 'url');
+    expect(resolved.url).toBe(`http://127.0.0.1:${port}/mcp`);
+    const cursorClient = new Client({ name: 'cursor-like', version: '0.1.0' });
+    await cursorClient.connect(
+      new StreamableHTTPClientTransport(new URL(resolved.url), {
+        requestInit: { headers: resolved.headers },
+      }),
+    );
+    try {
+      expect((await cursorClient.listTools()).tools.map((t) => t.name)).toContain('read_file');
+    } finally {
+      await cursorClient.close();
+    }
   });
 
   test('every tab fits the window at 1024 and 1440 px, light and dark', async () => {

@@ -114,8 +114,17 @@ export const hostCommands = {
     }),
     output: ToolCallResultSchema,
   },
-  /** Adds (or replaces) this worktree's entry in Claude Desktop's config file. */
-  addToClaudeDesktop: { input: WorktreeRef, output: ConfigWriteResultSchema },
+  /** What adding this worktree to Claude Desktop's config file would write (nothing is written). */
+  previewClaudeDesktop: { input: WorktreeRef, output: ConfigPreviewSchema },
+  /**
+   * Adds (or replaces) this worktree's entry in Claude Desktop's config file, changing no other
+   * entry; the old file is backed up beside it. With `expected` (the `before` of the preview the
+   * user saw), a file that changed since is refused untouched.
+   */
+  addToClaudeDesktop: {
+    input: WorktreeRef.extend({ expected: z.string().nullable().optional() }),
+    output: ConfigWriteResultSchema,
+  },
   /** What adding this worktree to `<worktree>/.mcp.json` would write (nothing is written). */
   previewProjectMcpJson: { input: WorktreeRef, output: ConfigPreviewSchema },
   /**

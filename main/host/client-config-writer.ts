@@ -3,8 +3,8 @@
 // entry changes (every other entry keeps its bytes and formatting: json-entry-edit.ts), the old file
 // is backed up, the new one is written to a temp file and renamed over the old (atomic), and a file
 // that is not valid JSON is refused without being touched (the error never quotes it). What would
-// be written can be asked first (previewServerEntry); a write given the text the user saw refuses
-// when the file changed since. A file in a worktree is repository content, so it goes through the
+// be written is asked first (previewServerEntry: the window shows it, for Claude Desktop's file as
+// for .mcp.json); a write given the text the user saw refuses when the file changed since. A file in a worktree is repository content, so it goes through the
 // confined file layer: read with a size cap, never through a symlink, special file or a symlinked
 // directory (even one pointing inside), the replacement written the same way; its backup goes to
 // the app's data directory, never into the worktree (where it would show as a change). A config in
@@ -299,17 +299,37 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Adds the worktree to Claude Desktop (Grove's own stdio bridge: client-configs.ts). */
-export function addToClaudeDesktop(
-  target: ClientConfigTarget,
-  configPath: string = claudeDesktopConfigPath(),
-): Promise<ConfigWriteResult> {
-  return writeServerEntry({
+/** Where the worktree's Claude Desktop entry is written (Grove's own stdio bridge: client-configs.ts). */
+function claudeDesktopOptions(target: ClientConfigTarget, configPath: string): WriteEntryOptions {
+  return {
     file: configPath,
     key: 'mcpServers',
     name: serverName(target),
     entry: claudeDesktopEntry(target),
     mode: 0o600, // other entries may hold tokens
+  };
+}
+
+/** What "Add to Claude Desktop" would write, for the user to see first. */
+export function previewClaudeDesktop(
+  target: ClientConfigTarget,
+  configPath: string = claudeDesktopConfigPath(),
+): Promise<ConfigPreview> {
+  return previewServerEntry(claudeDesktopOptions(target, configPath));
+}
+
+/**
+ * Adds the worktree to Claude Desktop's config. With `expected` (what the preview showed), refuses
+ * when the file changed since.
+ */
+export function addToClaudeDesktop(
+  target: ClientConfigTarget,
+  configPath: string = claudeDesktopConfigPath(),
+  expected?: string | null,
+): Promise<ConfigWriteResult> {
+  return writeServerEntry({
+    ...claudeDesktopOptions(target, configPath),
+    ...(expected !== undefined ? { expected } : {}),
   });
 }
 
@@ -320,7 +340,7 @@ function projectMcpJsonOptions(target: ClientConfigTarget, dataDir: string): Wri
     key: 'mcpServers',
     name: serverName(target),
     entry: claudeCodeProjectEntry(target),
-    mode: 0o644, // no secret inside: ${GROVE_TOKEN} is expanded by Claude Code
+    mode: 0o644, // no secret inside: ${GROVE_TOKEN_<NAME>} is expanded by Claude Code
     confinedTo: target.path, // repository content: untrusted
     backupDir: path.join(dataDir, CONFIG_BACKUPS_DIR),
   };
@@ -335,7 +355,8 @@ export function previewProjectMcpJson(
 }
 
 /**
- * Adds the worktree to its own `.mcp.json` (Claude Code; the token comes from $GROVE_TOKEN). With
+ * Adds the worktree to its own `.mcp.json` (Claude Code; the token comes from the worktree's own
+ * variable, tokenEnvVar). With
  * `expected` (what the preview showed), refuses when the file changed since.
  */
 export function addToProjectMcpJson(

@@ -9,10 +9,11 @@ import {
   type HostCommandName,
   type HostCommandOutput,
 } from '../../shared/host-api.ts';
-import type { ClientConfigTarget } from '../../shared/client-configs.ts';
+import { clientConfigTarget, type ClientConfigTarget } from '../../shared/client-configs.ts';
 import {
   addToClaudeDesktop,
   addToProjectMcpJson,
+  previewClaudeDesktop,
   previewProjectMcpJson,
 } from './client-config-writer.ts';
 import { UserError } from '../platform/errors.ts';
@@ -82,8 +83,10 @@ const handlers: Handlers = {
   }),
   callTool: (host, input: Input<'callTool'>) =>
     toolConsoleFor(host).callTool(input.worktreeId, input.name, input.arguments),
+  previewClaudeDesktop: (host, input: Input<'previewClaudeDesktop'>) =>
+    previewClaudeDesktop(configTarget(host, input.worktreeId)),
   addToClaudeDesktop: (host, input: Input<'addToClaudeDesktop'>) =>
-    addToClaudeDesktop(configTarget(host, input.worktreeId)),
+    addToClaudeDesktop(configTarget(host, input.worktreeId), undefined, input.expected),
   previewProjectMcpJson: (host, input: Input<'previewProjectMcpJson'>) =>
     previewProjectMcpJson(configTarget(host, input.worktreeId), host.dataDir),
   addToProjectMcpJson: (host, input: Input<'addToProjectMcpJson'>) =>
@@ -124,13 +127,13 @@ export function expandHome(input: string, home: string = homedir()): string {
 
 /** What a client config needs about one worktree (throws a UserError for an unknown id). */
 function configTarget(host: Host, worktreeId: string): ClientConfigTarget {
-  const { urls, token, bridge } = host.getConnectionInfo(worktreeId);
-  const worktree = host
-    .snapshot()
-    .repos.flatMap((repo) => repo.worktrees)
-    .find((w) => w.id === worktreeId);
-  if (!worktree) throw new UserError(`unknown worktree id: ${worktreeId}`, { code: 'not-found' });
-  return { branch: worktree.branch, path: worktree.path, urls, token, bridge };
+  const info = host.getConnectionInfo(worktreeId);
+  for (const repo of host.snapshot().repos) {
+    const worktree = repo.worktrees.find((w) => w.id === worktreeId);
+    // The same target the Connect tab builds, so a written entry is the one the tab shows.
+    if (worktree) return clientConfigTarget(worktree, repo, info);
+  }
+  throw new UserError(`unknown worktree id: ${worktreeId}`, { code: 'not-found' });
 }
 
 /** Runs one command by name; invalid names or input throw a UserError with the reason. */

@@ -1,20 +1,22 @@
 // The Connect tab: ready-to-paste configs for every MCP client Grove knows (shared/client-configs.ts),
-// each with a Copy button, and two writers run by the host: "Add to Claude Desktop" (its config
-// file) and "Add to project .mcp.json" (Claude Code, in this worktree). A worktree's .mcp.json is
-// repository content, often committed: the window first shows what would change (the lines around
-// Grove's entry, nothing else differs) and writes only when the user confirms.
-import { useId, useState } from 'react';
+// each with a Copy button; this worktree's token variable and how each kind of client gets it; and
+// two writers run by the host, "Add to Claude Desktop" (the user's config file) and "Add to project
+// .mcp.json" (Claude Code, in this worktree), which show the change first (config-writer.tsx).
+import { useId } from 'react';
 import {
   clientConfigs,
-  TOKEN_ENV_VAR,
+  clientConfigTarget,
+  tokenEnvVar,
+  tokenInFileNote,
+  tokenVariableSetups,
+  TOKEN_VARIABLE_HEADING,
   type ClientConfigSnippet,
+  type ClientConfigTarget,
 } from '../../../shared/client-configs.ts';
-import type { ConfigPreview, ConfigWriteResult } from '../../../shared/host-api.ts';
 import type { WorktreeState } from '../../../shared/model.ts';
 import { CopyButton } from '../common/copy-button.tsx';
-import { useHostStore } from '../common/store-context.tsx';
-import { errorText } from '../common/error-text.ts';
-import { DiffView } from '../reconcile/diff-view.tsx';
+import { useHostState } from '../common/store-context.tsx';
+import { PreviewedWriter } from './config-writer.tsx';
 import { type useConnectionInfo } from './use-connection-info.ts';
 
 export interface ConnectTabProps {
@@ -25,6 +27,7 @@ export interface ConnectTabProps {
 
 export function ConnectTab({ worktree, connection, live }: ConnectTabProps) {
   const { result } = connection;
+  const repo = useHostState().snapshot?.repos.find((r) => r.id === worktree.repoId);
   if (result.state === 'loading') {
     return (
       <div className="empty" role="status">
@@ -44,24 +47,43 @@ export function ConnectTab({ worktree, connection, live }: ConnectTabProps) {
       </div>
     );
   }
-  const snippets = clientConfigs({
-    branch: worktree.branch,
-    path: worktree.path,
-    urls: result.info.urls,
-    token: result.info.token,
-    bridge: result.info.bridge,
-  });
+  const target = clientConfigTarget(worktree, repo, result.info);
+  const snippets = clientConfigs(target);
   return (
     <div className="stack">
       <section className="card" aria-label="Add to a client">
         <div className="writers">
-          <Writer
-            label="Add to Claude Desktop"
-            description="Adds this worktree to claude_desktop_config.json (other servers are kept, the old file is backed up)."
-            run={(store) => store.commands.addToClaudeDesktop({ worktreeId: worktree.id })}
+          <PreviewedWriter
+            label="Add to Claude Desktop…"
+            confirmLabel="Write claude_desktop_config.json"
+            fileLabel="claude_desktop_config.json"
+            description="Adds this worktree to claude_desktop_config.json. You see the change before anything is written; other servers are kept, the old file is backed up."
+            backupWhere="beside it"
+            preview={(store) => store.commands.previewClaudeDesktop({ worktreeId: worktree.id })}
+            write={(store, expected) =>
+              store.commands.addToClaudeDesktop({ worktreeId: worktree.id, expected })
+            }
             live={live}
           />
-          <ProjectMcpJsonWriter worktreeId={worktree.id} live={live} />
+          <PreviewedWriter
+            label="Add to project .mcp.json…"
+            confirmLabel="Write .mcp.json"
+            fileLabel=".mcp.json"
+            description={
+              <>
+                Adds this worktree to .mcp.json in the worktree, for Claude Code; the token comes
+                from ${tokenEnvVar(target)} ({TOKEN_VARIABLE_HEADING} below). You see the change
+                before anything is written. The entry holds this machine&rsquo;s port: if .mcp.json
+                is committed, git status shows the change.
+              </>
+            }
+            backupWhere="in Grove's data directory, not in the worktree"
+            preview={(store) => store.commands.previewProjectMcpJson({ worktreeId: worktree.id })}
+            write={(store, expected) =>
+              store.commands.addToProjectMcpJson({ worktreeId: worktree.id, expected })
+            }
+            live={live}
+          />
         </div>
         {worktree.status.state !== 'running' && (
           <p className="notice" role="note">
@@ -72,216 +94,9 @@ export function ConnectTab({ worktree, connection, live }: ConnectTabProps) {
       {snippets.map((snippet) => (
         <Snippet key={snippet.id} snippet={snippet} />
       ))}
+      <TokenVariable target={target} />
     </div>
   );
-}
-
-function Writer({
-  label,
-  description,
-  run,
-  live,
-}: {
-  label: string;
-  description: string;
-  run(store: ReturnType<typeof useHostStore>): Promise<ConfigWriteResult>;
-  live: boolean;
-}) {
-  const store = useHostStore();
-  const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState<
-    { state: 'done'; result: ConfigWriteResult } | { state: 'error'; message: string } | null
-  >(null);
-
-  const write = async (): Promise<void> => {
-    setBusy(true);
-    setOutcome(null);
-    try {
-      setOutcome({ state: 'done', result: await run(store) });
-    } catch (error) {
-      setOutcome({ state: 'error', message: errorText(error) });
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  return (
-    <div className="writer">
-      <button
-        type="button"
-        className="button button--primary"
-        disabled={busy || !live}
-        onClick={() => void write()}
-      >
-        {busy ? 'Writing…' : label}
-      </button>
-      <p className="muted writer__description">{description}</p>
-      {outcome?.state === 'done' && <WriteOutcome result={outcome.result} />}
-      {outcome?.state === 'error' && (
-        <p className="notice notice--error" role="alert">
-          {outcome.message}
-        </p>
-      )}
-    </div>
-  );
-}
-
-function WriteOutcome({ result }: { result: ConfigWriteResult }) {
-  if (result.unchanged) {
-    return (
-      <p className="writer__result" role="status">
-        <code>{result.path}</code> already holds <code>{result.serverName}</code>: nothing was
-        written.
-      </p>
-    );
-  }
-  return (
-    <p className="writer__result" role="status">
-      Added <code>{result.serverName}</code> to <code>{result.path}</code>
-      {result.backupPath ? (
-        <>
-          {' '}
-          (the old file is backed up at <code>{result.backupPath}</code>)
-        </>
-      ) : (
-        ' (new file)'
-      )}
-      .
-    </p>
-  );
-}
-
-type McpJsonStep =
-  | { step: 'idle' }
-  | { step: 'loading' }
-  | { step: 'preview'; preview: ConfigPreview }
-  | { step: 'writing'; preview: ConfigPreview }
-  | { step: 'done'; result: ConfigWriteResult }
-  | { step: 'error'; message: string };
-
-/** "Add to project .mcp.json": a preview of the change first, written only when confirmed. */
-function ProjectMcpJsonWriter({ worktreeId, live }: { worktreeId: string; live: boolean }) {
-  const store = useHostStore();
-  const headingId = useId();
-  const [state, setState] = useState<McpJsonStep>({ step: 'idle' });
-
-  const preview = async (): Promise<void> => {
-    setState({ step: 'loading' });
-    try {
-      setState({
-        step: 'preview',
-        preview: await store.commands.previewProjectMcpJson({ worktreeId }),
-      });
-    } catch (error) {
-      setState({ step: 'error', message: errorText(error) });
-    }
-  };
-  const write = async (shown: ConfigPreview): Promise<void> => {
-    setState({ step: 'writing', preview: shown });
-    try {
-      const result = await store.commands.addToProjectMcpJson({
-        worktreeId,
-        expected: shown.before,
-      });
-      setState({ step: 'done', result });
-    } catch (error) {
-      setState({ step: 'error', message: errorText(error) });
-    }
-  };
-
-  const shown = state.step === 'preview' || state.step === 'writing' ? state.preview : null;
-  return (
-    <div className="writer">
-      {!shown && (
-        <button
-          type="button"
-          className="button button--primary"
-          disabled={state.step === 'loading' || !live}
-          onClick={() => void preview()}
-        >
-          {state.step === 'loading' ? 'Reading…' : 'Add to project .mcp.json…'}
-        </button>
-      )}
-      <p className="muted writer__description">
-        Adds this worktree to .mcp.json in the worktree, for Claude Code; the token comes from $
-        {TOKEN_ENV_VAR}. You see the change before anything is written.
-      </p>
-      {shown && (
-        <section className="mcp-preview" aria-labelledby={headingId}>
-          <h3 id={headingId} className="card__title">
-            {shown.unchanged
-              ? `${shown.path} already holds ${shown.serverName}`
-              : shown.before === null
-                ? `Create ${shown.path}?`
-                : `Change ${shown.path}?`}
-          </h3>
-          {!shown.unchanged && (
-            <>
-              <p className="muted">
-                {shown.before === null
-                  ? 'The file does not exist yet; it will hold only this entry.'
-                  : `Only the entry ${shown.serverName} changes; every other entry keeps its text. The old file is backed up in Grove's data directory, not in the worktree.`}
-              </p>
-              <ChangedLines before={shown.before ?? ''} after={shown.after} />
-            </>
-          )}
-          <div className="button-row">
-            {!shown.unchanged && (
-              <button
-                type="button"
-                className="button button--primary"
-                disabled={state.step === 'writing' || !live}
-                onClick={() => void write(shown)}
-              >
-                {state.step === 'writing' ? 'Writing…' : 'Write .mcp.json'}
-              </button>
-            )}
-            <button
-              type="button"
-              className="button"
-              disabled={state.step === 'writing'}
-              onClick={() => setState({ step: 'idle' })}
-            >
-              {shown.unchanged ? 'Close' : 'Cancel'}
-            </button>
-          </div>
-        </section>
-      )}
-      {state.step === 'done' && <WriteOutcome result={state.result} />}
-      {state.step === 'error' && (
-        <p className="notice notice--error" role="alert">
-          {state.message}
-        </p>
-      )}
-    </div>
-  );
-}
-
-const CONTEXT_LINES = 2;
-
-/**
- * The lines that differ between two texts (one changed span: Grove's edit never touches two
- * places), with a little context, as a unified diff.
- */
-function ChangedLines({ before, after }: { before: string; after: string }) {
-  const a = before === '' ? [] : before.replace(/\r\n/g, '\n').split('\n');
-  const b = after.replace(/\r\n/g, '\n').split('\n');
-  let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) start += 1;
-  let endA = a.length;
-  let endB = b.length;
-  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
-    endA -= 1;
-    endB -= 1;
-  }
-  const from = Math.max(0, start - CONTEXT_LINES);
-  const lines = [
-    ...a.slice(from, start).map((text) => ` ${text}`),
-    ...a.slice(start, endA).map((text) => `-${text}`),
-    ...b.slice(start, endB).map((text) => `+${text}`),
-    ...a.slice(endA, endA + CONTEXT_LINES).map((text) => ` ${text}`),
-  ];
-  return <DiffView diff={lines.join('\n')} label="What changes in .mcp.json" />;
 }
 
 function Snippet({ snippet }: { snippet: ClientConfigSnippet }) {
@@ -300,6 +115,45 @@ function Snippet({ snippet }: { snippet: ClientConfigSnippet }) {
         {snippet.text}
       </pre>
       {snippet.note && <p className="snippet__note">{snippet.note}</p>}
+    </section>
+  );
+}
+
+/**
+ * This worktree's token variable, and how each kind of client gets it: a terminal client from the
+ * shell's profile, an app started from the dock or Start menu from the system's own place.
+ */
+function TokenVariable({ target }: { target: ClientConfigTarget }) {
+  const headingId = useId();
+  const variable = tokenEnvVar(target);
+  return (
+    <section className="card snippet" aria-labelledby={headingId}>
+      <h3 id={headingId} className="card__title">
+        {TOKEN_VARIABLE_HEADING} <span className="snippet__title">{variable}</span>
+      </h3>
+      <p className="muted snippet__location">
+        The .mcp.json, Cursor, Windsurf and Codex configs read this worktree&rsquo;s token from{' '}
+        <code>{variable}</code>. Each worktree has its own token and its own variable, so the
+        entries of any number of worktrees can sit in one file. A client sees a variable only if it
+        is set where the client starts:
+      </p>
+      <ul className="token-setups">
+        {tokenVariableSetups(target).map((setup) => (
+          <li key={setup.id} className="token-setup">
+            <div className="snippet__header">
+              <p className="token-setup__where">{setup.where}</p>
+              <CopyButton value={setup.text} label={`Copy ${variable}: ${setup.label}`} />
+            </div>
+            <pre
+              className="code-block code-block--shell"
+              aria-label={`${variable}: ${setup.label}`}
+            >
+              {setup.text}
+            </pre>
+          </li>
+        ))}
+      </ul>
+      <p className="snippet__note">{tokenInFileNote(target)}</p>
     </section>
   );
 }
