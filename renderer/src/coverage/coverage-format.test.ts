@@ -3,6 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import { CHECK_FINDING_TYPES, type CheckFinding } from '../../../shared/notarai-check.ts';
 import {
+  changedCountNote,
   coveragePercent,
   coverageWords,
   excerptRange,
@@ -150,5 +151,30 @@ describe('links', () => {
     expect(excerptRange(3)).toEqual({ start_line: 1, end_line: 9 });
     expect(excerptRange(20)).toEqual({ start_line: 14, end_line: 26 });
     expect(excerptRange(null)).toEqual({ start_line: 1, end_line: 13 });
+  });
+});
+
+describe('changedCountNote', () => {
+  test('says nothing when the window and grove check count the same', () => {
+    expect(
+      changedCountNote({ changedSinceReconciled: 3, changedByCacheAlone: 3 }, true),
+    ).toBeNull();
+    expect(changedCountNote({}, true)).toBeNull(); // a state from before the counts existed
+  });
+
+  test('gives both counts in one sentence, and how to get the window’s from the CLI', () => {
+    expect(changedCountNote({ changedSinceReconciled: 12, changedByCacheAlone: 2058 }, true)).toBe(
+      "12 files changed since reconciled (this machine's marks, and the committed snapshot for " +
+        'files not marked here); `grove check` here reports 2,058: like NotarAI, it counts only ' +
+        'what this machine marked (`--with-snapshot` gives this count).',
+    );
+  });
+
+  test('without a hash cache, grove check reports no changed file at all', () => {
+    expect(changedCountNote({ changedSinceReconciled: 1, changedByCacheAlone: null }, true)).toBe(
+      "1 file changed since reconciled (this machine's marks, and the committed snapshot for " +
+        'files not marked here); `grove check` here reports none: like NotarAI, it counts ' +
+        'changed files only once this machine has a hash cache (.notarai/.cache/notarai.db).',
+    );
   });
 });

@@ -8,6 +8,7 @@ import {
   type CheckFinding,
   type CheckFindingType,
   type CoverageFolder,
+  type LiveCheck,
 } from '../../../shared/notarai-check.ts';
 
 export interface FolderNode {
@@ -189,4 +190,29 @@ export function excerptRange(
 ): { start_line: number; end_line: number } {
   if (line === null) return { start_line: 1, end_line: 2 * context + 1 };
   return { start_line: Math.max(1, line - context), end_line: line + context };
+}
+
+/**
+ * The one sentence that reconciles the window's count of files changed since reconciled (this
+ * machine's marks, then the committed snapshot: the Reconciliation tab's count too) with what
+ * `grove check` reports here (NotarAI's rule, the hash cache alone). Null when they agree.
+ */
+export function changedCountNote(
+  check: Pick<LiveCheck, 'changedSinceReconciled' | 'changedByCacheAlone'>,
+  hasSnapshot: boolean,
+): string | null {
+  const window = check.changedSinceReconciled;
+  if (window === undefined || check.changedByCacheAlone === undefined) return null;
+  const alone = check.changedByCacheAlone;
+  if (alone === window) return null;
+  const files = (count: number) =>
+    `${count.toLocaleString('en-US')} ${count === 1 ? 'file' : 'files'}`;
+  const counted = hasSnapshot
+    ? `${files(window)} changed since reconciled (this machine's marks, and the committed snapshot for files not marked here)`
+    : `${files(window)} changed since reconciled on this machine`;
+  const cli =
+    alone === null
+      ? '`grove check` here reports none: like NotarAI, it counts changed files only once this machine has a hash cache (.notarai/.cache/notarai.db)'
+      : `\`grove check\` here reports ${alone.toLocaleString('en-US')}: like NotarAI, it counts only what this machine marked (\`--with-snapshot\` gives this count)`;
+  return `${counted}; ${cli}.`;
 }

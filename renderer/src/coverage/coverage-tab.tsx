@@ -13,6 +13,7 @@ import { DriftWord } from '../common/drift-word.tsx';
 import { plural } from '../common/format.ts';
 import { useHostState } from '../common/store-context.tsx';
 import {
+  changedCountNote,
   coveragePercent,
   coverageWords,
   folderTree,
@@ -72,7 +73,11 @@ export function CoverageTab({ worktree, onOpenSpec }: CoverageTabProps) {
   return (
     <div className="coverage stack">
       <CheckSummary check={check} state={state} />
-      <Notes check={check} noSpecs={state.specs.length === 0 && state.specErrors.length === 0} />
+      <Notes
+        check={check}
+        noSpecs={state.specs.length === 0 && state.specErrors.length === 0}
+        hasSnapshot={state.snapshot !== null}
+      />
       <FolderTable key={worktree.id} check={check} />
       <Findings worktreeId={worktree.id} check={check} openable={openable} />
     </div>
@@ -117,9 +122,19 @@ function CheckSummary({ check, state }: { check: LiveCheck; state: ReconcileStat
   );
 }
 
-function Notes({ check, noSpecs }: { check: LiveCheck; noSpecs: boolean }) {
+function Notes({
+  check,
+  noSpecs,
+  hasSnapshot,
+}: {
+  check: LiveCheck;
+  noSpecs: boolean;
+  hasSnapshot: boolean;
+}) {
   const total = check.errors + check.warnings;
   const notes: string[] = [];
+  const counts = changedCountNote(check, hasSnapshot);
+  if (counts) notes.push(counts);
   if (noSpecs) {
     notes.push(
       'No specs in this worktree: no file is governed until NotarAI specs are added as .notarai/*.spec.yaml files.',

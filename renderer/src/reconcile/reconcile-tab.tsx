@@ -217,7 +217,17 @@ function Totals({ state }: { state: ReconcileState }) {
           }
         >
           <dt>{label}</dt>
-          <dd title={count === null ? 'The base cannot be used' : undefined}>{count ?? '—'}</dd>
+          <dd
+            title={
+              count === null
+                ? 'The base cannot be used'
+                : label === 'Changed since reconciled'
+                  ? "Against this machine's marks (its hash cache), and the committed snapshot for files not marked here"
+                  : undefined
+            }
+          >
+            {count ?? '—'}
+          </dd>
         </div>
       ))}
     </dl>
@@ -317,6 +327,9 @@ function SpecTable({
                     >
                       <code className="spec-row__path">{spec.path}</code>
                       <span className="spec-row__title">{spec.title}</span>
+                      {spec.driftReason && (
+                        <span className="spec-row__reason">{spec.driftReason}</span>
+                      )}
                     </button>
                     {spec.isSystemSpec && <span className="tag">system</span>}
                     {depth === 1 && <span className="tag tag--quiet">subsystem</span>}
