@@ -1,9 +1,10 @@
 // Adds an accepted decision to a spec's `decisions:` list, keeping every other byte of the file:
 // the spec is parsed with the `yaml` package only to find where the entry goes (the end of the
 // list, or where NotarAI would put a new section), and the entry's text is spliced in there. So
-// comments, blank lines, quoting and key order stay as the author wrote them; NotarAI 0.7 splices
-// raw text too, but finds the place by searching for "\ndecisions:" (a comment or a block scalar
-// can fool it) and writes the rationale as a folded block, which joins its lines.
+// comments, blank lines, quoting and key order stay as the author wrote them. NotarAI 0.7 splices
+// raw text too, but always two spaces in, after the list's trailing blank lines and comments, so
+// an empty flow list (`decisions: []`) or a list indented otherwise becomes YAML that does not
+// parse (left so in the file); and it writes the rationale as a folded block, which joins lines.
 //
 // The entry is written as NotarAI writes it — `date` and `choice` single-quoted, the rationale a
 // `>` block (one line) — except that a rationale of several lines is a `|` block, so its line
