@@ -45,7 +45,11 @@ export const DecisionSchema = z.object({
   origin: z.string().describe('Who proposed it: "reconciliation", "human", ...'),
   status: z.string().describe('"proposed" (awaiting a person), "accepted" or "rejected".'),
   related_files: z.array(z.string()).describe('Files the decision concerns (may be empty).'),
-  reject_reason: z.string().nullable().describe('Why it was rejected; null when none was given.'),
+  // anyOf [string, null], not zod's `.nullable()` (type: ["string", "null"], which strict
+  // clients refuse: main/mcp/schema-portability.test.ts).
+  reject_reason: z
+    .union([z.string(), z.literal(null)])
+    .describe('Why it was rejected; null when none was given.'),
 });
 export type Decision = z.infer<typeof DecisionSchema>;
 
