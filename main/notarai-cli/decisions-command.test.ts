@@ -9,7 +9,9 @@
 // root. The suite does not run NotarAI (CI has no binary nor python3-jsonschema, which its
 // `accept` needs), so they are kept here as text. Where Grove differs on purpose (the spec's
 // layout and a rationale's line breaks, validation before writing, no panic on a multi-byte
-// cut), the test says so; docs/notarai-compatibility.md lists each difference.
+// cut), the test says so; docs/notarai-compatibility.md lists each difference. NotarAI's own
+// decisions_test.rs cases (not initialised, empty log, list, --status, accept appends, reject
+// marks, wrong spec, out of range) are all among these.
 import { execFile } from 'node:child_process';
 import { chmod, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -340,6 +342,24 @@ describe('grove decisions matches notarai decisions 0.7', () => {
     );
     expect(choicePreview('x'.repeat(40))).toBe('x'.repeat(40));
     expect(choicePreview('🙂'.repeat(11))).toBe(`${'🙂'.repeat(9)}...`);
+  });
+
+  it('no log, or an empty one: no decisions, and every index out of range (as NotarAI)', async () => {
+    for (const log of [undefined, '{"proposals":[]}']) {
+      const repo = await makeTempRepo({
+        '.notarai/app.spec.yaml': APP_SPEC,
+        ...(log === undefined ? {} : { '.notarai/decision-log.json': log }),
+      });
+      cleanups.push(() => repo.cleanup());
+      expect(await grove(repo.root, 'list')).toEqual(ok('No decisions found.\n'));
+      expect(await grove(repo.root, 'accept', '.notarai/app.spec.yaml', '0')).toEqual(
+        refused('Index 0 out of range (log has 0 entries)'),
+      );
+      expect(await grove(repo.root, 'reject', '.notarai/app.spec.yaml', '0')).toEqual(
+        refused('Index 0 out of range (log has 0 entries)'),
+      );
+      expect(await git(repo.root, 'status', '--porcelain')).toBe('');
+    }
   });
 
   it('exit 2 without .notarai/ or with a command line it cannot run, as NotarAI', async () => {

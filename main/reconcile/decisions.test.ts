@@ -224,6 +224,29 @@ describe('the decision log', () => {
     expect(await readFile(path.join(root, '.notarai/a.spec.yaml'), 'utf8')).toBe(SPEC);
   });
 
+  it('accept keeps a byte-order mark, reads a log that has one, and refuses a spec that is not UTF-8', async () => {
+    const log = `\uFEFF${JSON.stringify({ proposals: [entry('.notarai/a.spec.yaml', 'A')] })}`;
+    const root = await project({
+      [DECISION_LOG_PATH]: log,
+      '.notarai/a.spec.yaml': `\uFEFF${SPEC}`,
+    });
+    await acceptDecision(root, '.notarai/a.spec.yaml', 0);
+    const spec = await readFile(path.join(root, '.notarai/a.spec.yaml'), 'utf8');
+    expect(spec.startsWith(`\uFEFF${HEAD}\ndecisions:\n`)).toBe(true);
+    expect(decisionsOf(spec.slice(1))).toHaveLength(1);
+
+    const latin1 = Buffer.from(`${SPEC}# caf\xe9\n`, 'latin1');
+    const other = await project({ [DECISION_LOG_PATH]: log });
+    await (
+      await import('node:fs/promises')
+    ).writeFile(path.join(other, '.notarai/a.spec.yaml'), latin1);
+    await expect(acceptDecision(other, '.notarai/a.spec.yaml', 0)).rejects.toThrow(
+      /is not UTF-8 text, so Grove does not rewrite it/,
+    );
+    expect(await readFile(path.join(other, '.notarai/a.spec.yaml'))).toEqual(latin1);
+    expect(await readLog(other)).toBe(log);
+  });
+
   it('accept refuses a spec path outside .notarai/ that the log names', async () => {
     for (const spec of ['../outside.spec.yaml', '.notarai/../x.spec.yaml', 'src/x']) {
       const root = await project({

@@ -35,7 +35,7 @@ import { UserError } from '../platform/errors.ts';
 import { appendDecisionToSpecText } from './decisions-spec-edit.ts';
 import { MAX_CONFIG_BYTES } from './notarai-configs.ts';
 import { formatSpecError, validateSpecText } from './spec-loader.ts';
-import { isSpecPath, MAX_SPEC_BYTES, NOTARAI_DIR, readSpecText } from './spec-paths.ts';
+import { isSpecPath, MAX_SPEC_BYTES, NOTARAI_DIR } from './spec-paths.ts';
 
 export const DECISION_LOG_PATH = `${NOTARAI_DIR}/decision-log.json`;
 /** The log is read with the configs' cap (score reads it too); a write never makes it bigger. */
@@ -71,11 +71,11 @@ export async function readDecisionLog(root: string): Promise<LoadedDecisionLog> 
   }
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
     throw new UserError(`${DECISION_LOG_PATH} is not valid: not UTF-8 text`);
   }
-  return { log: parseDecisionLog(text), text };
+  return { log: parseDecisionLog(text.replace(/^\uFEFF/, '')), text };
 }
 
 /** The log's text as data, or a UserError naming what is wrong (and where). */
@@ -299,13 +299,23 @@ export async function planAcceptDecision(
   if (!isSpecPath(specPath) || path.posix.normalize(specPath) !== specPath) {
     throw new UserError(`not a spec file under ${NOTARAI_DIR}/: ${specPath}`, { code: 'refused' });
   }
-  let specBefore: string;
+  let specBytes: Buffer;
   try {
-    specBefore = await readSpecText(root, specPath);
+    specBytes = await readFileInsideRoot(root, specPath, { maxBytes: MAX_SPEC_BYTES });
   } catch (error) {
     throw new UserError(`cannot read ${specPath}: ${(error as Error).message}`, {
       code: error instanceof UserError ? error.code : 'not-found',
     });
+  }
+  let specBefore: string;
+  try {
+    // Bytes that are not UTF-8 would come back as U+FFFD: the file would change where no one
+    // asked. A byte-order mark is kept as it is.
+    specBefore = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(specBytes);
+  } catch {
+    throw new UserError(
+      `${specPath} is not UTF-8 text, so Grove does not rewrite it (nothing was written)`,
+    );
   }
   let specAfter: string;
   try {
