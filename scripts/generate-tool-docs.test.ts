@@ -12,7 +12,7 @@ describe('docs/tools.md', () => {
   it('documents every tool with its fields, every prompt and every resource', async () => {
     const rendered = await renderServerDocs();
     const tools = serverTools();
-    expect(tools).toHaveLength(19);
+    expect(tools).toHaveLength(21);
     for (const tool of tools) {
       expect(rendered).toContain(`### ${tool.name}\n`);
       for (const field of Object.keys(tool.inputSchema.shape)) {
@@ -24,7 +24,9 @@ describe('docs/tools.md', () => {
       expect(rendered).toContain(`### ${prompt}\n`);
     }
     expect(rendered).toContain('URI template `grove://spec/');
-    expect(rendered).toContain('`mark_reconciled`, `clear_cache`, `snapshot_state` write');
+    expect(rendered).toContain(
+      '`mark_reconciled`, `clear_cache`, `snapshot_state`, `propose_decision` write',
+    );
     // The opt-in tools are documented although a worktree does not list them until turned on.
     for (const name of ['list_just_tasks', 'run_just_task']) {
       expect(rendered).toContain(`- [\`${name}\`](#${name}) — `);

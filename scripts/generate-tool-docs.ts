@@ -264,6 +264,27 @@ export const TOOL_USAGE: Record<string, ToolUsage> = {
       'spec file not found: .notarai/nope.spec.yaml',
     ],
   },
+  list_decisions: {
+    example: { status: 'proposed' },
+    errors: [
+      'cannot read .notarai/decision-log.json: file is larger than the 1048576-byte limit: …',
+      '.notarai/decision-log.json is not valid: proposals[2].date: Invalid input: expected string, received undefined',
+    ],
+  },
+  propose_decision: {
+    example: {
+      spec_path: '.notarai/api.spec.yaml',
+      choice: 'Retry idempotent requests up to 3 times',
+      rationale: 'The client now retries on 503.\nSee src/api/http.ts.',
+      related_files: ['src/api/http.ts'],
+    },
+    errors: [
+      'no such spec: .notarai/nope.spec.yaml (…)',
+      'choice must be one line',
+      '.notarai/decision-log.json would be larger than 1048576 bytes; accept or reject some proposals first (nothing was written)',
+      'cannot write .notarai/decision-log.json: it is a symbolic link, which Grove never writes through',
+    ],
+  },
 };
 
 /** Tools a worktree offers only when its user turned them on (off by default). */
@@ -362,9 +383,10 @@ export function renderToolDocs(
     'Every tool is confined to the worktree: every path goes through the confined file layer',
     '(`main/platform/confined-fs.ts`, docs/security.md). The file tools only read; the',
     `reconciliation tools ${writers.map((name) => `\`${name}\``).join(', ')} write, inside the`,
-    "worktree's `.notarai/` only (the hash cache and the state file), as their annotations say;",
-    '`get_spec_diff` and `get_changed_artifacts` also create the empty hash cache where NotarAI',
-    "does and keep Grove's stat rows beside it (`.notarai/.cache/`, a cache, not content).",
+    "worktree's `.notarai/` only (the hash cache, the state file, the decision log), as their",
+    'annotations say; `get_spec_diff` and `get_changed_artifacts` also create the empty hash',
+    "cache where NotarAI does and keep Grove's stat rows beside it (`.notarai/.cache/`, a cache,",
+    'not content).',
     'Results come as `structuredContent` and as the same JSON (keys sorted) in a text block; a',
     'refusal is a result with `isError: true` and a message saying why (the path and the reason,',
     'never the content of a refused file). Every call has a deadline and can be cancelled.',

@@ -4,7 +4,7 @@
 // runs this from the bundle in out/cli/ (scripts/build-cli.ts), or from the sources without one.
 // Commands: `serve` (serve-command.ts: the host and the UI without Electron), `bridge`
 // (main/bridge/bridge-command.ts: MCP over stdio for one worktree), and NotarAI 0.7's `check`,
-// `score`, `export-context` (main/notarai-cli/: the engine for CI, no host).
+// `score`, `export-context` and `decisions` (main/notarai-cli/: the engine for CI, no host).
 import { GROVE_VERSION } from '../platform/version.ts';
 import { isUsageError, USAGE, usageError } from './usage.ts';
 
@@ -34,6 +34,12 @@ const COMMANDS: Record<string, () => Promise<CliCommand>> = {
       },
     ]),
   ),
+  // NotarAI 0.7's `decisions list|accept|reject` (main/notarai-cli/decisions-command.ts).
+  decisions: async () => {
+    const { DECISIONS_USAGE, runDecisionsCommand } =
+      await import('../notarai-cli/decisions-command.ts');
+    return { usage: DECISIONS_USAGE, run: (args) => runDecisionsCommand(args) };
+  },
   bridge: async () => {
     const { BRIDGE_USAGE, runBridgeCommand } = await import('../bridge/bridge-command.ts');
     return { usage: BRIDGE_USAGE, run: runBridgeCommand };

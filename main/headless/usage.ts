@@ -8,6 +8,7 @@ export const USAGE = `Usage: grove serve [options] [<repo-path>...]
        grove check [--format human|json|sarif] [--strict] [<worktree-path>]
        grove score [--format human|json] [--spec <spec-path>] [<worktree-path>]
        grove export-context (--all | --spec <spec-path>) [--base-branch B] [--format markdown|json]
+       grove decisions (list [--status S] | accept <spec> <index> | reject <spec> <index> [--reason R])
 
 Runs one sandboxed MCP server per git worktree of each repository, and the Grove UI.
 Without a path, serves the repositories opened before (kept in the data directory).

@@ -59,7 +59,7 @@ afterAll(async () => {
 describe('tool schemas are portable', () => {
   it('every input and output schema of every tool', async () => {
     const { tools } = await client.listTools();
-    expect(tools.length).toBe(17);
+    expect(tools.length).toBe(19);
     const problems = tools.flatMap((tool) => [
       ...portabilityProblems(tool.inputSchema, `${tool.name}.inputSchema`),
       ...portabilityProblems(tool.outputSchema, `${tool.name}.outputSchema`),

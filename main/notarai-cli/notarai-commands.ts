@@ -58,7 +58,7 @@ export interface CommandOutput {
   colours: boolean;
 }
 
-const processOutput = (): CommandOutput => ({
+export const processOutput = (): CommandOutput => ({
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   colours: process.stdout.isTTY === true && !process.env.NO_COLOR,
@@ -80,7 +80,7 @@ function worktreeOf(positionals: string[]): string {
 }
 
 /** NotarAI's exit 2: the worktree has no `.notarai/` directory. */
-async function hasNotaraiDir(root: string): Promise<boolean> {
+export async function hasNotaraiDir(root: string): Promise<boolean> {
   try {
     const { stats } = await statInsideRoot(root, '.notarai');
     return stats.isDirectory();
@@ -107,7 +107,7 @@ export function printable(text: string, { newlines = false } = {}): string {
   );
 }
 
-const NO_NOTARAI = 'Error: .notarai/ directory not found. Run `notarai init` first.\n';
+export const NO_NOTARAI = 'Error: .notarai/ directory not found. Run `notarai init` first.\n';
 
 /**
  * Score's and export-context's word on the specs they left out, one warning per error (check

@@ -3,9 +3,10 @@
 // named for the NotarAI test and behaviour it pins, on repositories built here. Grove has no
 // `lint` command: its rules are pinned through `grove check --format json` (lint_l00x findings;
 // L002, L003 and L005 are check's behavior_incomplete and circular_ref, as in NotarAI's check) and
-// through runLint for the severities check does not show (info). Grove has no `decisions`
-// command (NotarAI's decision-log editing); the log's proposals are read by score, which is what
-// the decisions cases pin here. Differences on purpose: docs/notarai-compatibility.md.
+// through runLint for the severities check does not show (info). The decisions cases here pin
+// the log's proposals as score reads them; `grove decisions` itself is pinned against NotarAI's
+// recorded answers in decisions-command.test.ts. Differences on purpose:
+// docs/notarai-compatibility.md.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -52,7 +52,7 @@ function text(result: CallToolResult): string {
 }
 
 describe.each<Leg>(['legacy-http', 'modern-http', 'sse'])('reconciliation over %s', (leg) => {
-  it('serves the nine tools with schemas, annotations and sorted JSON results', async () => {
+  it('serves the eleven tools with schemas, annotations and sorted JSON results', async () => {
     const { server } = await serve();
     const { client } = await connectClient(server.port, leg);
     cleanups.push(() => client.close());
@@ -69,6 +69,8 @@ describe.each<Leg>(['legacy-http', 'modern-http', 'sse'])('reconciliation over %
       'check_specs',
       'get_drift_score',
       'export_context',
+      'list_decisions',
+      'propose_decision',
     ]);
     for (const tool of tools) {
       expect(tool.outputSchema).toBeDefined();

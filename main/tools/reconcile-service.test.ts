@@ -36,6 +36,8 @@ it('loads the engine only when needed, and reports a failure to load as a tool e
     'check_specs',
     'get_drift_score',
     'export_context',
+    'list_decisions',
+    'propose_decision',
   ]);
   expect(service.instructions).toContain('list_affected_specs');
   expect(runtime.loads).toBe(0);

@@ -20,6 +20,7 @@ import { defineTool, readOnlyLocal } from './tool-definition.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 import type { ReconcileEngine } from '../reconcile/reconcile-engine.ts';
 import { createNotaraiCheckTools } from './notarai-check-tools.ts';
+import { createDecisionTools } from './decision-tools.ts';
 
 /** The worktree's engine, loaded on first use; rejects with a readable error if it cannot load. */
 /** Deadline of the tools that scan every governed file (200,000 files cold take seconds, not minutes). */
@@ -180,7 +181,7 @@ const snapshotStateTool = (engine: EngineLoader): ToolDefinition =>
 
 /**
  * The six tools, in NotarAI's order, then NotarAI 0.7's check, score and export-context
- * (notarai-check-tools.ts).
+ * (notarai-check-tools.ts), then its decision proposals (decision-tools.ts).
  */
 export function createReconcileTools(engine: EngineLoader): ToolDefinition[] {
   return [
@@ -191,5 +192,6 @@ export function createReconcileTools(engine: EngineLoader): ToolDefinition[] {
     clearCacheTool(engine),
     snapshotStateTool(engine),
     ...createNotaraiCheckTools(engine),
+    ...createDecisionTools(),
   ];
 }
