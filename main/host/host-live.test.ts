@@ -115,6 +115,48 @@ describe('Host clients and activity', () => {
     );
   });
 
+  it("lists a client's calls that fail their argument check, with the message, on every leg", async () => {
+    const { host } = await hostWithRepo();
+    const [main] = worktrees(host);
+    const { token } = host.getConnectionInfo(main!.id);
+    const legs = ['sse', 'legacy-http', 'modern-http'] as const;
+    for (const leg of legs) {
+      const { client } = await connectClient(main!.port, leg, token);
+      cleanups.push(() => client.close());
+      // A required argument missing, and a key the schema does not know.
+      const missing = await client.callTool({ name: 'list_affected_specs', arguments: {} });
+      expect(missing.isError).toBe(true);
+      expect(JSON.stringify(missing.content)).toContain(
+        'Input validation error: Invalid arguments for tool list_affected_specs: base_branch',
+      );
+      const wrongKey = await client.callTool({
+        name: 'get_spec_diff',
+        arguments: { spec: '.notarai/app.spec.yaml', base_branch: 'main' },
+      });
+      expect(wrongKey.isError).toBe(true);
+    }
+    await waitFor(
+      () => (host.snapshot().activity[main!.id]?.length ?? 0) === 2 * legs.length,
+      'every refused call in Activity',
+    );
+    const activity = host.snapshot().activity[main!.id]!;
+    expect(activity.map((entry) => [entry.tool, entry.ok])).toEqual(
+      legs.flatMap(() => [
+        ['list_affected_specs', false],
+        ['get_spec_diff', false],
+      ]),
+    );
+    expect(activity[0]).toMatchObject({ clientName: CLIENT_INFO.name, argumentsSummary: '{}' });
+    expect(activity[0]!.error).toMatch(/^Input validation error: .*base_branch/);
+    expect(activity[1]!.argumentsSummary).toContain('"spec"');
+    expect(activity[1]!.error).toMatch(/spec_path/);
+    // The Clients table counts them as the client's calls.
+    await waitFor(
+      () => worktrees(host)[0]!.clients.reduce((sum, client) => sum + client.calls, 0) === 6,
+      'the clients to count the refused calls',
+    );
+  });
+
   it('shows a modern (stateless) client as recently seen', async () => {
     const { host } = await hostWithRepo();
     const [main] = worktrees(host);

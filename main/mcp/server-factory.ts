@@ -158,6 +158,30 @@ interface StandardJsonSchemaProps {
   jsonSchema?: Record<'input' | 'output', (options: { target: string }) => JsonSchemaObject>;
 }
 
+type StandardIssue = { message: string; path?: readonly (PropertyKey | { key: PropertyKey })[] };
+type StandardResult = { value?: unknown; issues?: readonly StandardIssue[] };
+
+/** An issue as the SDK words it in its own refusal ("path.to.key: message"). */
+function formatIssue(issue: StandardIssue): string {
+  if (!issue.path?.length) return issue.message;
+  const keys = issue.path.map((part) => String(typeof part === 'object' ? part.key : part));
+  return `${keys.join('.')}: ${issue.message}`;
+}
+
+/**
+ * Arguments that failed the tool's input schema. The SDK would refuse such a call before any
+ * handler runs, and nothing would list it; the schema hands this to the handler instead, which
+ * records the call (Activity, the client's Calls count) and answers with the SDK's own message.
+ */
+export class RefusedArguments {
+  readonly raw: unknown;
+  readonly issues: string;
+  constructor(raw: unknown, issues: string) {
+    this.raw = raw;
+    this.issues = issues;
+  }
+}
+
 /**
  * zod writes "any further keys allowed" (a record of unknown values) as `additionalProperties: {}`;
  * strict clients (the MCP Inspector's --strict checks, OpenAI-style strict function schemas) warn
@@ -197,7 +221,10 @@ export function withOpenObjectsSpelledOut(json: JsonSchemaObject): JsonSchemaObj
  * of its own once the current slice is used up: checking a 100,000-file answer takes ~100 ms, and
  * so does the SDK's writing of it that follows (platform/time-slices.ts).
  */
-export function withJsonSchemaConvertedOnce<T extends object>(schema: T): T {
+export function withJsonSchemaConvertedOnce<T extends object>(
+  schema: T,
+  options: { recordRefusals?: boolean } = {},
+): T {
   const standard = (schema as { '~standard'?: StandardJsonSchemaProps })['~standard'];
   const convert = standard?.jsonSchema;
   if (standard === undefined || convert === undefined) return schema;
@@ -217,9 +244,13 @@ export function withJsonSchemaConvertedOnce<T extends object>(schema: T): T {
   const validate = async (value: unknown): Promise<unknown> => {
     if (sliceUsedUp()) await nextSlice();
     stageMark('validating');
-    const result = await standard.validate(value);
+    const result = (await standard.validate(value)) as StandardResult;
     stageMark('validated');
     if (sliceUsedUp()) await nextSlice();
+    if (options.recordRefusals && result.issues && result.issues.length > 0) {
+      // Handed to the tool's handler instead of the SDK's refusal, so the call is recorded.
+      return { value: new RefusedArguments(value, result.issues.map(formatIssue).join(', ')) };
+    }
     return result;
   };
   Object.defineProperty(wrapped, '~standard', {
@@ -260,7 +291,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
     tools.map((tool) => [
       tool.name,
       {
-        input: withJsonSchemaConvertedOnce(tool.inputSchema),
+        input: withJsonSchemaConvertedOnce(tool.inputSchema, { recordRefusals: true }),
         output: withJsonSchemaConvertedOnce(tool.outputSchema),
       },
     ]),
@@ -353,8 +384,27 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
           stageMark('handler-started'); // GROVE_STAGE_TIMINGS only (benchmarks)
           const started = performance.now();
           const callId = `${process.pid}-c${++callSequence}`;
-          const argumentsSummary = summarizeArguments(args);
+          const refusedArguments = args instanceof RefusedArguments ? args : undefined;
+          const argumentsSummary = summarizeArguments(refusedArguments?.raw ?? args);
           const { sessionId } = ctx;
+          if (refusedArguments !== undefined) {
+            const message =
+              `Input validation error: Invalid arguments for tool ${tool.name}: ` +
+              refusedArguments.issues;
+            onToolCalled?.({
+              callId,
+              tool: tool.name,
+              leg,
+              sessionId,
+              ...withEnvelope(ctx),
+              isError: true,
+              durationMs: performance.now() - started,
+              argumentsSummary,
+              resultBytes: Buffer.byteLength(message),
+              error: message,
+            });
+            return toolErrorResult(message);
+          }
           const runsTask = tool.runsTask === true;
           const refused = refusal(sessionId, runsTask);
           if (refused !== undefined) {
