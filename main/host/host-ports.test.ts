@@ -11,30 +11,14 @@ import type { HostEvent } from '../../shared/host-api.ts';
 import type { WorktreeState } from '../../shared/model.ts';
 import { PORT_CHALLENGE_HEADER, portProof } from '../platform/http/port-identity.ts';
 import { UserError } from '../platform/errors.ts';
-import { isPortOpen, occupyPort, randomFirstPort } from '../testing/net.ts';
+import { isPortOpen, occupyPort, randomFreeFirstPort } from '../testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 import { Host } from './host.ts';
-import { isPortFree } from './port-check.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/**
- * A first port for this test's worktrees whose next `count` ports nobody listens on now (other
- * test files, other programs on this machine), so that only the listeners this test starts hold
- * any of them.
- */
-async function freeFirstPort(count: number): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const first = randomFirstPort();
-    let free = true;
-    for (let port = first; port < first + count && free; port++) free = await isPortFree(port);
-    if (free) return first;
-  }
-  throw new Error(`no range of ${count} free ports found`);
-}
 
 function worktrees(host: Host): WorktreeState[] {
   return host.snapshot().repos.flatMap((repo) => repo.worktrees);
@@ -96,7 +80,7 @@ describe('Host ports held by other programs', () => {
     cleanups.push(repo.cleanup);
     for (let index = 1; index < 16; index++) await addWorktree(repo, `wt-${index}`);
     const dataDir = await makeTempDir();
-    const firstPort = await freeFirstPort(40);
+    const firstPort = await randomFreeFirstPort(40);
     const host = await openHost(dataDir, firstPort);
     await host.addRepo(repo.root);
     const assigned = worktrees(host);
@@ -156,7 +140,7 @@ describe('Host ports held by other programs', () => {
     const repo = await makeTempRepo();
     cleanups.push(repo.cleanup);
     await addWorktree(repo, 'feature');
-    const firstPort = await freeFirstPort(30);
+    const firstPort = await randomFreeFirstPort(30);
     const host = await openHost(await makeTempDir(), firstPort);
     await host.addRepo(repo.root);
     const [main, feature] = worktrees(host);
@@ -192,7 +176,7 @@ describe('Host ports held by other programs', () => {
     const repo = await makeTempRepo();
     cleanups.push(repo.cleanup);
     const dataDir = await makeTempDir();
-    const firstPort = await freeFirstPort(30);
+    const firstPort = await randomFreeFirstPort(30);
     const host = await openHost(dataDir, firstPort);
     await host.addRepo(repo.root);
     const [before] = worktrees(host);
