@@ -16,6 +16,7 @@ import { useHostStore } from '../common/store-context.tsx';
 import { errorText } from '../common/error-text.ts';
 import { DiffView } from '../reconcile/diff-view.tsx';
 import { type useConnectionInfo } from './use-connection-info.ts';
+import { PortMovedNote } from './port-moved-note.tsx';
 
 export interface ConnectTabProps {
   worktree: WorktreeState;
@@ -53,6 +54,7 @@ export function ConnectTab({ worktree, connection, live }: ConnectTabProps) {
   });
   return (
     <div className="stack">
+      <PortMovedNote key={worktree.id} worktree={worktree} live={live} where="connect" />
       <section className="card" aria-label="Add to a client">
         <div className="writers">
           <Writer
