@@ -6,14 +6,15 @@
 // Grove), two are plain TCP servers that never answer. It prints the time from startAll to every
 // worktree running, how many worktrees moved, and whether any start said it waited for "its
 // previous server" (none should: no worktree's previous server holds anything here). Goal: under
-// 10 s for 16 worktrees. Options: --worktrees N (default 16), --runs N (default 3), --json.
+// 10 s for 16 worktrees. Options: --worktrees N (default 16), --runs N (default 3), --held N (0-3,
+// default 3: with 0, the same start with nothing in the way, for comparison), --json.
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import type { Server as NetServer } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { Host } from '../main/host/host.ts';
 import { createLogger } from '../main/platform/log.ts';
-import { occupyPort, randomFirstPort } from '../main/testing/net.ts';
+import { occupyPort, randomFreeFirstPort } from '../main/testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo } from '../main/testing/temp-repo.ts';
 import { buildWorktreeBundle } from './build-worktree.ts';
 
@@ -21,14 +22,15 @@ const { values } = parseArgs({
   options: {
     worktrees: { type: 'string', default: '16' },
     runs: { type: 'string', default: '3' },
+    held: { type: 'string', default: '3' },
     json: { type: 'boolean', default: false },
   },
 });
 const worktreeCount = Number(values.worktrees);
 const runs = Number(values.runs);
 
-/** Offsets (from the first port) of the ports the foreign listeners take. */
-const HELD_OFFSETS = [1, 4, 8];
+/** Offsets (from the first port) of the ports the foreign listeners take (--held: how many). */
+const HELD_OFFSETS = [1, 4, 8].slice(0, Number(values.held));
 
 interface RunResult {
   readyMs: number;
@@ -52,7 +54,7 @@ function foreignGrove(port: number): Promise<HttpServer> {
 async function oneRun(): Promise<RunResult> {
   const repo = await makeTempRepo({ 'src/index.ts': 'export const answer = 42;\n' });
   const dataDir = await makeTempDir('grove-bench-ports-');
-  const firstPort = randomFirstPort();
+  const firstPort = await randomFreeFirstPort(worktreeCount + 10);
   const held: (HttpServer | NetServer)[] = [];
   const host = await Host.open({
     dataDir,
@@ -63,9 +65,9 @@ async function oneRun(): Promise<RunResult> {
   try {
     for (let index = 1; index < worktreeCount; index++) await addWorktree(repo, `wt-${index}`);
     await host.addRepo(repo.root);
-    const [first, ...rest] = HELD_OFFSETS;
-    held.push(await foreignGrove(firstPort + first!));
-    for (const offset of rest) held.push(await occupyPort(firstPort + offset));
+    for (const [index, offset] of HELD_OFFSETS.entries()) {
+      held.push(await (index === 0 ? foreignGrove : occupyPort)(firstPort + offset));
+    }
     let waitedForPrevious = 0;
     host.onEvent((event) => {
       if (event.type !== 'worktree-changed' || event.worktree.status.state !== 'starting') return;

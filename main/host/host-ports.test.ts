@@ -136,6 +136,53 @@ describe('Host ports held by other programs', () => {
     expect(detailsAgain.filter((detail) => /previous|waiting up to/i.test(detail))).toEqual([]);
   }, 240_000);
 
+  it('waits for its own previous server (same data directory), never for another Grove', async () => {
+    const repo = await makeTempRepo();
+    cleanups.push(repo.cleanup);
+    const firstPort = await randomFreeFirstPort(30);
+    const dataDir = await makeTempDir();
+    const previousHost = await openHost(dataDir, firstPort);
+    await previousHost.addRepo(repo.root);
+    await previousHost.startAll();
+    const [served] = worktrees(previousHost);
+    expect(served!.status).toEqual({ state: 'running', port: firstPort });
+
+    // Another Grove (its own data directory, so its own token) wants the same port: it moves at
+    // once, without waiting for a server that is not its own.
+    const other = await openHost(await makeTempDir(), firstPort);
+    await other.addRepo(repo.root);
+    const otherDetails = recordStartDetails(other);
+    await other.startAll();
+    const [elsewhere] = worktrees(other);
+    expect(otherDetails).toEqual([]);
+    expect(elsewhere).toMatchObject({ port: firstPort + 1, movedFromPort: firstPort });
+    await other.close();
+
+    // This data directory's next host (the previous one still stopping, as after a kill): it
+    // waits for its own previous server, which proves it knows the token, and keeps the port.
+    const next = await openHost(dataDir, firstPort);
+    await next.addRepo(repo.root);
+    const details = recordStartDetails(next);
+    let stopping: Promise<void> | undefined;
+    next.onEvent((event) => {
+      const detail = event.type === 'worktree-changed' ? event.worktree.status : undefined;
+      if (detail?.state === 'starting' && detail.detail?.includes('previous server')) {
+        stopping ??= previousHost.close();
+      }
+    });
+    await next.startAll();
+    await stopping;
+    expect(details).toEqual([
+      `${served!.path}: port ${firstPort} is held by this worktree's previous server, still ` +
+        `stopping; waiting up to 5 s for it to let go`,
+    ]);
+    expect(worktrees(next)[0]).toMatchObject({
+      port: firstPort,
+      movedFromPort: null,
+      status: { state: 'running', port: firstPort },
+    });
+  }, 60_000);
+
   it('takes the old port back once it is free, and says so while it is not', async () => {
     const repo = await makeTempRepo();
     cleanups.push(repo.cleanup);
