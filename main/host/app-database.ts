@@ -213,8 +213,11 @@ export class AppDatabase {
       // moving) and not be using it: it gets a port nobody has or remembers — not our old one,
       // which another program holds — and remembers the one it had.
       const holder = this.db
-        .prepare('SELECT id, port, moved_from AS movedFrom FROM worktrees WHERE port = ? AND id != ?')
-        .get(port, worktreeId) as { id: number; port: number; movedFrom: number | null } | undefined;
+        .prepare(
+          'SELECT id, port, moved_from AS movedFrom FROM worktrees WHERE port = ? AND id != ?',
+        )
+        .get(port, worktreeId) as
+        { id: number; port: number; movedFrom: number | null } | undefined;
       if (holder) this.db.prepare('UPDATE worktrees SET port = -id WHERE id = ?').run(holder.id);
       this.db
         .prepare('UPDATE worktrees SET port = ?, moved_from = ? WHERE id = ?')

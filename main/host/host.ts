@@ -419,7 +419,8 @@ export class Host {
     for (const worktree of this.allWorktrees()) {
       const stored = this.db.getWorktreeByPath(worktree.row.path);
       if (!stored) continue;
-      if (stored.port === worktree.row.port && stored.movedFrom === worktree.row.movedFrom) continue;
+      if (stored.port === worktree.row.port && stored.movedFrom === worktree.row.movedFrom)
+        continue;
       worktree.row.port = stored.port;
       worktree.row.movedFrom = stored.movedFrom;
       worktree.supervisor.setPort(stored.port);

@@ -34,7 +34,5 @@ export function isOwnPortProof(proof: unknown, token: string, challenge: string)
   if (typeof proof !== 'string') return false;
   const expected = Buffer.from(portProof(token, challenge), 'utf8');
   const presented = Buffer.from(proof, 'utf8');
-  return (
-    presented.length === expected.length && nodeCrypto().timingSafeEqual(presented, expected)
-  );
+  return presented.length === expected.length && nodeCrypto().timingSafeEqual(presented, expected);
 }
