@@ -104,6 +104,13 @@ export const hostCommands = {
     }),
     output: WorktreeStateSchema,
   },
+  /**
+   * Moves a worktree whose server moved (another program had taken its port) back to that port,
+   * restarting it if it runs; refused while the port is still taken.
+   */
+  reclaimPort: { input: WorktreeRef, output: WorktreeStateSchema },
+  /** Keeps the port a worktree moved to: the window stops offering the old one. */
+  keepMovedPort: { input: WorktreeRef, output: WorktreeStateSchema },
   /** The tools a worktree's server offers, asked by the host's own MCP client (the tool console). */
   listTools: { input: WorktreeRef, output: z.object({ tools: z.array(ToolInfoSchema) }) },
   /** Calls one tool through the tool console; a tool error comes back as `isError: true`. */

@@ -150,6 +150,11 @@ export const WorktreeStateSchema = z.object({
   port: z.number().int().positive(),
   /** Set when the port had to change (the previous one was taken by another program). */
   portNotice: z.string().nullable(),
+  /**
+   * The port this worktree had before another program took it (the one older client configs
+   * name), until the user takes it back or keeps the new one; null or absent: it never moved.
+   */
+  movedFromPort: z.number().int().positive().nullable().optional(),
   status: ServerStatusSchema,
   urls: ServerUrlsSchema,
   settings: WorktreeSettingsSchema,

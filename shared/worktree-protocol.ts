@@ -13,6 +13,11 @@ export const HostToWorktreeSchema = z.discriminatedUnion('type', [
     root: z.string(),
     /** The port to listen on; when taken, the process tries the following ones. */
     port: z.number().int().min(0).max(65535),
+    /**
+     * Ports the process never moves to: those the host's other worktrees have or remember, so
+     * that a worktree that moves does not take a sibling's port.
+     */
+    avoidPorts: z.array(z.number().int().min(0).max(65535)).max(65_536).optional(),
     token: z.string().min(16),
     /** When false, requests need no token (Host and Origin are still checked). */
     requireToken: z.boolean(),
@@ -35,5 +40,8 @@ export const HostToWorktreeSchema = z.discriminatedUnion('type', [
 ]);
 export type HostToWorktree = z.infer<typeof HostToWorktreeSchema>;
 
-/** How many ports after the requested one a worktree process tries before giving up. */
+/**
+ * How many ports after the requested one a worktree process tries before giving up (ports it
+ * skips, those of other worktrees, do not count).
+ */
 export const PORT_ATTEMPTS = 20;

@@ -25,18 +25,57 @@ describe('AppDatabase', () => {
     second.close();
   });
 
-  it('stores a moved port, handing the old one to a worktree that held the new one', async () => {
+  it('stores a moved port with the one it moved from, and hands out ports past both', async () => {
     const db = await AppDatabase.open(await makeTempDir());
     const repo = db.upsertRepo('/r/main');
     const a = db.ensureWorktree(repo.id, '/r/main');
     const b = db.ensureWorktree(repo.id, '/r/b');
-    db.setWorktreePort(a.id, b.port);
-    expect(db.getWorktreeByPath('/r/main')?.port).toBe(b.port);
-    expect(db.getWorktreeByPath('/r/b')?.port).toBe(a.port);
-    db.setWorktreePort(a.id, 50000);
-    expect(db.getWorktreeByPath('/r/main')?.port).toBe(50000);
+    expect(a.movedFrom).toBeNull();
+    expect(db.portsOfOtherWorktrees(a.id)).toEqual([b.port]);
+    db.setWorktreePort(a.id, 50000, a.port);
+    expect(db.getWorktreeByPath('/r/main')).toMatchObject({ port: 50000, movedFrom: a.port });
+    // Both ports of a moved worktree are kept from the others: the one it has, the one it lost.
+    expect(db.portsOfOtherWorktrees(b.id).sort()).toEqual([a.port, 50000].sort());
     expect(db.ensureWorktree(repo.id, '/r/c').port).toBe(50001);
+    // A port the user chose: no move to remember.
+    db.setWorktreePort(a.id, 40000);
+    expect(db.getWorktreeByPath('/r/main')).toMatchObject({ port: 40000, movedFrom: null });
+    expect(db.ensureWorktree(repo.id, '/r/d').port).toBe(50002);
     db.close();
+  });
+
+  it('hands a new port (not the lost one) to a worktree whose port another moved to', async () => {
+    const db = await AppDatabase.open(await makeTempDir());
+    const repo = db.upsertRepo('/r/main');
+    const a = db.ensureWorktree(repo.id, '/r/main');
+    const b = db.ensureWorktree(repo.id, '/r/b');
+    // `a` lost its port to another program and ended up on `b`'s (b was added meanwhile).
+    db.setWorktreePort(a.id, b.port, a.port);
+    expect(db.getWorktreeByPath('/r/main')).toMatchObject({ port: b.port, movedFrom: a.port });
+    expect(db.getWorktreeByPath('/r/b')).toMatchObject({ port: b.port + 1, movedFrom: b.port });
+    db.close();
+  });
+
+  it('remembers a moved port across a reopen, in a database made before moves were kept', async () => {
+    const dataDir = await makeTempDir();
+    const made = await AppDatabase.open(dataDir);
+    const repo = made.upsertRepo('/r/main');
+    const a = made.ensureWorktree(repo.id, '/r/main');
+    made.close();
+    // As the previous version left it: no moved_from column, one schema version less.
+    const raw = new Database(path.join(dataDir, AppDatabase.FILE_NAME));
+    const version = raw.pragma('user_version', { simple: true }) as number;
+    raw.exec('ALTER TABLE worktrees DROP COLUMN moved_from');
+    raw.pragma(`user_version = ${version - 1}`);
+    raw.close();
+
+    const first = await AppDatabase.open(dataDir);
+    expect(first.getWorktreeByPath('/r/main')).toMatchObject({ port: a.port, movedFrom: null });
+    first.setWorktreePort(a.id, 50000, a.port);
+    first.close();
+    const second = await AppDatabase.open(dataDir);
+    expect(second.getWorktreeByPath('/r/main')).toMatchObject({ port: 50000, movedFrom: a.port });
+    second.close();
   });
 
   it("keeps each worktree's newest 1,000 tool calls, oldest first, and forgets them with it", async () => {

@@ -1,7 +1,8 @@
 // The app database (SQLite, better-sqlite3) in the data directory: the repos the user opened and,
 // for each worktree, its port, token and recent tool calls (the Activity tab, kept across
 // restarts). Ports are stable: once a worktree has a port it keeps it
-// across restarts, unless another program takes it (then the new port is stored).
+// across restarts, unless another program takes it (then the new port is stored, with the one it
+// moved from, which the user can take back once it is free).
 // Schema changes are numbered migrations applied in a transaction (PRAGMA user_version).
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
@@ -25,6 +26,12 @@ export interface WorktreeRow {
   requireToken: boolean;
   /** Offer the opt-in just task tools (list_just_tasks, run_just_task); off by default. */
   justTasks: boolean;
+  /**
+   * The port this worktree had before another program took it and it moved to `port`; null when
+   * it never moved (or the user settled the move: took the port back, kept the new one, chose
+   * another).
+   */
+  movedFrom: number | null;
 }
 
 /** First port handed to a new worktree; later ones take the next unassigned port. */
@@ -78,6 +85,8 @@ const MIGRATIONS: string[] = [
      entry TEXT NOT NULL
    );
    CREATE INDEX activity_by_worktree ON activity(worktree_id, id);`,
+  // The port a worktree had before it moved (WorktreeRow.movedFrom).
+  `ALTER TABLE worktrees ADD COLUMN moved_from INTEGER;`,
 ];
 
 export function newToken(): string {
@@ -164,9 +173,10 @@ export class AppDatabase {
   }
 
   /**
-   * Returns the worktree row for `worktreePath`, creating it with a fresh token and the next
-   * unassigned port if new. (A port another program holds is handled at listen time: the worktree
-   * process moves to the next free one and the host records it with setWorktreePort.)
+   * Returns the worktree row for `worktreePath`, creating it with a fresh token and the port after
+   * every port any worktree has or remembers, if new. (A port another program holds is handled at
+   * listen time: the worktree process moves to the next free one and the host records it with
+   * setWorktreePort.)
    */
   ensureWorktree(
     repoId: number,
@@ -176,10 +186,7 @@ export class AppDatabase {
     const existing = this.getWorktreeByPath(worktreePath);
     if (existing) return existing;
     const insert = this.db.transaction(() => {
-      const maxPort = this.db.prepare('SELECT MAX(port) AS port FROM worktrees').get() as {
-        port: number | null;
-      };
-      const port = Math.max(firstPort, (maxPort.port ?? firstPort - 1) + 1);
+      const port = Math.max(firstPort, this.highestPort() + 1);
       this.db
         .prepare('INSERT INTO worktrees (repo_id, path, port, token) VALUES (?, ?, ?, ?)')
         .run(repoId, worktreePath, port, newToken());
@@ -188,23 +195,50 @@ export class AppDatabase {
     return this.getWorktreeByPath(worktreePath)!;
   }
 
-  /** Records that a worktree's server now lives on `port` (its old port was taken). */
-  setWorktreePort(worktreeId: number, port: number): void {
+  /** The highest port any worktree has or remembers (0: none). */
+  private highestPort(): number {
+    const row = this.db
+      .prepare('SELECT MAX(port) AS port, MAX(moved_from) AS movedFrom FROM worktrees')
+      .get() as { port: number | null; movedFrom: number | null };
+    return Math.max(row.port ?? 0, row.movedFrom ?? 0);
+  }
+
+  /**
+   * Records that a worktree's server now lives on `port`: with `movedFrom` the port it had (another
+   * program took it); null when the user chose the port (no move to remember).
+   */
+  setWorktreePort(worktreeId: number, port: number, movedFrom: number | null = null): void {
     this.db.transaction(() => {
-      // Another worktree may have been assigned this port but is not using it right now: give it
-      // our old port instead, so assignments stay unique.
+      // Another worktree may have been assigned this port (a worktree added while this one was
+      // moving) and not be using it: it gets a port nobody has or remembers — not our old one,
+      // which another program holds — and remembers the one it had.
       const holder = this.db
-        .prepare('SELECT id FROM worktrees WHERE port = ? AND id != ?')
-        .get(port, worktreeId) as { id: number } | undefined;
-      const own = this.db.prepare('SELECT port FROM worktrees WHERE id = ?').get(worktreeId) as {
-        port: number;
-      };
+        .prepare(
+          'SELECT id, port, moved_from AS movedFrom FROM worktrees WHERE port = ? AND id != ?',
+        )
+        .get(port, worktreeId) as
+        { id: number; port: number; movedFrom: number | null } | undefined;
       if (holder) this.db.prepare('UPDATE worktrees SET port = -id WHERE id = ?').run(holder.id);
-      this.db.prepare('UPDATE worktrees SET port = ? WHERE id = ?').run(port, worktreeId);
+      this.db
+        .prepare('UPDATE worktrees SET port = ?, moved_from = ? WHERE id = ?')
+        .run(port, movedFrom, worktreeId);
       if (holder) {
-        this.db.prepare('UPDATE worktrees SET port = ? WHERE id = ?').run(own.port, holder.id);
+        this.db
+          .prepare('UPDATE worktrees SET port = ?, moved_from = ? WHERE id = ?')
+          .run(Math.max(port, this.highestPort()) + 1, holder.movedFrom ?? holder.port, holder.id);
       }
     })();
+  }
+
+  /**
+   * The ports the other worktrees have or remember (WorktreeRow.movedFrom): a worktree that moves
+   * never takes one of them.
+   */
+  portsOfOtherWorktrees(worktreeId: number): number[] {
+    const rows = this.db
+      .prepare('SELECT port, moved_from AS movedFrom FROM worktrees WHERE id != ?')
+      .all(worktreeId) as { port: number; movedFrom: number | null }[];
+    return rows.flatMap((row) => (row.movedFrom === null ? [row.port] : [row.port, row.movedFrom]));
   }
 
   getWorktreeByPath(worktreePath: string): WorktreeRow | undefined {
@@ -228,7 +262,7 @@ export class AppDatabase {
     const rows = this.db
       .prepare(
         `SELECT id, repo_id AS repoId, path, port, token, autostart, require_token AS requireToken,
-                just_tasks AS justTasks
+                just_tasks AS justTasks, moved_from AS movedFrom
          FROM worktrees ${where}`,
       )
       .all(...params) as Raw[];

@@ -78,6 +78,8 @@ const handlers: Handlers = {
     host.setReconcileBase(input.worktreeId, input.base),
   setWorktreePort: (host, input: Input<'setWorktreePort'>) =>
     host.setWorktreePort(input.worktreeId, input.port),
+  reclaimPort: (host, input: Input<'reclaimPort'>) => host.reclaimPort(input.worktreeId),
+  keepMovedPort: (host, input: Input<'keepMovedPort'>) => host.keepMovedPort(input.worktreeId),
   listTools: async (host, input: Input<'listTools'>) => ({
     tools: await toolConsoleFor(host).listTools(input.worktreeId),
   }),

@@ -7,6 +7,7 @@ import type { WorktreeState } from '../../shared/model.ts';
 import { isPortOpen, occupyPort, randomFirstPort, waitFor } from '../testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo, type TempRepo } from '../testing/temp-repo.ts';
 import { createLogger, formatLogLine } from '../platform/log.ts';
+import { PORT_CHALLENGE_HEADER, portProof } from '../platform/http/port-identity.ts';
 import { Host } from './host.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -130,7 +131,7 @@ describe('Host', () => {
     expect(worktrees(reopened)[0]!.port).toBe(after!.port);
   });
 
-  it('keeps its port while a Grove server that is going away holds it, and says what it waits for', async () => {
+  it('keeps its port while its own previous server, going away, holds it, and says what it waits for', async () => {
     const repo = await makeTempRepo();
     cleanups.push(repo.cleanup);
     const logged: string[] = [];
@@ -142,11 +143,14 @@ describe('Host', () => {
     cleanups.push(() => host.close());
     await host.addRepo(repo.root);
     const [worktree] = worktrees(host);
+    const { token } = host.getConnectionInfo(worktree!.id);
     // The previous server of this worktree, still closing: it answers /healthz as every Grove
-    // server does, and lets go of the port half a second after the new process asked who it is.
+    // server does — with the proof that it knows this worktree's token — and lets go of the port
+    // half a second after the new process asked who it is.
     let letGo = false;
-    const previous = createServer((_req, res) => {
-      res.end('{"ok":true}');
+    const previous = createServer((req, res) => {
+      const challenge = req.headers[PORT_CHALLENGE_HEADER];
+      res.end(JSON.stringify({ ok: true, proof: portProof(token, String(challenge)) }));
       setTimeout(() => {
         letGo = true;
         previous.close();
@@ -167,8 +171,8 @@ describe('Host', () => {
     expect(after!.status).toEqual({ state: 'running', port: worktree!.port });
     expect(after!.portNotice).toBeNull();
     const waited =
-      `port ${worktree!.port} is held by another Grove server (the previous one of this ` +
-      `worktree, stopping?); waiting up to 5 s for it to let go`;
+      `port ${worktree!.port} is held by this worktree's previous server, still stopping; ` +
+      `waiting up to 5 s for it to let go`;
     expect(details).toContain(waited);
     expect(logged.some((line) => line.includes(waited))).toBe(true);
   });

@@ -33,6 +33,7 @@ import {
   type OpenWorktreeDeps,
 } from './open-worktree.ts';
 import { refreshRepo, type RefreshContext } from './worktree-refresh.ts';
+import { isPortFree } from './port-check.ts';
 
 /** Tool calls kept per worktree across restarts (the Activity tab). */
 export const DEFAULT_ACTIVITY_LIMIT = 1_000;
@@ -254,7 +255,10 @@ export class Host {
     return worktreeState(worktree);
   }
 
-  /** Moves a worktree's server to `port`, restarting it if it runs. */
+  /**
+   * Moves a worktree's server to `port`, restarting it if it runs. A move the worktree made on its
+   * own (another program took its port) is settled: the window no longer offers the old port.
+   */
   async setWorktreePort(worktreeId: string, port: number): Promise<WorktreeState> {
     const worktree = this.worktree(worktreeId);
     const holder = this.db.getWorktreeByPort(port);
@@ -265,10 +269,47 @@ export class Host {
     }
     this.db.setWorktreePort(worktree.row.id, port);
     worktree.row.port = port;
-    worktree.portNotice = null;
+    worktree.row.movedFrom = null;
     worktree.supervisor.setPort(port);
     if (worktree.supervisor.status.state === 'running') await this.restartServer(worktreeId);
     else this.emitWorktree(worktree);
+    return worktreeState(worktree);
+  }
+
+  /**
+   * Moves a worktree that moved (another program had taken its port) back to the port it had, the
+   * one older client configs name, restarting its server if it runs. Refused while that port is
+   * still taken, or another worktree has it now.
+   */
+  async reclaimPort(worktreeId: string): Promise<WorktreeState> {
+    const worktree = this.worktree(worktreeId);
+    const port = worktree.row.movedFrom;
+    if (port === null) {
+      throw new UserError(`the server of ${worktree.row.path} did not move: nothing to take back`);
+    }
+    const holder = this.db.getWorktreeByPort(port);
+    if (holder && holder.id !== worktree.row.id) {
+      throw new UserError(`port ${port} is assigned to the worktree ${holder.path} now`, {
+        code: 'busy',
+      });
+    }
+    if (!(await isPortFree(port))) {
+      throw new UserError(
+        `port ${port} is still in use by another program; try again once it lets go of it`,
+        { code: 'busy' },
+      );
+    }
+    return this.setWorktreePort(worktreeId, port);
+  }
+
+  /** Keeps the port a worktree moved to: the window stops offering the old one. */
+  keepMovedPort(worktreeId: string): WorktreeState {
+    const worktree = this.worktree(worktreeId);
+    if (worktree.row.movedFrom !== null) {
+      this.db.setWorktreePort(worktree.row.id, worktree.row.port);
+      worktree.row.movedFrom = null;
+      this.emitWorktree(worktree);
+    }
     return worktreeState(worktree);
   }
 
@@ -362,11 +403,29 @@ export class Host {
         justTasksForAll: this.options.justTasks === true,
         ...(this.options.supervision ? { supervision: this.options.supervision } : {}),
         changed: (open) => this.emitWorktree(open),
+        portsChanged: () => this.reloadPorts(),
         emit: (event) => this.emit(event),
       },
       repo,
       discovered,
     );
+  }
+
+  /**
+   * Takes every open worktree's port (and the port it moved from) from the app database again,
+   * after a move was stored: the moved worktree's, and another's the same write gave a new port.
+   */
+  private reloadPorts(): void {
+    for (const worktree of this.allWorktrees()) {
+      const stored = this.db.getWorktreeByPath(worktree.row.path);
+      if (!stored) continue;
+      if (stored.port === worktree.row.port && stored.movedFrom === worktree.row.movedFrom)
+        continue;
+      worktree.row.port = stored.port;
+      worktree.row.movedFrom = stored.movedFrom;
+      worktree.supervisor.setPort(stored.port);
+      this.emitWorktree(worktree);
+    }
   }
 
   private allWorktrees(): OpenWorktree[] {

@@ -34,6 +34,11 @@ export interface OpenWorktreeDeps {
   justTasksForAll: boolean;
   /** The record changed: the window should see it again. */
   changed(open: OpenWorktree): void;
+  /**
+   * A worktree's port moved and was stored (another worktree may have been handed a new port by
+   * the same write): every open worktree takes its port from the database again.
+   */
+  portsChanged(): void;
   emit(event: HostEvent): void;
 }
 
@@ -41,7 +46,6 @@ export interface OpenWorktree {
   row: WorktreeRow;
   repoId: string;
   discovered: DiscoveredWorktree;
-  portNotice: string | null;
   /**
    * Set while the worktree cannot be served: git reports the directory as gone, or its path was
    * refused (inside /proc, /sys or /dev, or not a work tree of the repository). Shown as `error`.
@@ -82,7 +86,6 @@ export function openWorktree(
     reconcileBase,
     justTasksByHost: deps.justTasksForAll,
     discovered,
-    portNotice: null,
     missingMessage: unservableMessage(discovered),
     clients: [],
     runningCalls: [],
@@ -97,6 +100,7 @@ export function openWorktree(
       justTasks: deps.justTasksForAll || row.justTasks,
       ...(reconcileBase ? { reconcileBase } : {}),
       launcher: deps.launcher,
+      avoidPorts: () => deps.db.portsOfOtherWorktrees(row.id),
       ...deps.supervision,
       log: deps.log.child(`worktree ${discovered.path}`),
       onStatus: (status) => {
@@ -114,9 +118,9 @@ export function openWorktree(
         deps.changed(open);
       },
       onPortMoved: (port, requestedPort) => {
-        deps.db.setWorktreePort(row.id, port);
-        row.port = port;
-        open.portNotice = `port ${requestedPort} was in use; moved to ${port}`;
+        // The port to take back is the first one this worktree lost, if it moved more than once.
+        deps.db.setWorktreePort(row.id, port, row.movedFrom ?? requestedPort);
+        deps.portsChanged();
       },
       onClients: (clients, healthChecks) => {
         open.clients = clients;
@@ -172,7 +176,11 @@ export function worktreeState(worktree: OpenWorktree): WorktreeState {
     branch: worktree.discovered.branch,
     isMain: worktree.discovered.isMain,
     port,
-    portNotice: worktree.portNotice,
+    portNotice:
+      worktree.row.movedFrom === null
+        ? null
+        : `port ${worktree.row.movedFrom} was in use; moved to ${port}`,
+    movedFromPort: worktree.row.movedFrom,
     status,
     urls: serverUrls(port),
     settings: {

@@ -30,6 +30,11 @@ export interface SupervisorOptions {
   onStatus(status: ServerStatus): void;
   /** Called when the process had to listen on another port than the one requested. */
   onPortMoved(port: number, requestedPort: number): void;
+  /**
+   * The ports a start never moves to (those the host's other worktrees have or remember), asked
+   * at every start.
+   */
+  avoidPorts?: () => readonly number[];
   /** The clients list; `healthChecks`: clients that made no call dropped from it since the last. */
   onClients?(clients: ClientInfo[], healthChecks: number): void;
   onActivity?(entries: ActivityEntry[]): void;
@@ -264,6 +269,7 @@ export class WorktreeSupervisor {
       type: 'start',
       root: this.options.root,
       port: this.options.port,
+      avoidPorts: [...(this.options.avoidPorts?.() ?? [])],
       token: this.options.token,
       requireToken: this.options.requireToken,
     });

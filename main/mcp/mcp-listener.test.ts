@@ -6,6 +6,11 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { readOnlyLocal } from '../tools/tool-definition.ts';
 import { createMcpListener } from './mcp-listener.ts';
 import {
+  isOwnPortProof,
+  newPortChallenge,
+  PORT_CHALLENGE_HEADER,
+} from '../platform/http/port-identity.ts';
+import {
   authHeader,
   CLIENT_INFO,
   connectClient,
@@ -484,6 +489,41 @@ describe('listening', () => {
     const response = await rawRequest({ port: server.port, path: '/healthz' });
     expect(response.status).toBe(200);
     expect(JSON.parse(response.body)).toEqual({ ok: true });
+  });
+
+  it('answers a port challenge on /healthz with a proof of its token that reveals nothing else', async () => {
+    const server = await listen();
+    const challenge = newPortChallenge();
+    const response = await rawRequest({
+      port: server.port,
+      path: '/healthz',
+      headers: { [PORT_CHALLENGE_HEADER]: challenge },
+    });
+    expect(response.status).toBe(200);
+    const answer = JSON.parse(response.body) as { ok: boolean; proof: string };
+    expect(answer.ok).toBe(true);
+    expect(isOwnPortProof(answer.proof, TEST_TOKEN, challenge)).toBe(true);
+    expect(isOwnPortProof(answer.proof, `${TEST_TOKEN}x`, challenge)).toBe(false);
+    expect(isOwnPortProof(answer.proof, TEST_TOKEN, newPortChallenge())).toBe(false);
+    expect(response.body).not.toContain(TEST_TOKEN);
+    // A rotated token: the proof follows it.
+    server.listener.setAccess({ token: `${TEST_TOKEN}-rotated`, requireToken: true });
+    const again = await rawRequest({
+      port: server.port,
+      path: '/healthz',
+      headers: { [PORT_CHALLENGE_HEADER]: challenge },
+    });
+    const rotated = (JSON.parse(again.body) as { proof: string }).proof;
+    expect(isOwnPortProof(rotated, `${TEST_TOKEN}-rotated`, challenge)).toBe(true);
+    // Not a challenge (not hex, too short): the plain answer.
+    for (const junk of ['zz'.repeat(20), 'abc', '0'.repeat(200)]) {
+      const plain = await rawRequest({
+        port: server.port,
+        path: '/healthz',
+        headers: { [PORT_CHALLENGE_HEADER]: junk },
+      });
+      expect(JSON.parse(plain.body)).toEqual({ ok: true });
+    }
   });
 
   it('rejects with code EADDRINUSE when the port is taken', async () => {

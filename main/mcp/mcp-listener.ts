@@ -18,6 +18,11 @@ import {
   tokenRefusal,
 } from '../platform/http/request-guard.ts';
 import { requireBuiltin } from '../platform/builtins.ts';
+import {
+  isPortChallenge,
+  PORT_CHALLENGE_HEADER,
+  portProof,
+} from '../platform/http/port-identity.ts';
 import { isJsonMediaType, readJsonBody, sendJson } from '../platform/http/json-body.ts';
 import { stageMark, stageTraceStart } from '../platform/stage-timings.ts';
 import {
@@ -171,7 +176,16 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     if (refusedHost !== undefined) return sendJson(res, 403, { error: refusedHost });
     const { path, query } = splitUrl(req.url);
     if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
-      return sendJson(res, 200, { ok: true });
+      // A worktree process asking who holds its port gets a proof of this server's token
+      // (platform/http/port-identity.ts); anyone else gets the plain answer.
+      const challenge = req.headers[PORT_CHALLENGE_HEADER];
+      return sendJson(
+        res,
+        200,
+        isPortChallenge(challenge)
+          ? { ok: true, proof: portProof(access.token, challenge) }
+          : { ok: true },
+      );
     }
     const sessionId = query.get('sessionId') ?? undefined;
     // The id of a live SSE session was handed out over an authenticated stream.

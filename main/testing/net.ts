@@ -48,3 +48,28 @@ export function occupyPort(port: number): Promise<Server> {
 export function randomFirstPort(): number {
   return 20_000 + Math.floor(Math.random() * 800) * 50;
 }
+
+/** True when nothing listens on 127.0.0.1:port now (it could be listened on). */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen({ port, host: '127.0.0.1', exclusive: true }, () =>
+      probe.close(() => resolve(true)),
+    );
+  });
+}
+
+/**
+ * Like randomFirstPort, but the `count` ports from it are free now (other test files, other
+ * programs on this machine), for a test that asserts which of them its worktrees get.
+ */
+export async function randomFreeFirstPort(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const first = randomFirstPort();
+    let free = true;
+    for (let port = first; port < first + count && free; port++) free = await canListen(port);
+    if (free) return first;
+  }
+  throw new Error(`no range of ${count} free ports found`);
+}

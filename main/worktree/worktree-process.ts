@@ -3,9 +3,7 @@
 // after `listening`). Started by the host with child_process.fork (headless, tests) or Electron's
 // utilityProcess (app); talks to the host only through the messages in worktree-protocol.ts. A
 // crash here never touches the host or other worktrees.
-import type * as NodeHttp from 'node:http';
 import { LISTEN_HOST } from '../mcp/http-answers.ts';
-import { requireBuiltin } from '../platform/builtins.ts';
 import {
   createMcpListener,
   type McpListener,
@@ -13,13 +11,13 @@ import {
 } from '../mcp/mcp-listener.ts';
 import { createFileLayerProbe, realWorktreeRoot } from '../platform/confined-fs.ts';
 import { ClientRegistry } from './client-registry.ts';
+import { claimPort } from './port-claim.ts';
 import type { ReconcileService } from '../tools/reconcile-service.ts';
 import { createWorktreeServer, type WorktreeServer } from './worktree-server.ts';
 import { createIdleMemoryReclaimer } from './idle-memory.ts';
 import { createLogger } from '../platform/log.ts';
 import {
   HostToWorktreeSchema,
-  PORT_ATTEMPTS,
   type HostToWorktree,
   type WorktreeToHost,
 } from '../../shared/worktree-protocol.ts';
@@ -72,107 +70,6 @@ function hostChannel(): HostChannel {
     written: () =>
       unwritten === 0 ? Promise.resolve() : new Promise((resolve) => allWritten.push(resolve)),
   };
-}
-
-/** Everything the MCP listener needs except the port, which listenFromPort walks. */
-type ListenerSettings = Omit<McpListenerOptions, 'port'>;
-
-/**
- * How long a worktree process waits for its stable port while a Grove server holds it: during a
- * restart that is this worktree's previous server, still closing its sessions. Moving would change
- * the port every client config names; waiting costs a moment.
- */
-export const PORT_GRACE_MS = 5_000;
-
-function isAddressInUse(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
-}
-
-/**
- * Who listens on 127.0.0.1:port: a Grove worktree server (it answers `/healthz` with
- * `{"ok":true}`), nobody (the connection is refused), or another program.
- */
-function portHolder(port: number): Promise<'grove' | 'nobody' | 'other'> {
-  // Required, not imported: node:http's ESM facade would load undici (platform/builtins.ts).
-  const { request } = requireBuiltin<typeof NodeHttp>('node:http');
-  return new Promise((resolve) => {
-    const probe = request(
-      { host: LISTEN_HOST, port, path: '/healthz', method: 'GET', timeout: 1_000 },
-      (response) => {
-        let body = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (body = (body + chunk).slice(0, 100)));
-        response.on('end', () =>
-          resolve(response.statusCode === 200 && body.startsWith('{"ok":true') ? 'grove' : 'other'),
-        );
-        response.on('error', () => resolve('other'));
-      },
-    );
-    probe.on('timeout', () => probe.destroy(new Error('timeout')));
-    probe.on('error', (error: NodeJS.ErrnoException) =>
-      resolve(error.code === 'ECONNREFUSED' ? 'nobody' : 'other'),
-    );
-    probe.end();
-  });
-}
-
-/**
- * The stable port is taken. When a Grove server holds it (or it was just let go), waits up to
- * PORT_GRACE_MS for it and listens there; undefined when another program holds it, or the Grove
- * server did not let go in time: then the caller moves on to the next port.
- */
-async function waitForStablePort(
-  settings: ListenerSettings,
-  port: number,
-  onWaiting: (detail: string) => void,
-): Promise<McpListener | undefined> {
-  const deadline = Date.now() + PORT_GRACE_MS;
-  let announced = false;
-  while (Date.now() < deadline) {
-    const holder = await portHolder(port);
-    if (holder === 'other') return undefined;
-    if (holder === 'grove' && !announced) {
-      announced = true;
-      onWaiting(
-        `port ${port} is held by another Grove server (the previous one of this worktree, ` +
-          `stopping?); waiting up to ${PORT_GRACE_MS / 1000} s for it to let go`,
-      );
-    }
-    try {
-      return await createMcpListener({ ...settings, port });
-    } catch (error) {
-      if (!isAddressInUse(error)) throw error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return undefined;
-}
-
-async function listenFromPort(
-  settings: ListenerSettings,
-  requestedPort: number,
-  onWaiting: (detail: string) => void,
-): Promise<McpListener> {
-  let lastError: unknown;
-  const attempts = requestedPort === 0 ? 1 : PORT_ATTEMPTS;
-  for (let offset = 0; offset < attempts; offset++) {
-    const port = requestedPort === 0 ? 0 : requestedPort + offset;
-    if (port > 65535) break;
-    try {
-      return await createMcpListener({ ...settings, port });
-    } catch (error) {
-      if (!isAddressInUse(error)) throw error;
-      lastError = error;
-    }
-    // Only another program moves a worktree off its stable port, never a Grove server going away.
-    if (offset === 0 && requestedPort !== 0) {
-      const listener = await waitForStablePort(settings, port, onWaiting);
-      if (listener) return listener;
-    }
-  }
-  throw new Error(
-    `no free port in ${requestedPort}-${requestedPort + attempts - 1}: ${String(lastError)}`,
-  );
 }
 
 export function runWorktreeProcess(channel: HostChannel): void {
@@ -274,21 +171,23 @@ export function runWorktreeProcess(channel: HostChannel): void {
         server = assembled;
         const service = assembled.reconcile;
         reconcile = service;
-        const started = await listenFromPort(
-          {
-            root,
-            ...access,
-            isToolOffered: assembled.isToolOffered,
-            instructions: assembled.instructions,
-            loadServerParts: assembled.loadServerParts,
-            serverInfo: assembled.serverInfo,
-            onClientEvent: (event) => clients.handle(event),
-            onRequest: idleMemory.activity,
-            onError: (error) => log.child('mcp').error(error.message),
-          },
-          message.port,
-          (detail) => channel.send({ type: 'waiting', detail }),
-        );
+        const settings: Omit<McpListenerOptions, 'port'> = {
+          root,
+          ...access,
+          isToolOffered: assembled.isToolOffered,
+          instructions: assembled.instructions,
+          loadServerParts: assembled.loadServerParts,
+          serverInfo: assembled.serverInfo,
+          onClientEvent: (event) => clients.handle(event),
+          onRequest: idleMemory.activity,
+          onError: (error) => log.child('mcp').error(error.message),
+        };
+        const started = await claimPort((port) => createMcpListener({ ...settings, port }), {
+          port: message.port,
+          avoidPorts: message.avoidPorts ?? [],
+          token: access.token,
+          onWaiting: (detail) => channel.send({ type: 'waiting', detail }),
+        });
         listener = started;
         started.setAccess(access); // a set-token may have arrived during listen
         // A set-just-tasks may have arrived during listen.

@@ -18,6 +18,7 @@ import { CopyButton } from '../common/copy-button.tsx';
 import { useHostState } from '../common/store-context.tsx';
 import { PreviewedWriter } from './config-writer.tsx';
 import { type useConnectionInfo } from './use-connection-info.ts';
+import { PortMovedNote } from './port-moved-note.tsx';
 
 export interface ConnectTabProps {
   worktree: WorktreeState;
@@ -51,6 +52,7 @@ export function ConnectTab({ worktree, connection, live }: ConnectTabProps) {
   const snippets = clientConfigs(target);
   return (
     <div className="stack">
+      <PortMovedNote key={worktree.id} worktree={worktree} live={live} where="connect" />
       <section className="card" aria-label="Add to a client">
         <div className="writers">
           <PreviewedWriter

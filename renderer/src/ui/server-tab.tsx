@@ -1,7 +1,7 @@
 // The Server tab: status (with the error and a Retry), Start/Stop/Restart, the port (edited with
 // setWorktreePort, which restarts a running server on it), the autostart and require-token
 // switches, the running just tasks (with Stop), the two URLs, the token (hidden until revealed;
-// copy; rotate) and the port notice.
+// copy; rotate) and, when the port moved, the note that offers the old one back.
 import { useId, useState, type FormEvent } from 'react';
 import { WORKTREE_PORT_MAX, WORKTREE_PORT_MIN } from '../../../shared/host-api.ts';
 import type { WorktreeState } from '../../../shared/model.ts';
@@ -14,6 +14,7 @@ import { type useConnectionInfo } from './use-connection-info.ts';
 import { ConfirmButtons } from '../common/confirm-buttons.tsx';
 import { portOutcome, portProblem, type PortOutcome } from './port-setting.ts';
 import { RunningTasks } from './running-tasks.tsx';
+import { PortMovedNote } from './port-moved-note.tsx';
 
 export interface ServerTabProps {
   worktree: WorktreeState;
@@ -72,11 +73,7 @@ export function ServerTab({ worktree, pending, commandError, live, connection }:
             </button>
           </div>
         </div>
-        {worktree.portNotice && (
-          <p className="notice" role="note">
-            {worktree.portNotice}. Clients configured with the old port need the new URL.
-          </p>
-        )}
+        <PortMovedNote key={worktree.id} worktree={worktree} live={live} where="server" />
         {commandError && (
           <p className="notice notice--error" role="alert">
             Could not {commandError.command} the server: {commandError.message}

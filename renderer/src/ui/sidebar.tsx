@@ -1,6 +1,7 @@
 // The sidebar: every open repository with its worktrees (branch, status dot, connected clients,
-// drifted specs, the overall drift status as a word, the path as a tooltip), a way to remove a repository, and the "Add repository"
-// field. Arrow keys move between worktrees; Enter or Space selects one.
+// drifted specs, the overall drift status as a word, "moved" when another program took its port,
+// the path as a tooltip), a way to remove a repository, and the "Add repository" field. Arrow
+// keys move between worktrees; Enter or Space selects one.
 import { useId, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { HostSnapshot, RepoState, WorktreeState } from '../../../shared/model.ts';
 import { connectedClientCount } from '../../../shared/clients.ts';
@@ -175,6 +176,7 @@ function WorktreeItem({
   const clients = connectedClientCount(worktree.clients, now);
   const drifted = worktree.reconcileTotals?.specsNeedingReconciliation ?? 0;
   const name = worktree.branch ?? 'detached';
+  const moved = worktree.movedFromPort !== null && worktree.movedFromPort !== undefined;
   return (
     <button
       type="button"
@@ -204,6 +206,15 @@ function WorktreeItem({
           {drifted}
         </span>
       )}
+      {moved && (
+        <span
+          className="worktree-item__moved"
+          aria-hidden="true"
+          title={`Port moved: ${worktree.movedFromPort} was in use, now ${worktree.port}`}
+        >
+          moved
+        </span>
+      )}
       {drift && (
         <span className="worktree-item__drift" aria-hidden="true">
           <DriftWord score={drift.score} status={drift.status} showScore={false} />
@@ -212,7 +223,9 @@ function WorktreeItem({
       <span id={descriptionId} className="visually-hidden">
         {statusLabel(worktree.status, now, live)}, {plural(clients, 'connected client')}
         {drifted > 0 && `, ${plural(drifted, 'spec')} to reconcile`}
-        {drift && `, ${driftDescription(drift.score, drift.status)}`}, {worktree.path}
+        {drift && `, ${driftDescription(drift.score, drift.status)}`}
+        {moved && `, port moved from ${worktree.movedFromPort} to ${worktree.port}`},{' '}
+        {worktree.path}
       </span>
     </button>
   );
