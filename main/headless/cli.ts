@@ -6,19 +6,7 @@
 // (main/bridge/bridge-command.ts: MCP over stdio for one worktree), and NotarAI 0.7's `check`,
 // `score`, `export-context` and `decisions` (main/notarai-cli/: the engine for CI, no host).
 import { GROVE_VERSION } from '../platform/version.ts';
-import { isUsageError, USAGE, usageError } from './usage.ts';
-
-/** One `grove <command>`: its usage text and what it runs. */
-export interface CliCommand {
-  /** Printed for `grove <command> --help`, and after a usage error of the command. */
-  usage: string;
-  /**
-   * Runs the command with the arguments after its name; resolves with the exit code, or -1 to
-   * keep the process running (a server that stops on a signal). Throws a usage error (usage.ts)
-   * for a command line it cannot run.
-   */
-  run(args: string[]): Promise<number>;
-}
+import { isUsageError, USAGE, usageError, type CliCommand } from './usage.ts';
 
 /** Each command's module, loaded on demand. */
 const COMMANDS: Record<string, () => Promise<CliCommand>> = {

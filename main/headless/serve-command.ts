@@ -11,7 +11,7 @@ import { UserError } from '../platform/errors.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 import { startUiServer, type UiServer } from './ui-server.ts';
 import type { WorktreeState } from '../../shared/model.ts';
-import type { CliCommand } from './cli.ts';
+import type { CliCommand } from './usage.ts';
 import { USAGE, usageError } from './usage.ts';
 
 const DEFAULT_UI_PORT = 47100;

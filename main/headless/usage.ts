@@ -35,3 +35,15 @@ export function isUsageError(error: unknown): boolean {
     ((error as { code?: unknown } | null)?.code?.toString().startsWith('ERR_PARSE_ARGS') ?? false)
   );
 }
+
+/** One `grove <command>`: its usage text and what it runs. */
+export interface CliCommand {
+  /** Printed for `grove <command> --help`, and after a usage error of the command. */
+  usage: string;
+  /**
+   * Runs the command with the arguments after its name; resolves with the exit code, or -1 to
+   * keep the process running (a server that stops on a signal). Throws a usage error (usage.ts)
+   * for a command line it cannot run.
+   */
+  run(args: string[]): Promise<number>;
+}

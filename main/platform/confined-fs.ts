@@ -24,15 +24,18 @@
 // file nor a call reading many files holds the loop (the host's health check would take the
 // process for hung).
 //
-// The layer lives in main/platform/confined-fs/ (resolve, descriptors, reads, writes, verified
-// directories, listing, probe); this module is its one entry: callers import from here.
+// The layer lives in main/platform/confined-fs/ (types, resolve, descriptors, reads, writes,
+// verified directories, listing, probe); this module is its one entry: callers import from here.
 
+export type {
+  SandboxPath,
+  OpenedFile,
+  DirectoryEntry,
+  OpenedDirectory,
+  SandboxFile,
+} from './confined-fs/types.ts';
 export {
   MAX_PATH_LENGTH,
-  type SandboxPath,
-  type OpenedFile,
-  type DirectoryEntry,
-  type OpenedDirectory,
   isInsideRoot,
   toRelativePosix,
   displayPath,
@@ -45,7 +48,6 @@ export {
 } from './confined-fs/resolve.ts';
 export {
   SYNC_READ_BUDGET,
-  type SandboxFile,
   sandboxFile,
   openFileInsideRoot,
   withDirectoryInsideRoot,

@@ -14,9 +14,28 @@ import path from 'node:path';
 import { entryKindInsideRoot } from '../platform/confined-fs.ts';
 import { runGit } from '../platform/git/run-git.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
-import type { WorktreeFiles } from './git-queries.ts';
-import type { ScanSnapshot } from './live-index.ts';
+import type { ChangedEntry, WorktreeFiles } from './git-queries.ts';
 import { governs, isSpecPath, reloadSpecs, type SpecSet, type ValidSpec } from './spec-loader.ts';
+
+/** The results of one scan, valid while nothing has moved since it began. */
+export interface ScanSnapshot {
+  listing?: WorktreeFiles;
+  specs?: SpecSet;
+  /** Base name as given -> its commit. */
+  bases: Map<string, string>;
+  /** Commit -> tracked changes vs the working tree. */
+  changed: Map<string, ChangedEntry[]>;
+  /** Path -> its content hash (BLAKE3, hex), as the scan read it or the stat fast path vouched. */
+  hashes: Map<string, string>;
+  /**
+   * The hashes of `hashes` that were read from the file's bytes (by a scan or a mark), not taken
+   * from a stat row: only these are recorded by mark_reconciled without reading, since an edit
+   * that keeps size, mtime and inode fools the stat fast path, and a read then mends the row.
+   */
+  read: Map<string, string>;
+  /** Spec path -> the listed files its globs govern (matching 20,000 paths per spec costs). */
+  governed: Map<string, string[]>;
+}
 
 /** More paths than this in one batch (a checkout, a build): a full scan is cheaper and safer. */
 export const MAX_INCREMENTAL_PATHS = 1_000;

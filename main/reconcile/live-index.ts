@@ -24,8 +24,8 @@ import {
   writeFileAtomicInsideRoot,
 } from '../platform/confined-fs.ts';
 import { forEachInSlices } from '../platform/time-slices.ts';
-import { listWorktreeFileSets, type ChangedEntry, type WorktreeFiles } from './git-queries.ts';
-import { applyPathChanges, MAX_INCREMENTAL_PATHS } from './live-index-update.ts';
+import { listWorktreeFileSets, type WorktreeFiles } from './git-queries.ts';
+import { applyPathChanges, MAX_INCREMENTAL_PATHS, type ScanSnapshot } from './live-index-update.ts';
 import { loadSpecs, type SpecSet } from './spec-loader.ts';
 
 /** Where cookies are written: the cache directory, which holds no worktree content. */
@@ -34,25 +34,7 @@ const COOKIE_PREFIX = '.grove-sync-';
 /** Longest a call waits for its cookie before it scans instead. */
 export const SYNC_TIMEOUT_MS = 1_000;
 
-/** The results of one scan, valid while nothing has moved since it began. */
-export interface ScanSnapshot {
-  listing?: WorktreeFiles;
-  specs?: SpecSet;
-  /** Base name as given -> its commit. */
-  bases: Map<string, string>;
-  /** Commit -> tracked changes vs the working tree. */
-  changed: Map<string, ChangedEntry[]>;
-  /** Path -> its content hash (BLAKE3, hex), as the scan read it or the stat fast path vouched. */
-  hashes: Map<string, string>;
-  /**
-   * The hashes of `hashes` that were read from the file's bytes (by a scan or a mark), not taken
-   * from a stat row: only these are recorded by mark_reconciled without reading, since an edit
-   * that keeps size, mtime and inode fools the stat fast path, and a read then mends the row.
-   */
-  read: Map<string, string>;
-  /** Spec path -> the listed files its globs govern (matching 20,000 paths per spec costs). */
-  governed: Map<string, string[]>;
-}
+export type { ScanSnapshot } from './live-index-update.ts';
 
 export class LiveIndex {
   readonly #root: string;

@@ -10,7 +10,7 @@ import {
   DriftReportSchema,
   ExportContextResultSchema,
 } from '../../shared/notarai-check.ts';
-import type { EngineLoader } from './reconcile-tools.ts';
+import type { EngineLoader } from './engine-loader.ts';
 import { defineTool, readOnlyLocal } from './tool-definition.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 

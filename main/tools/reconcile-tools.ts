@@ -18,7 +18,7 @@ import {
 } from '../../shared/reconcile-results.ts';
 import { defineTool, readOnlyLocal } from './tool-definition.ts';
 import type { ToolDefinition } from './tool-definition.ts';
-import type { ReconcileEngine } from '../reconcile/reconcile-engine.ts';
+import type { EngineLoader } from './engine-loader.ts';
 import { createNotaraiCheckTools } from './notarai-check-tools.ts';
 import { createDecisionTools } from './decision-tools.ts';
 
@@ -26,7 +26,6 @@ import { createDecisionTools } from './decision-tools.ts';
 /** Deadline of the tools that scan every governed file (200,000 files cold take seconds, not minutes). */
 const RECONCILE_DEADLINE_MS = 120_000;
 
-export type EngineLoader = () => Promise<ReconcileEngine>;
 
 const baseBranch = z
   .string()

@@ -15,7 +15,7 @@ import {
 import type * as NodeUtil from 'node:util';
 import { requireBuiltin } from '../builtins.ts';
 import { UserError } from '../errors.ts';
-import type { SandboxPath } from './resolve.ts';
+import type { SandboxPath } from './types.ts';
 
 /** node:util required, not imported (platform/builtins.ts says why). */
 const { promisify } = requireBuiltin<typeof NodeUtil>('node:util');

@@ -1,12 +1,12 @@
 // Reading files inside the root: opened with O_NOFOLLOW | O_NONBLOCK, proved by descriptor, read
 // with a cap; small reads synchronous within a per-turn budget.
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { lstat, open, readdir } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { UserError } from '../errors.ts';
 import { OPEN_FLAGS, descriptorPrefix, readAsync, stat, verifyOpened } from './descriptors.ts';
-import type { OpenedDirectory, OpenedFile } from './resolve.ts';
+import type { OpenedDirectory, OpenedFile, SandboxFile } from './types.ts';
 import { displayPath, errnoCode, fsRefusal, resolveInsideRoot } from './resolve.ts';
 
 /** Bytes read synchronously per turn of the event loop before reads move to the thread pool. */
@@ -27,21 +27,6 @@ function takeSyncBudget(length: number): boolean {
     });
   }
   return true;
-}
-
-/** An open regular file, read-only: what the file tools read through. */
-export interface SandboxFile {
-  readonly fd: number;
-  /** Reads into `buffer` at `offset` up to `length` bytes from `position`. */
-  read(
-    buffer: Buffer,
-    offset: number,
-    length: number,
-    position: number,
-  ): Promise<{ bytesRead: number }>;
-  stat(): Promise<Stats>;
-  /** Closes the descriptor; later calls do nothing. */
-  close(): Promise<void>;
 }
 
 /** Wraps an open descriptor (opened by this layer) for reading; the caller closes it. */

@@ -1,48 +1,16 @@
 // Resolving a client's path inside the worktree root: lexical checks, real paths compared by
 // segments, `.git` refused, and refusals worded for a model to act on.
-import { type Dirent, type Stats } from 'node:fs';
+import { type Stats } from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../errors.ts';
 import { lstatNow, readlink, realpath, stat } from './descriptors.ts';
-import type { SandboxFile } from './reads.ts';
+import type { SandboxPath } from './types.ts';
 
 /** Longest path (in UTF-16 code units) a client may pass. */
 export const MAX_PATH_LENGTH = 4096;
 
 /** Most symlinks followed by hand when explaining a dangling link. */
 const MAX_LINK_HOPS = 40;
-
-/** A path that has been checked: it exists, and its real path is the root or under it. */
-export interface SandboxPath {
-  /** Real absolute path (symlinks resolved), at or under the root. */
-  readonly realPath: string;
-  /** POSIX path relative to the root; '.' for the root itself. */
-  readonly relativePath: string;
-}
-
-export interface OpenedFile extends SandboxPath {
-  /** Open read-only file; the caller must close it. */
-  readonly handle: SandboxFile;
-  /** fstat of the handle (a regular file). */
-  readonly stats: Stats;
-}
-
-/** One directory entry. */
-export interface DirectoryEntry {
-  /** The name decoded as UTF-8 (bytes that are not valid UTF-8 become U+FFFD). */
-  readonly name: string;
-  /** The name's bytes as stored on disk. */
-  readonly rawName: Buffer;
-  /** Type as reported by readdir (never follows a symlink). */
-  readonly dirent: Dirent<Buffer>;
-}
-
-export interface OpenedDirectory extends SandboxPath {
-  /** Raw entries, `.git` included: filtering is the caller's job. */
-  readonly entries: DirectoryEntry[];
-  /** lstat of an entry (never follows a symlink); undefined if it vanished meanwhile. */
-  lstatEntry(entry: DirectoryEntry): Promise<Stats | undefined>;
-}
 
 /** True if `candidate` is `root` or under it, compared by path segments (never a string prefix). */
 export function isInsideRoot(root: string, candidate: string): boolean {
