@@ -1,7 +1,8 @@
 // The HTTP listener of one worktree's MCP server, on 127.0.0.1 only, serving three legs on one
 // port: `GET /sse` + `POST /messages` (Grove's legacy SSE transport, for mcp-remote/Claude Desktop),
 // `/mcp` legacy Streamable HTTP with sessions (picked with isLegacyRequest), `/mcp` modern
-// stateless (createMcpHandler, legacy: 'reject'); plus `GET /healthz`. It owns the legacy session
+// stateless (createMcpHandler, legacy: 'reject'); plus `GET /healthz` (with `?challenge=`, the
+// proof `grove bridge` asks before it sends the token: healthz-proof.ts). It owns the legacy session
 // map, idle reaping, the session cap, security checks on every route and client events. What
 // needs the MCP SDK (servers, the legs' transports, notifications) is mcp-routes.ts, loaded on the
 // first MCP request.
@@ -30,6 +31,7 @@ import {
   unsupportedMediaType,
   LISTEN_HOST,
 } from './http-answers.ts';
+import { CHALLENGE_PARAM, healthzProof, isChallenge } from './healthz-proof.ts';
 import type { LiveSession } from './legacy-legs.ts';
 import type { McpRoutes } from './mcp-routes.ts';
 import type { CallBounds } from './server-factory.ts';
@@ -171,7 +173,13 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     if (refusedHost !== undefined) return sendJson(res, 403, { error: refusedHost });
     const { path, query } = splitUrl(req.url);
     if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
-      return sendJson(res, 200, { ok: true });
+      // With a challenge, the proof that this server holds the worktree's token (healthz-proof.ts).
+      const challenge = query.get(CHALLENGE_PARAM);
+      if (!isChallenge(challenge)) return sendJson(res, 200, { ok: true });
+      return sendJson(res, 200, {
+        ok: true,
+        proof: healthzProof(access.token, boundPort, challenge),
+      });
     }
     const sessionId = query.get('sessionId') ?? undefined;
     // The id of a live SSE session was handed out over an authenticated stream.
