@@ -140,7 +140,10 @@ function parseAnswer(
 ): { status: number; body: string; close: boolean } | string | undefined {
   const end = received.indexOf('\r\n\r\n');
   if (end === -1) return undefined;
-  const [statusLine = '', ...headerLines] = received.subarray(0, end).toString('latin1').split('\r\n');
+  const [statusLine = '', ...headerLines] = received
+    .subarray(0, end)
+    .toString('latin1')
+    .split('\r\n');
   const status = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine);
   if (!status) return 'not an HTTP answer';
   const headers = new Map(
