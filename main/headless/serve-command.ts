@@ -100,14 +100,13 @@ async function serve(options: ServeOptions): Promise<void> {
    * more once the host is closing (Host.startAll), and is waited for.
    */
   let closing: Promise<void> | undefined;
-  let starting: Promise<void> | undefined;
   const shutDown = (): Promise<void> =>
     (closing ??= (async () => {
       lock.publish({ state: 'stopping' });
       const uiAtStop = ui;
       await uiAtStop?.close();
       await host.close();
-      await starting?.catch(() => undefined); // it ends soon: the host is closed
+      await starting.catch(() => undefined); // it ends soon: the host is closed
       if (ui !== uiAtStop) await ui?.close(); // started meanwhile
       lock.release(); // only now: every worktree process has exited, its port is free
     })());
@@ -123,7 +122,8 @@ async function serve(options: ServeOptions): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
-  starting = (async () => {
+  // (Declared after the handlers that read it: no signal is handled before this line has run.)
+  const starting = (async () => {
     if (options.repoPaths.length > 0) {
       for (const repoPath of options.repoPaths) await host.addRepo(repoPath);
     } else {
