@@ -12,10 +12,23 @@
 // full session, a body too large) answers that request with an error; a stream cut before its
 // answer is asked about at /healthz. Only a host that does not answer /healthz, forgets the
 // session (404) or refuses the token (403) is lost.
-import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+//
+// The token goes only where the host proved itself: every connection the bridge opens to the
+// port is first asked `/healthz?challenge=` (find-host.ts), and one whose peer does not prove it
+// holds the token is never given a request. So a host that stops mid-session, and another process
+// that takes its port, gets nothing: the request fails, /healthz says the host is gone, and the
+// bridge moves (to serving the worktree itself).
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import {
+  Agent,
+  request as httpRequest,
+  type ClientRequestArgs,
+  type IncomingMessage,
+} from 'node:http';
 import { GROVE_VERSION } from '../platform/version.ts';
 import { BRIDGE_HEADER } from '../mcp/client-events.ts';
-import { serverAnswers, type HostServer } from './find-host.ts';
+import { hostAnswers, provePeer, type HostServer } from './find-host.ts';
 import {
   errorAnswer,
   idOf,
@@ -36,6 +49,12 @@ const MAX_SOCKETS = 24;
 
 /** The biggest answer or event taken from the host (its largest answers are a few MiB). */
 export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+
+/**
+ * How long a new connection waits for the host to prove itself before its request fails (and the
+ * bridge asks whether the host is gone). Long: a busy host answers late, as it would the request.
+ */
+const PROOF_TIMEOUT_MS = 30_000;
 
 /** How long closing waits for the host to end the session (the client is waiting for the exit). */
 const CLOSE_WAIT_MS = 40;
@@ -168,8 +187,8 @@ export async function connectToHost(
   server: HostServer,
   handlers: UpstreamHandlers,
 ): Promise<Upstream> {
-  const agent = new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS });
   const port = Number(server.url.port);
+  const agent = new ProvingAgent(port, server.token, server.proven);
   const description = `the Grove host (${server.url.href})`;
   let sessionId: string | undefined;
   let protocolVersion: string | undefined;
@@ -246,7 +265,7 @@ export async function connectToHost(
    */
   const hostGone = async (reason: string): Promise<boolean> => {
     if (closing || lost) return true;
-    if (await serverAnswers(port)) return false;
+    if (await hostAnswers(port, server.token)) return false;
     lose(reason);
     return true;
   };
@@ -414,6 +433,57 @@ export async function connectToHost(
       agent.destroy();
     },
   };
+}
+
+/**
+ * The upstream's connections: keep-alive, and each one new given to a request only once its peer
+ * proved it is the worktree's server (the first may be the one the host proved itself on when the
+ * bridge found it).
+ */
+class ProvingAgent extends Agent {
+  private readonly port: number;
+  private readonly token: string;
+  private proven: Socket | undefined;
+
+  constructor(port: number, token: string, proven: Socket | undefined) {
+    super({ keepAlive: true, maxSockets: MAX_SOCKETS });
+    this.port = port;
+    this.token = token;
+    this.proven = proven;
+  }
+
+  // Node's agents take a connection from the callback when this returns none.
+  override createConnection(
+    _options: ClientRequestArgs,
+    callback?: (error: Error | null, socket: Duplex) => void,
+  ): undefined {
+    const kept = this.proven;
+    this.proven = undefined;
+    if (kept !== undefined && !kept.destroyed && kept.readable && kept.writable) {
+      kept.ref();
+      callback?.(null, kept);
+      return undefined;
+    }
+    kept?.destroy();
+    void provePeer(this.port, this.token, PROOF_TIMEOUT_MS).then((check) => {
+      if (check.kind === 'own') return callback?.(null, check.socket);
+      const why =
+        check.kind === 'other'
+          ? `port ${this.port} is held by another server (${check.detail})`
+          : check.kind === 'timeout'
+            ? `no answer on port ${this.port}`
+            : `nothing answers on port ${this.port}`;
+      // A socket-less failure: the request never left, as when a connection is refused.
+      callback?.(Object.assign(new Error(why), { code: 'ECONNREFUSED' }), undefined as never);
+    });
+    return undefined;
+  }
+
+  override destroy(): void {
+    this.proven?.destroy();
+    this.proven = undefined;
+    super.destroy();
+  }
 }
 
 /** The errno code somewhere in an error's cause chain. */

@@ -94,24 +94,36 @@ async function serve(options: ServeOptions): Promise<void> {
     throw error;
   });
   let ui: UiServer | undefined;
-  let stopping = false;
+  /**
+   * The one way out, for a signal and a failed start alike: the UI, then every worktree process
+   * (their ports free), and only then the lock — a start the signal interrupts launches nothing
+   * more once the host is closing (Host.startAll), and is waited for.
+   */
+  let closing: Promise<void> | undefined;
+  const shutDown = (): Promise<void> =>
+    (closing ??= (async () => {
+      lock.publish({ state: 'stopping' });
+      const uiAtStop = ui;
+      await uiAtStop?.close();
+      await host.close();
+      await starting.catch(() => undefined); // it ends soon: the host is closed
+      if (ui !== uiAtStop) await ui?.close(); // started meanwhile
+      lock.release(); // only now: every worktree process has exited, its port is free
+    })());
   const stop = async (signal: string): Promise<void> => {
-    if (stopping) {
+    if (closing) {
       process.exit(1); // a second Ctrl+C: give up waiting
     }
-    stopping = true;
-    lock.publish({ state: 'stopping' });
     if (!options.json) process.stderr.write(`\n${signal}: stopping servers...\n`);
-    await ui?.close();
-    await host.close();
-    lock.release(); // only now: every worktree process has exited, its port is free
+    await shutDown();
     if (options.json) console.log(JSON.stringify({ event: 'stopped' }));
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
-  try {
+  // (Declared after the handlers that read it: no signal is handled before this line has run.)
+  const starting = (async () => {
     if (options.repoPaths.length > 0) {
       for (const repoPath of options.repoPaths) await host.addRepo(repoPath);
     } else {
@@ -129,13 +141,19 @@ async function serve(options: ServeOptions): Promise<void> {
     });
     await host.startAll();
     stopAnnouncing();
-    if (options.ui) ui = await startUiServer({ host, port: options.uiPort, token: host.uiToken() });
+    if (options.ui && !closing) {
+      ui = await startUiServer({ host, port: options.uiPort, token: host.uiToken() });
+    }
+  })();
+  try {
+    await starting;
   } catch (error) {
-    await ui?.close();
-    await host.close();
-    lock.release();
+    const stoppedBySignal = closing !== undefined;
+    await shutDown();
+    if (stoppedBySignal) return; // the failure is the stop's doing; the stop exits
     throw error;
   }
+  if (closing) return; // stopped while starting: no ready line; the stop exits
   lock.publish({ state: 'running', ui: ui?.url ?? null });
 
   const worktrees = host.snapshot().repos.flatMap((repo) => repo.worktrees);

@@ -11,16 +11,28 @@
 // processes have exited (their ports are free). Why SQLite and not a PID file or another lock:
 // docs/decisions.md. Two rules keep the lock held: its connection is referenced for as long as it
 // is held (a collected connection closes), and nothing else in the process ever opens host.lock
-// (closing any descriptor of a file drops every fcntl lock the process has on it).
+// (closing any descriptor of a file drops every fcntl lock the process has on it) — except SQLite
+// itself, whose connections in one process share their locks and never close a descriptor of a
+// file another of them holds locked.
+//
+// A lock that locks nothing is refused: SQLite opens a file it cannot write read-only without a
+// word (a host.lock left owned by root by `sudo grove serve`, mode 0444, immutable, a read-only
+// file system), and BEGIN EXCLUSIVE then "succeeds" while holding no lock at all. So host.lock must
+// be a regular file this user can write, and once taken, the lock is proved held: a second,
+// read-only connection of this process must find the file locked (SQLITE_BUSY). A host.lock that
+// is a directory, FIFO, symlink or not an SQLite file is refused too, each saying what to do.
 import Database from 'better-sqlite3';
 import {
+  accessSync,
   constants,
   closeSync,
+  lstatSync,
   openSync,
   readFileSync,
   renameSync,
   rmSync,
   writeSync,
+  type Stats,
 } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -111,7 +123,7 @@ export async function acquireHostLock(dataDir: string, options: AcquireOptions):
   let unsettledSince: number | undefined;
   let lastHolder: HostInfo | undefined;
   for (;;) {
-    const connection = tryLock(lockFile);
+    const connection = tryLock(dataDir, lockFile);
     if (connection) return heldLock(dataDir, connection, options.shell);
     const holder = readHostInfo(dataDir);
     const now = Date.now();
@@ -171,21 +183,142 @@ function processExists(pid: number): boolean {
   }
 }
 
-/** The lock's connection when this process could take it, else undefined (another holds it). */
-function tryLock(lockFile: string): Database.Database | undefined {
+/**
+ * The lock's connection when this process could take it, else undefined (another holds it).
+ * Throws a UserError saying what to do when host.lock cannot be a lock: not a regular file, not
+ * writable by this user, not an SQLite file, or a lock SQLite took without holding it.
+ */
+function tryLock(dataDir: string, lockFile: string): Database.Database | undefined {
+  checkLockFile(dataDir, lockFile);
   const connection = new Database(lockFile, { timeout: 0 });
   try {
     connection.pragma('locking_mode = EXCLUSIVE');
     // BEGIN EXCLUSIVE takes SQLite's exclusive lock on the file at once; in exclusive locking
     // mode it is kept until the connection closes (or this process ends).
     connection.exec('BEGIN EXCLUSIVE');
-    return connection;
   } catch (error) {
     connection.close();
-    if ((error as { code?: string }).code === 'SQLITE_BUSY') return undefined;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`cannot lock ${lockFile}: ${reason}`, { cause: error });
+    const code = (error as { code?: string }).code;
+    if (code === 'SQLITE_BUSY') return undefined;
+    throw lockFileRefusal(dataDir, lockFile, error);
   }
+  const notHeld = lockNotHeld(lockFile);
+  if (notHeld !== undefined) {
+    connection.close();
+    throw new UserError(
+      `cannot lock ${dataDir}: SQLite opened ${lockFile} but holds no lock on it (${notHeld}); ` +
+        `${unwritableFix(lockFile)}`,
+      { code: 'refused' },
+    );
+  }
+  return connection;
+}
+
+/**
+ * Why the lock just taken is not held, or undefined when it is: a read-only connection of this
+ * process must find the file locked. (SQLite keeps the probe's descriptor open past its close while
+ * the lock connection holds the file, so the probe never drops the lock.)
+ */
+function lockNotHeld(lockFile: string): string | undefined {
+  let probe: Database.Database | undefined;
+  try {
+    probe = new Database(lockFile, { timeout: 0, readonly: true });
+    probe.prepare('SELECT count(*) FROM sqlite_master').get();
+    return 'another connection could still read it';
+  } catch (error) {
+    if ((error as { code?: string }).code === 'SQLITE_BUSY') return undefined;
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    probe?.close();
+  }
+}
+
+/** Refuses a host.lock that is not a regular file this user can write, saying what to do. */
+function checkLockFile(dataDir: string, lockFile: string): void {
+  let stats: Stats;
+  try {
+    stats = lstatSync(lockFile);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return; // SQLite creates it
+    throw error;
+  }
+  if (!stats.isFile()) {
+    const what = stats.isDirectory()
+      ? 'a directory'
+      : stats.isSymbolicLink()
+        ? 'a symbolic link'
+        : stats.isFIFO()
+          ? 'a FIFO (named pipe)'
+          : stats.isSocket()
+            ? 'a socket'
+            : 'a device';
+    throw new UserError(
+      `cannot lock ${dataDir}: ${lockFile} is ${what}, not the empty file Grove locks; ` +
+        `remove it (${stats.isDirectory() ? 'rm -r' : 'rm'} '${lockFile}') and start again`,
+      { code: 'refused' },
+    );
+  }
+  try {
+    // access(2) asks what opening it for writing would meet (mode, owner, immutable, read-only
+    // mounts), without opening it: a descriptor closed here would drop this process's locks.
+    accessSync(lockFile, constants.W_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw error;
+    throw new UserError(
+      `cannot lock ${dataDir}: ${lockFile} is not writable by this user ` +
+        `(${describeFile(stats)}${code === 'EROFS' ? ', on a read-only file system' : ''}), ` +
+        `and a lock SQLite can only read locks nothing; ${unwritableFix(lockFile, stats)}`,
+      { code: 'refused', cause: error },
+    );
+  }
+}
+
+/** Owner and mode of a file, as `ls -l` would show what matters here. */
+function describeFile(stats: Stats): string {
+  const mode = (stats.mode & 0o7777).toString(8).padStart(4, '0');
+  return process.platform === 'win32' ? `mode ${mode}` : `owner uid ${stats.uid}, mode ${mode}`;
+}
+
+/** What the user does about a host.lock this user cannot write. */
+function unwritableFix(lockFile: string, stats?: Stats): string {
+  if (process.platform === 'win32') {
+    return `clear its read-only attribute (attrib -R "${lockFile}") and start again`;
+  }
+  const uid = process.getuid?.();
+  const gid = process.getgid?.();
+  if (stats !== undefined && uid !== undefined && stats.uid !== uid) {
+    // Removing it while a host of that other user holds it would let two hosts run: give it back.
+    return (
+      `it was left by Grove run as another user (sudo?): give it back with ` +
+      `sudo chown ${uid}:${gid} '${lockFile}' (and chmod u+w), then start again`
+    );
+  }
+  return (
+    `make it writable (chmod u+w '${lockFile}'; if it is immutable: sudo chattr -i '${lockFile}') ` +
+    `and start again`
+  );
+}
+
+/** A host.lock SQLite refused to open or lock (not busy): what it is and what to do. */
+function lockFileRefusal(dataDir: string, lockFile: string, error: unknown): UserError {
+  const code = (error as { code?: string }).code ?? '';
+  const reason = error instanceof Error ? error.message : String(error);
+  const holder = readHostInfo(dataDir);
+  const once = holder
+    ? `once Grove (pid ${holder.pid}) has stopped`
+    : `once no Grove runs on ${dataDir}`;
+  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
+    return new UserError(
+      `cannot lock ${dataDir}: ${lockFile} is not Grove's lock file (${reason}): ` +
+        `${once}, remove it (rm '${lockFile}') and start again; Grove makes a new one`,
+      { code: 'refused', cause: error },
+    );
+  }
+  return new UserError(`cannot lock ${dataDir}: ${lockFile}: ${reason}`, {
+    code: 'refused',
+    cause: error,
+  });
 }
 
 /**

@@ -9,9 +9,8 @@ import type { Server as NetServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HostEvent } from '../../shared/host-api.ts';
 import type { WorktreeState } from '../../shared/model.ts';
-import { PORT_CHALLENGE_HEADER, portProof } from '../platform/http/port-identity.ts';
 import { UserError } from '../platform/errors.ts';
-import { isPortOpen, occupyPort, randomFreeFirstPort } from '../testing/net.ts';
+import { groveHealthzAnswer, isPortOpen, occupyPort, randomFreeFirstPort } from '../testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 import { Host } from './host.ts';
 
@@ -44,15 +43,8 @@ function closeServer(server: HttpServer | NetServer): Promise<void> {
 async function otherGrove(port: number): Promise<HttpServer> {
   const token = randomBytes(32).toString('base64url');
   const server = createServer((req, res) => {
-    const challenge = req.headers[PORT_CHALLENGE_HEADER];
     res.setHeader('Content-Type', 'application/json');
-    res.end(
-      JSON.stringify(
-        typeof challenge === 'string'
-          ? { ok: true, proof: portProof(token, challenge) }
-          : { ok: true },
-      ),
-    );
+    res.end(groveHealthzAnswer(req.url, token, port));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -4,10 +4,15 @@ import { rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorktreeState } from '../../shared/model.ts';
-import { isPortOpen, occupyPort, randomFirstPort, waitFor } from '../testing/net.ts';
+import {
+  groveHealthzAnswer,
+  isPortOpen,
+  occupyPort,
+  randomFirstPort,
+  waitFor,
+} from '../testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo, type TempRepo } from '../testing/temp-repo.ts';
 import { createLogger, formatLogLine } from '../platform/log.ts';
-import { PORT_CHALLENGE_HEADER, portProof } from '../platform/http/port-identity.ts';
 import { Host } from './host.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -149,8 +154,7 @@ describe('Host', () => {
     // half a second after the new process asked who it is.
     let letGo = false;
     const previous = createServer((req, res) => {
-      const challenge = req.headers[PORT_CHALLENGE_HEADER];
-      res.end(JSON.stringify({ ok: true, proof: portProof(token, String(challenge)) }));
+      res.end(groveHealthzAnswer(req.url, token, worktree!.port));
       setTimeout(() => {
         letGo = true;
         previous.close();

@@ -93,6 +93,7 @@ export class Host {
     worktreeChanged: (worktree) => this.emitWorktree(worktree),
   };
   private closed = false;
+  private closing: Promise<void> | undefined;
   /** The chat panel's service: conversations, providers, the agent loop. */
   readonly chat: ChatService;
 
@@ -181,7 +182,11 @@ export class Host {
     const lanes = Math.max(2, availableParallelism());
     await Promise.all(
       Array.from({ length: Math.min(lanes, queue.length) }, async () => {
-        for (let next = queue.shift(); next; next = queue.shift()) await next.supervisor.start();
+        // Once closing, no more: close() stops only the processes that exist (a stop during the
+        // start must leave none behind).
+        for (let next = queue.shift(); next && !this.closed; next = queue.shift()) {
+          await next.supervisor.start();
+        }
       }),
     );
   }
@@ -379,9 +384,16 @@ export class Host {
     return this.refreshing;
   }
 
-  /** Stops every server and closes the app database. Safe to call more than once. */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Stops every server and closes the app database. Safe to call more than once: every call
+   * resolves once every worktree process has exited.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     this.closed = true;
     clearInterval(this.pollTimer);
     await this.refreshing?.catch(() => undefined);

@@ -5,11 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { readOnlyLocal } from '../tools/tool-definition.ts';
 import { createMcpListener } from './mcp-listener.ts';
-import {
-  isOwnPortProof,
-  newPortChallenge,
-  PORT_CHALLENGE_HEADER,
-} from '../platform/http/port-identity.ts';
+import { newChallenge, proofMatches } from '../platform/http/healthz-proof.ts';
 import {
   authHeader,
   CLIENT_INFO,
@@ -491,38 +487,27 @@ describe('listening', () => {
     expect(JSON.parse(response.body)).toEqual({ ok: true });
   });
 
-  it('answers a port challenge on /healthz with a proof of its token that reveals nothing else', async () => {
+  it('answers a challenge on /healthz with a proof of its token and port that reveals nothing else', async () => {
     const server = await listen();
-    const challenge = newPortChallenge();
-    const response = await rawRequest({
-      port: server.port,
-      path: '/healthz',
-      headers: { [PORT_CHALLENGE_HEADER]: challenge },
-    });
+    const challenge = newChallenge();
+    const ask = (value: string) =>
+      rawRequest({ port: server.port, path: `/healthz?challenge=${value}` });
+    const response = await ask(challenge);
     expect(response.status).toBe(200);
     const answer = JSON.parse(response.body) as { ok: boolean; proof: string };
     expect(answer.ok).toBe(true);
-    expect(isOwnPortProof(answer.proof, TEST_TOKEN, challenge)).toBe(true);
-    expect(isOwnPortProof(answer.proof, `${TEST_TOKEN}x`, challenge)).toBe(false);
-    expect(isOwnPortProof(answer.proof, TEST_TOKEN, newPortChallenge())).toBe(false);
+    expect(proofMatches(TEST_TOKEN, server.port, challenge, answer.proof)).toBe(true);
+    expect(proofMatches(`${TEST_TOKEN}x`, server.port, challenge, answer.proof)).toBe(false);
+    expect(proofMatches(TEST_TOKEN, server.port + 1, challenge, answer.proof)).toBe(false);
+    expect(proofMatches(TEST_TOKEN, server.port, newChallenge(), answer.proof)).toBe(false);
     expect(response.body).not.toContain(TEST_TOKEN);
     // A rotated token: the proof follows it.
     server.listener.setAccess({ token: `${TEST_TOKEN}-rotated`, requireToken: true });
-    const again = await rawRequest({
-      port: server.port,
-      path: '/healthz',
-      headers: { [PORT_CHALLENGE_HEADER]: challenge },
-    });
-    const rotated = (JSON.parse(again.body) as { proof: string }).proof;
-    expect(isOwnPortProof(rotated, `${TEST_TOKEN}-rotated`, challenge)).toBe(true);
-    // Not a challenge (not hex, too short): the plain answer.
+    const rotated = (JSON.parse((await ask(challenge)).body) as { proof: string }).proof;
+    expect(proofMatches(`${TEST_TOKEN}-rotated`, server.port, challenge, rotated)).toBe(true);
+    // Not a challenge (not hex, too short, too long): the plain answer.
     for (const junk of ['zz'.repeat(20), 'abc', '0'.repeat(200)]) {
-      const plain = await rawRequest({
-        port: server.port,
-        path: '/healthz',
-        headers: { [PORT_CHALLENGE_HEADER]: junk },
-      });
-      expect(JSON.parse(plain.body)).toEqual({ ok: true });
+      expect(JSON.parse((await ask(junk)).body)).toEqual({ ok: true });
     }
   });
 

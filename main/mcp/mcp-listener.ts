@@ -1,7 +1,8 @@
 // The HTTP listener of one worktree's MCP server, on 127.0.0.1 only, serving three legs on one
 // port: `GET /sse` + `POST /messages` (Grove's legacy SSE transport, for mcp-remote/Claude Desktop),
 // `/mcp` legacy Streamable HTTP with sessions (picked with isLegacyRequest), `/mcp` modern
-// stateless (createMcpHandler, legacy: 'reject'); plus `GET /healthz`. It owns the legacy session
+// stateless (createMcpHandler, legacy: 'reject'); plus `GET /healthz` (with `?challenge=`, the
+// proof `grove bridge` asks before it sends the token: platform/http/healthz-proof.ts). It owns the legacy session
 // map, idle reaping, the session cap, security checks on every route and client events. What
 // needs the MCP SDK (servers, the legs' transports, notifications) is mcp-routes.ts, loaded on the
 // first MCP request.
@@ -18,11 +19,6 @@ import {
   tokenRefusal,
 } from '../platform/http/request-guard.ts';
 import { requireBuiltin } from '../platform/builtins.ts';
-import {
-  isPortChallenge,
-  PORT_CHALLENGE_HEADER,
-  portProof,
-} from '../platform/http/port-identity.ts';
 import { isJsonMediaType, readJsonBody, sendJson } from '../platform/http/json-body.ts';
 import { stageMark, stageTraceStart } from '../platform/stage-timings.ts';
 import {
@@ -35,6 +31,7 @@ import {
   unsupportedMediaType,
   LISTEN_HOST,
 } from './http-answers.ts';
+import { CHALLENGE_PARAM, healthzProof, isChallenge } from '../platform/http/healthz-proof.ts';
 import type { LiveSession } from './legacy-legs.ts';
 import type { McpRoutes } from './mcp-routes.ts';
 import type { CallBounds } from './server-factory.ts';
@@ -176,16 +173,15 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     if (refusedHost !== undefined) return sendJson(res, 403, { error: refusedHost });
     const { path, query } = splitUrl(req.url);
     if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
-      // A worktree process asking who holds its port gets a proof of this server's token
-      // (platform/http/port-identity.ts); anyone else gets the plain answer.
-      const challenge = req.headers[PORT_CHALLENGE_HEADER];
-      return sendJson(
-        res,
-        200,
-        isPortChallenge(challenge)
-          ? { ok: true, proof: portProof(access.token, challenge) }
-          : { ok: true },
-      );
+      // With a challenge, the proof that this server holds the worktree's token
+      // (platform/http/healthz-proof.ts): grove bridge asks it, and so does a worktree process
+      // that finds its port taken.
+      const challenge = query.get(CHALLENGE_PARAM);
+      if (!isChallenge(challenge)) return sendJson(res, 200, { ok: true });
+      return sendJson(res, 200, {
+        ok: true,
+        proof: healthzProof(access.token, boundPort, challenge),
+      });
     }
     const sessionId = query.get('sessionId') ?? undefined;
     // The id of a live SSE session was handed out over an authenticated stream.

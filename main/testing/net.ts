@@ -1,5 +1,6 @@
 // Test helpers for loopback networking: whether a port accepts connections, bounded polling.
 import { createServer, connect, type Server } from 'node:net';
+import { CHALLENGE_PARAM, healthzProof, isChallenge } from '../platform/http/healthz-proof.ts';
 
 /** Resolves true if 127.0.0.1:port accepts a TCP connection. */
 export function isPortOpen(port: number): Promise<boolean> {
@@ -72,4 +73,18 @@ export async function randomFreeFirstPort(count: number): Promise<number> {
     if (free) return first;
   }
   throw new Error(`no range of ${count} free ports found`);
+}
+
+/**
+ * What a Grove worktree server holding `token` on `port` answers to `GET <url>` on /healthz: the
+ * proof of its token when the URL carries a challenge (platform/http/healthz-proof.ts), else the
+ * plain answer. For tests that pose as a worktree server: its own previous one, or another Grove.
+ */
+export function groveHealthzAnswer(url: string | undefined, token: string, port: number): string {
+  const challenge = new URL(url ?? '/', 'http://127.0.0.1').searchParams.get(CHALLENGE_PARAM);
+  return JSON.stringify(
+    isChallenge(challenge)
+      ? { ok: true, proof: healthzProof(token, port, challenge) }
+      : { ok: true },
+  );
 }

@@ -5,8 +5,7 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PORT_CHALLENGE_HEADER, portProof } from '../platform/http/port-identity.ts';
-import { isPortOpen, occupyPort, randomFreeFirstPort } from '../testing/net.ts';
+import { groveHealthzAnswer, isPortOpen, occupyPort, randomFreeFirstPort } from '../testing/net.ts';
 import { PORT_ATTEMPTS } from '../../shared/worktree-protocol.ts';
 import { claimPort, portHolder } from './port-claim.ts';
 
@@ -35,8 +34,7 @@ function portOf(server: Server): number {
 /** A Grove worktree server holding `port` with `token`; `onAsked` runs after each /healthz. */
 async function groveServer(port: number, token: string, onAsked?: () => void): Promise<HttpServer> {
   const server = createHttpServer((req, res) => {
-    const challenge = req.headers[PORT_CHALLENGE_HEADER];
-    res.end(JSON.stringify({ ok: true, proof: portProof(token, String(challenge)) }));
+    res.end(groveHealthzAnswer(req.url, token, port));
     onAsked?.();
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

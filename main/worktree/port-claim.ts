@@ -1,6 +1,6 @@
 // How a worktree process gets its port. It listens on its stable port (the one the host remembers
 // for it, and every client config names). When that port is taken it asks the holder who it is
-// (platform/http/port-identity.ts): only this worktree's own previous server, still stopping (a
+// (platform/http/healthz-proof.ts): only this worktree's own previous server, still stopping (a
 // host was killed, or restarts), is waited for — up to PORT_GRACE_MS — so that the port does not
 // change. Anything else (a sibling worktree, a Grove of another data directory, another program)
 // moves the worktree at once to the next free port, skipping every port another worktree of this
@@ -9,11 +9,7 @@
 import type * as NodeHttp from 'node:http';
 import { LISTEN_HOST } from '../mcp/http-answers.ts';
 import { requireBuiltin } from '../platform/builtins.ts';
-import {
-  isOwnPortProof,
-  newPortChallenge,
-  PORT_CHALLENGE_HEADER,
-} from '../platform/http/port-identity.ts';
+import { CHALLENGE_PARAM, newChallenge, proofMatches } from '../platform/http/healthz-proof.ts';
 import { PORT_ATTEMPTS } from '../../shared/worktree-protocol.ts';
 
 /**
@@ -56,17 +52,16 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export function portHolder(port: number, token: string): Promise<PortHolder> {
   // Required, not imported: node:http's ESM facade would load undici (platform/builtins.ts).
   const { request } = requireBuiltin<typeof NodeHttp>('node:http');
-  const challenge = newPortChallenge();
+  const challenge = newChallenge();
   return new Promise((resolve) => {
     const probe = request(
       {
         host: LISTEN_HOST,
         port,
-        path: '/healthz',
+        path: `/healthz?${CHALLENGE_PARAM}=${challenge}`,
         method: 'GET',
         timeout: 1_000,
         agent: false,
-        headers: { [PORT_CHALLENGE_HEADER]: challenge },
       },
       (response) => {
         let body = '';
@@ -93,7 +88,7 @@ export function portHolder(port: number, token: string): Promise<PortHolder> {
       if (typeof answer !== 'object' || answer === null) return 'other';
       const { ok, proof } = answer as { ok?: unknown; proof?: unknown };
       if (ok !== true) return 'other';
-      return isOwnPortProof(proof, token, challenge) ? 'this-worktree' : 'grove';
+      return proofMatches(token, port, challenge, proof) ? 'this-worktree' : 'grove';
     }
   });
 }
