@@ -237,7 +237,7 @@ describe('grove started by another Node', () => {
     }
     // And the mark counts: never reconciled, the spec was due for review; just marked, healthy.
     expect(await statusOf()).toBe('healthy');
-  });
+  }, 120_000);
 
   it("passes on the command's exit status (check: 2 without .notarai/)", async () => {
     const plain = await makeTempRepo({ 'README.md': 'hi\n' });
@@ -256,6 +256,45 @@ describe('grove started by another Node', () => {
       stdout: `${packageJson.version}\n`,
     });
   });
+});
+
+describe("`npm link` (the README's way to have `grove` on PATH)", () => {
+  it('gives a `grove` that works from another directory, whatever `node` the PATH has', async () => {
+    const prefix = await makeTempDir('grove-npm-prefix-');
+    cleanups.push(() => rm(prefix, { recursive: true, force: true }));
+    // npm's global prefix, here a temp one: the link goes there, never into the checkout.
+    const env = { ...process.env, npm_config_prefix: prefix };
+    await run('npm', ['link', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: ROOT,
+      env,
+      timeout: 300_000,
+    });
+    const bin = path.join(prefix, process.platform === 'win32' ? '' : 'bin');
+    // The user's PATH: the linked bin directory, and the other Node as `node` (no node_modules).
+    const PATH = [
+      bin,
+      path.dirname(node),
+      ...(process.env.PATH ?? '')
+        .split(path.delimiter)
+        .filter((dir) => !dir.includes('node_modules')),
+    ].join(path.delimiter);
+    const ended = await new Promise<Ended>((resolve) => {
+      const child = spawn('grove', ['score', '--format', 'json'], {
+        cwd: repo.root,
+        env: { ...process.env, PATH },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    });
+    expect(ended, ended.stderr).toMatchObject({ code: 0, signal: null });
+    expect(JSON.parse(ended.stdout)).toMatchObject({
+      specs: [{ spec_path: '.notarai/app.spec.yaml' }],
+    });
+    await run('npm', ['rm', '-g', 'grove', '--loglevel=error'], { env, timeout: 300_000 });
+  }, 900_000); // npm link asks the registry about the checkout's packages: its speed, not ours
 });
 
 describe('grove started by another Node, the installed Node unusable', () => {
