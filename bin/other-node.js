@@ -62,8 +62,8 @@ export function runUnder(runtime, args, rerunFrom) {
       `${process.execPath} is ${here}, not the ${wanted} this install of Grove recorded; ${reinstall}`,
     );
   }
-  const node = path.resolve(ROOT, runtime.execPath);
-  if (!existsSync(node)) {
+  const node = typeof runtime.execPath === 'string' ? path.resolve(ROOT, runtime.execPath) : '';
+  if (!node || !existsSync(node)) {
     fail(
       `Grove runs on ${wanted}, the Node its native modules were built for, not on ${here}, ` +
         `and that Node (${node}) is gone: ${reinstall}`,
