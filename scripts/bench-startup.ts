@@ -9,12 +9,15 @@
 //   answer, the time from closing stdin to the process's exit.
 // - for reference, `grove --help`, and the bridge from its TypeScript sources (GROVE_CLI_ENTRY=
 //   source) and without Node's compile cache (NODE_DISABLE_COMPILE_CACHE=1).
+// - with `--other-node PATH` (a Node of another ABI, such as the system's Node 20), `grove --help`
+//   and the bridge started by that Node, which runs grove again under the pinned one
+//   (bin/other-node.js): what starting `grove` from the PATH with the wrong `node` costs.
 //
 // Rounds are interleaved (each round runs every case once) after one warm-up round, so load
 // drifts hit every case alike; it prints medians (and min-max) of the rounds, then the three
 // ratios the issue sets targets for. On Linux it also prints each process's CPU time (user +
 // system, its own children included), which a loaded machine disturbs far less than wall time.
-// Options: --runs N (default 10), --json (also raw figures).
+// Options: --runs N (default 10), --other-node PATH, --json (also raw figures).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -70,6 +73,8 @@ function endedChildrenCpuMs(): number {
 interface Command {
   args: string[];
   env?: NodeJS.ProcessEnv;
+  /** The Node that starts it (default: this one, the pinned Node). */
+  node?: string;
 }
 
 interface ExitFigures {
@@ -79,10 +84,10 @@ interface ExitFigures {
 }
 
 /** Spawn to exit, and the CPU time it took. */
-async function timeToExit({ args, env }: Command): Promise<ExitFigures> {
+async function timeToExit({ args, env, node }: Command): Promise<ExitFigures> {
   const cpuBefore = endedChildrenCpuMs();
   const started = performance.now();
-  const child = spawn(process.execPath, args, {
+  const child = spawn(node ?? process.execPath, args, {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, ...env },
@@ -106,10 +111,10 @@ interface StdioFigures {
  * Spawns a stdio MCP server, sends `initialize` at once and times its answer; then `initialized`
  * and `tools/list`, and once that is answered closes stdin and times the exit.
  */
-async function stdioServer({ args, env }: Command): Promise<StdioFigures> {
+async function stdioServer({ args, env, node }: Command): Promise<StdioFigures> {
   const cpuBefore = endedChildrenCpuMs();
   const started = performance.now();
-  const child = spawn(process.execPath, args, {
+  const child = spawn(node ?? process.execPath, args, {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
@@ -203,7 +208,11 @@ const ms = (value: number): string => `${Math.round(value)} ms`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { runs: { type: 'string', default: '10' }, json: { type: 'boolean', default: false } },
+    options: {
+      runs: { type: 'string', default: '10' },
+      'other-node': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
   });
   const runs = Number(values.runs);
   if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer`);
@@ -227,6 +236,9 @@ async function main(): Promise<void> {
     'grove --version': { args: [GROVE, '--version'] },
     'grove --help': { args: [GROVE, '--help'] },
   };
+  const otherNode = values['other-node'];
+  if (otherNode)
+    exitCases['grove --help, other Node'] = { args: [GROVE, '--help'], node: otherNode };
   const stdioCases: Record<string, Command> = {
     'bare SDK stdio server': { args: ['--input-type=module', '-e', BARE_STDIO_SERVER] },
     'grove bridge, host running': bridge(host.dataDir),
@@ -236,6 +248,13 @@ async function main(): Promise<void> {
     'grove bridge, host running, from sources': bridge(host.dataDir, sources),
     'grove bridge, no host, from sources': bridge(noHostDir, sources),
   };
+  if (otherNode) {
+    stdioCases['grove bridge, host running, other Node'] = {
+      ...bridge(host.dataDir),
+      node: otherNode,
+    };
+    stdioCases['grove bridge, no host, other Node'] = { ...bridge(noHostDir), node: otherNode };
+  }
 
   const exitTimes: Record<string, ExitFigures[]> = {};
   const stdioTimes: Record<string, StdioFigures[]> = {};
@@ -260,7 +279,8 @@ async function main(): Promise<void> {
 
   const range = (values: number[]): string =>
     `${ms(Math.min(...values))}-${ms(Math.max(...values))}`;
-  console.log(`\nMedians of ${runs} interleaved runs (Node ${process.version}).\n`);
+  const other = otherNode ? `; other Node: ${otherNode}` : '';
+  console.log(`\nMedians of ${runs} interleaved runs (Node ${process.version}${other}).\n`);
   console.log('| command | to exit (median) | range | CPU |');
   console.log('| --- | ---: | ---: | ---: |');
   for (const [name, figures] of Object.entries(exitTimes)) {

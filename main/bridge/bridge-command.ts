@@ -10,6 +10,7 @@ import { defaultDataDirectory } from '../host/data-directory.ts';
 import { UserError } from '../platform/errors.ts';
 import { createLogger, stderrSink } from '../platform/log.ts';
 import { runBridge } from './bridge.ts';
+import { hasAppDatabase } from './find-host.ts';
 
 export const BRIDGE_USAGE = `Usage: grove bridge [options] <worktree-path>
 
@@ -47,14 +48,25 @@ export async function runBridgeCommand(args: string[]): Promise<number> {
       cause: 'usage',
     });
   }
+  const dataDir = path.resolve(values['data-dir'] ?? defaultDataDirectory());
+  const log = createLogger([stderrSink('debug')], {
+    scope: 'bridge',
+    minLevel: process.env.GROVE_BRIDGE_DEBUG ? 'debug' : values.verbose ? 'info' : 'warn',
+  });
+  // A data directory given on purpose where no host ever ran is most likely a mistyped one: the
+  // bridge then serves the worktree itself and no window lists the client, so say why.
+  if (values['data-dir'] !== undefined && !values.local && !hasAppDatabase(dataDir)) {
+    log.warn(
+      `no Grove host uses ${dataDir} (no app database there): serving the worktree in this ` +
+        `process, so no Grove window lists this client; give --data-dir the host's data ` +
+        `directory (default ${defaultDataDirectory()})`,
+    );
+  }
   const running = await runBridge({
     worktreePath: positionals[0]!,
-    dataDir: path.resolve(values['data-dir'] ?? defaultDataDirectory()),
+    dataDir,
     local: values.local,
-    log: createLogger([stderrSink('debug')], {
-      scope: 'bridge',
-      minLevel: process.env.GROVE_BRIDGE_DEBUG ? 'debug' : values.verbose ? 'info' : 'warn',
-    }),
+    log,
   });
   process.on('SIGTERM', () => void running.close());
   process.on('SIGINT', () => void running.close());
