@@ -26,7 +26,6 @@ import { createDecisionTools } from './decision-tools.ts';
 /** Deadline of the tools that scan every governed file (200,000 files cold take seconds, not minutes). */
 const RECONCILE_DEADLINE_MS = 120_000;
 
-
 const baseBranch = z
   .string()
   .describe(
