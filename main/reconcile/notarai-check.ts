@@ -130,7 +130,7 @@ export async function gatherInputs(
     : await parts.index?.settled();
   const known = parts.index?.snapshot(sequence);
   const [listing, specSet] = await listingAndSpecs(parts.root, known, signal);
-  const specs = await checkSpecs(parts.root, specSet);
+  const specs = checkSpecs(specSet);
   const governed = new Map<string, string[]>();
   const governedAll = new Set<string>();
   const orphaned = new Map<string, CheckSpec['globs']>();
@@ -392,6 +392,7 @@ export async function collectFindings(
     const behaviors = spec.value['behaviors'];
     if (!Array.isArray(behaviors)) continue;
     for (const [index, behavior] of behaviors.entries()) {
+      if (sliceDue()) await nextSlice(signal);
       const entry = (behavior ?? {}) as Record<string, unknown>;
       const name = typeof entry['name'] === 'string' ? entry['name'] : '<unnamed>';
       const testedBy = entry['tested_by'];

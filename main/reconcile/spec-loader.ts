@@ -26,6 +26,7 @@ import type { Spec } from './spec-schema.ts';
 import { nextSlice, sliceUsedUp } from '../platform/time-slices.ts';
 import { WorkersUnavailableError, workerPool, type WorkerPool } from '../platform/worker-pool.ts';
 import { mapLimit } from './concurrency.ts';
+import { specLineTable, type SpecLineTable } from './spec-lines.ts';
 import { discoverSpecs, NOTARAI_DIR, readSpecText, SPEC_SUFFIX } from './spec-paths.ts';
 
 export {
@@ -49,12 +50,23 @@ export interface ValidSpec {
   readonly categories: ReadonlyMap<string, GlobSet>;
   /** Problems that do not make the spec invalid (a deprecated schema_version), with lines. */
   readonly warnings: SpecError[];
+  /** Lines of the nodes findings name (spec-lines.ts), from the parse that loaded it. */
+  readonly lines: SpecLineTable;
+}
+
+/** A spec whose YAML parsed but that did not validate: what NotarAI's check still reads. */
+export interface UnvalidatedSpec {
+  readonly text: string;
+  readonly value: Record<string, unknown>;
+  readonly lines: SpecLineTable;
 }
 
 export interface InvalidSpec {
   readonly ok: false;
   readonly path: string;
   readonly errors: SpecError[];
+  /** Set when its YAML parsed to a mapping (schema or glob errors): check reads it as written. */
+  readonly parsed?: UnvalidatedSpec;
 }
 
 export type LoadedSpec = ValidSpec | InvalidSpec;
@@ -104,9 +116,13 @@ export interface ValidatedSpec {
   readonly warnings: SpecError[];
   /** The line of its `artifacts` key, for a glob the matcher refuses. */
   readonly artifactsLine: number | null;
+  readonly lines: SpecLineTable;
 }
 
-/** Parses and validates spec text: YAML and NotarAI's schema, no globs compiled. */
+/**
+ * Parses and validates spec text: YAML and NotarAI's schema, no globs compiled. The document is
+ * dropped before it returns: what findings need of it is in `lines` (spec-lines.ts).
+ */
 export function validateSpecText(relative: string, text: string): ValidatedSpec | InvalidSpec {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
@@ -137,6 +153,7 @@ export function validateSpecText(relative: string, text: string): ValidatedSpec 
     );
   }
   const record = value as Record<string, unknown>;
+  const lines = specLineTable(doc, lineCounter);
   const result = schemaFor(record).safeParse(record, { reportInput: true });
   if (!result.success) {
     return {
@@ -147,6 +164,7 @@ export function validateSpecText(relative: string, text: string): ValidatedSpec 
         line: issueLine(doc, lineCounter, issue),
         message: describeIssue(issue, record['schema_version']),
       })),
+      parsed: { text, value: record, lines },
     };
   }
   const spec: Spec = result.data;
@@ -162,7 +180,13 @@ export function validateSpecText(relative: string, text: string): ValidatedSpec 
         `${spec.schema_version} schema. Raise it to '0.5' or later (0.5 dropped sync_policy).`,
     });
   }
-  return { ok: true, spec, warnings, artifactsLine: keyLine(doc, lineCounter, [], 'artifacts') };
+  return {
+    ok: true,
+    spec,
+    warnings,
+    artifactsLine: keyLine(doc, lineCounter, [], 'artifacts'),
+    lines,
+  };
 }
 
 /** A validated spec with its globs compiled (charged to `budget`), or the spec error why not. */
@@ -173,7 +197,7 @@ function compileSpec(
   budget: GlobBudget,
 ): LoadedSpec {
   if (!validated.ok) return validated;
-  const { spec, warnings } = validated;
+  const { spec, warnings, lines } = validated;
   const compileAll = (charged: GlobBudget): Map<string, GlobSet> => {
     const categories = new Map<string, GlobSet>();
     for (const category of Object.keys(spec.artifacts).sort(compareUtf8)) {
@@ -196,7 +220,10 @@ function compileSpec(
         `, together with the globs of the specs before it in path order ` +
         `(${(budget.limit - left).toLocaleString('en-US')} characters)`;
     }
-    return invalid(relative, validated.artifactsLine, message);
+    return {
+      ...invalid(relative, validated.artifactsLine, message),
+      parsed: { text, value: spec as unknown as Record<string, unknown>, lines },
+    };
   }
   return {
     ok: true,
@@ -206,6 +233,7 @@ function compileSpec(
     governs: anyOf([...categories.values()]),
     categories,
     warnings,
+    lines,
   };
 }
 
