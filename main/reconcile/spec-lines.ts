@@ -50,7 +50,8 @@ export function specLineTable(doc: Document, lineCounter: LineCounter): Map<stri
       }
     } else if (isSeq(node)) {
       const next = anchor['#'];
-      if (next !== undefined) node.items.forEach((item, index) => visit(item, [...keys, index], next));
+      if (next !== undefined)
+        node.items.forEach((item, index) => visit(item, [...keys, index], next));
     }
   };
   visit(doc.contents, [], ANCHORS);
