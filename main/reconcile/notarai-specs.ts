@@ -161,9 +161,17 @@ function specRefs(specPath: string, value: Record<string, unknown>): SpecRef[] {
  * NotarAI's resolution: `./` and `../` against the spec's folder, anything else against the root.
  * Unlike NotarAI (which drops a `..` above the root), a path that climbs out is `outside`.
  */
+/** A ref's rest that path.posix.normalize would change (or that is empty). */
+const NEEDS_NORMALISING = /^$|(^|\/)\.{1,2}(\/|$)|\/\/|\/$|^\//;
+
 export function resolveRef(specPath: string, ref: string): { resolved: string; outside: boolean } {
   const absolute = ref.startsWith('/') || ref.startsWith('\\') || /^[A-Za-z]:/.test(ref);
   if (absolute) return { resolved: ref, outside: true };
+  // `./name` or `./dir/name` with nothing to normalise (the usual ref): no path functions.
+  if (ref.startsWith('./') && !NEEDS_NORMALISING.test(ref.slice(2))) {
+    const folder = specPath.slice(0, Math.max(0, specPath.lastIndexOf('/')));
+    return { resolved: folder === '' ? ref.slice(2) : `${folder}/${ref.slice(2)}`, outside: false };
+  }
   const joined =
     ref.startsWith('./') || ref.startsWith('../')
       ? path.posix.join(path.posix.dirname(specPath), ref)
