@@ -19,7 +19,7 @@ import {
 } from '../testing/hostile-specs.ts';
 import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
 import { MAX_CONFIG_DEPTH, nestedDeeperThan } from './config-text.ts';
-import { runCheck, scoreSpecs } from './notarai-check.ts';
+import { MAX_OVERLAP_NAMES, runCheck, scoreSpecs } from './notarai-check.ts';
 import { configParsesRun } from './notarai-configs.ts';
 import { MAX_CYCLE_NODES, MAX_CYCLES, refCycles } from './notarai-lint.ts';
 import type { CheckSpec } from './notarai-specs.ts';
@@ -250,4 +250,29 @@ describe('item 7: NotarAI configs parsed once per content, bounded, off the even
     await writeFile(path.join(root, 'other.txt'), 'x');
     expect((await runCheck(root)).passed).toBe(false);
   }, 120_000);
+});
+
+describe('overlapping coverage: exact counts, a cut list', () => {
+  it('a file governed by 30 specs: one finding, naming the first 20 in path order and counting the rest', async () => {
+    const spec = (index: number) =>
+      `schema_version: '0.8'\nintent: o${index}\ntier: registered\nartifacts:\n  code:\n    - path: src/**\n`;
+    const files = Object.fromEntries(
+      Array.from({ length: 30 }, (_, index) => [
+        `.notarai/o${String(index).padStart(2, '0')}.spec.yaml`,
+        spec(index),
+      ]),
+    );
+    const root = await repo({ ...files, 'src/other.rs': 'y' });
+    const overlaps = (await runCheck(root)).findings.filter(
+      (item) => item.type === 'overlapping_coverage',
+    );
+    expect(overlaps.map((item) => item.file_path)).toEqual(['src/main.rs', 'src/other.rs']);
+    const names = Array.from(
+      { length: MAX_OVERLAP_NAMES },
+      (_, index) => `.notarai/o${String(index).padStart(2, '0')}.spec.yaml`,
+    );
+    expect(overlaps[0]?.message).toBe(
+      `File governed by multiple specs: src/main.rs (${names.join(', ')}, and 10 more)`,
+    );
+  });
 });

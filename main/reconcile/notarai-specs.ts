@@ -11,6 +11,7 @@ import type { SpecError } from '../../shared/reconcile.ts';
 import { compileGlobs, globBudget } from '../platform/glob-matcher.ts';
 import type { GlobSet } from '../platform/glob-matcher.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
+import { nextSlice, sliceUsedUp } from '../platform/time-slices.ts';
 import type { LoadedSpec, SpecSet } from './spec-loader.ts';
 import { lineAt, type SpecLineTable } from './spec-lines.ts';
 
@@ -61,16 +62,22 @@ export function unreadableSpecs(specs: readonly CheckSpec[]): UnreadableSpec[] {
 
 const cache = new WeakMap<LoadedSpec, CheckSpec>();
 
-/** Every spec of the set, in path order (UTF-8 bytes); cached while the loaded spec lives. */
-export function checkSpecs(specs: SpecSet): CheckSpec[] {
-  return specs.all.map((loaded) => {
+/**
+ * Every spec of the set, in path order (UTF-8 bytes), in slices of the event loop (a dense graph's
+ * 500,000 refs take a while to resolve); cached while the loaded spec lives.
+ */
+export async function checkSpecs(specs: SpecSet, signal?: AbortSignal): Promise<CheckSpec[]> {
+  const out: CheckSpec[] = [];
+  for (const loaded of specs.all) {
     let built = cache.get(loaded);
     if (!built) {
+      if (sliceUsedUp()) await nextSlice(signal);
       built = buildCheckSpec(loaded);
       cache.set(loaded, built);
     }
-    return built;
-  });
+    out.push(built);
+  }
+  return out;
 }
 
 function buildCheckSpec(loaded: LoadedSpec): CheckSpec {

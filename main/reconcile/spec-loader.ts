@@ -6,6 +6,7 @@
 // Also owns the system-spec rule and the compiled globs of each spec (one matcher:
 // glob-matcher.ts). As in NotarAI, a spec governs what its artifact globs match: its `exclude` list
 // only narrows coverage (which files count as unspecced) and never removes a governed file.
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { LineCounter, isMap, isPair, isScalar, parseDocument } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
@@ -266,7 +267,7 @@ const SPEC_READ_CONCURRENCY = 16;
 export const MAIN_THREAD_SPEC_BYTES = 64 * 1024;
 /** A spec whose parse takes longer than this on a worker is reported invalid. */
 export const SPEC_PARSE_DEADLINE_MS = 20_000;
-/** Big specs parsed on workers at once. */
+/** Big specs parsed on workers at once, in the whole process. */
 const SPEC_WORKER_JOBS = 2;
 
 /**
@@ -325,7 +326,7 @@ async function loadSpecSet(
   );
   const owner = {};
   const bigValidated = mapLimit(big, SPEC_WORKER_JOBS, (index) =>
-    validateOnWorker(paths[index]!, texts[index] as string, pool, owner),
+    validateBig(paths[index]!, texts[index] as string, pool, owner),
   ).then((results) => new Map(big.map((index, position) => [index, results[position]!])));
   bigValidated.catch(() => undefined);
   const isBig = new Set(big);
@@ -361,6 +362,42 @@ async function loadSpecSet(
   ];
   const warnings = valid.flatMap((spec) => spec.warnings);
   return { all, valid, errors, warnings, systemSpec: systemSpecPath(valid) };
+}
+
+/** Big-spec parses in flight, by path and text: loads that overlap (the window's, a tool's) share. */
+const inFlight = new Map<string, Promise<ValidatedSpec | InvalidSpec>>();
+/** Big-spec parses running or waiting for a turn, process-wide (each holds ~100-250 MB). */
+let running = 0;
+const turns: (() => void)[] = [];
+
+/**
+ * A big spec's parse, at most SPEC_WORKER_JOBS at once in the process whatever the number of
+ * loads running (a 2 MB spec of short comment lines takes a ~250 MB document to parse), the same
+ * text at the same path parsed once for every load that asks while it runs.
+ */
+function validateBig(
+  relative: string,
+  text: string,
+  pool: WorkerPool | undefined,
+  owner: object,
+): Promise<ValidatedSpec | InvalidSpec> {
+  const key = `${relative}\0${createHash('sha256').update(text).digest('hex')}`;
+  const known = inFlight.get(key);
+  if (known) return known;
+  const parse = (async () => {
+    if (running >= SPEC_WORKER_JOBS) await new Promise<void>((resolve) => turns.push(resolve));
+    else running++;
+    try {
+      return await validateOnWorker(relative, text, pool, owner);
+    } finally {
+      const next = turns.shift();
+      if (next) next();
+      else running--;
+    }
+  })();
+  inFlight.set(key, parse);
+  void parse.finally(() => inFlight.delete(key)).catch(() => undefined);
+  return parse;
 }
 
 /**
