@@ -6,9 +6,9 @@
 // Each text is parsed once (its outcome cached by content: a worktree's state is worked out again
 // at every change, and reads them each time), a big one on a worker thread with a deadline, and
 // the parse itself is bounded (config-text.ts: nesting refused before parsing, value pruned).
-import { createHash } from 'node:crypto';
 import type { CheckTier, LintRule } from '../../shared/notarai-check.ts';
 import { CHECK_TIERS, LINT_RULES } from '../../shared/notarai-check.ts';
+import { nodeCrypto } from '../platform/builtins.ts';
 import { readFileInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
 import { nextSlice } from '../platform/time-slices.ts';
@@ -65,7 +65,7 @@ export interface DecisionProposal {
   status: string;
 }
 
-/** Parse outcomes by format and SHA-256 of the text, oldest first (a settled one moves last). */
+/** Parse outcomes by format and text (SHA-256 of a big one), least recently used first. */
 const outcomes = new Map<string, Promise<ConfigOutcome>>();
 let parsesRun = 0;
 
@@ -76,7 +76,9 @@ export function configParsesRun(): number {
 
 /** The outcome of parsing `text`: from the cache, else on the main thread or a worker. */
 function parsedOnce(text: string, format: ConfigFormat): Promise<ConfigOutcome> {
-  const key = `${format}:${createHash('sha256').update(text).digest('hex')}`;
+  // A small text is its own key (no hashing: node:crypto stays unloaded until a client calls).
+  const small = Buffer.byteLength(text) <= MAIN_THREAD_CONFIG_BYTES;
+  const key = `${format}:${small ? `=${text}` : nodeCrypto().createHash('sha256').update(text).digest('hex')}`;
   const known = outcomes.get(key);
   if (known) {
     outcomes.delete(key);
@@ -84,15 +86,19 @@ function parsedOnce(text: string, format: ConfigFormat): Promise<ConfigOutcome> 
     return known;
   }
   parsesRun++;
-  const outcome = parseOffTheLoop(text, format);
+  const outcome = parseOffTheLoop(text, format, small);
   outcomes.set(key, outcome);
   while (outcomes.size > CONFIG_CACHE_ENTRIES)
     outcomes.delete(outcomes.keys().next().value as string);
   return outcome;
 }
 
-async function parseOffTheLoop(text: string, format: ConfigFormat): Promise<ConfigOutcome> {
-  if (Buffer.byteLength(text) <= MAIN_THREAD_CONFIG_BYTES) return parseConfigText(text, format);
+async function parseOffTheLoop(
+  text: string,
+  format: ConfigFormat,
+  small: boolean,
+): Promise<ConfigOutcome> {
+  if (small) return parseConfigText(text, format);
   try {
     return await workerPool().run<ConfigOutcome>(
       'config-parse',

@@ -6,12 +6,12 @@
 // Also owns the system-spec rule and the compiled globs of each spec (one matcher:
 // glob-matcher.ts). As in NotarAI, a spec governs what its artifact globs match: its `exclude` list
 // only narrows coverage (which files count as unspecced) and never removes a governed file.
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { LineCounter, isMap, isPair, isScalar, parseDocument } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 import type { SpecError } from '../../shared/reconcile.ts';
+import { nodeCrypto } from '../platform/builtins.ts';
 import { compileGlobs, globBudget } from '../platform/glob-matcher.ts';
 import type { GlobBudget, GlobSet } from '../platform/glob-matcher.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
@@ -381,7 +381,7 @@ function validateBig(
   pool: WorkerPool | undefined,
   owner: object,
 ): Promise<ValidatedSpec | InvalidSpec> {
-  const key = `${relative}\0${createHash('sha256').update(text).digest('hex')}`;
+  const key = `${relative}\0${nodeCrypto().createHash('sha256').update(text).digest('hex')}`;
   const known = inFlight.get(key);
   if (known) return known;
   const parse = (async () => {
