@@ -13,7 +13,7 @@
 //   node scripts/bench-attacks.ts [--json] [--files N]
 //   (GROVE_ATTACK=<part of a name> runs only that one; --files 0 skips the big repository)
 import { execFile, fork } from 'node:child_process';
-import { mkdir, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -24,7 +24,8 @@ import { mapLimit } from '../main/reconcile/concurrency.ts';
 import { connectClient } from '../main/testing/mcp-clients.ts';
 import { lockSqliteFromAnotherProcess } from '../main/testing/event-loop.ts';
 import { randomFirstPort } from '../main/testing/net.ts';
-import { git, makeTempDir, makeTempRepo } from '../main/testing/temp-repo.ts';
+import { bigCommentSpecs, denseRefSpecs, nestedConfigs } from '../main/testing/hostile-specs.ts';
+import { git, makeTempDir, makeTempRepo, writeFiles } from '../main/testing/temp-repo.ts';
 import { buildWorktreeBundle } from './build-worktree.ts';
 
 const FILE = 'notes.txt';
@@ -95,6 +96,22 @@ interface AttackFigures {
   observerMedianMs: number;
   observerFailures: number;
   restarted: boolean;
+  /** Peak resident memory of the attacked worktree process during the attack (Linux), in MB. */
+  serverPeakMb: number | null;
+}
+
+/** Starts counting a process's peak resident memory afresh (Linux: clear_refs 5). */
+async function resetPeakRss(pid: number | undefined): Promise<void> {
+  if (pid === undefined) return;
+  await writeFile(`/proc/${pid}/clear_refs`, '5').catch(() => undefined);
+}
+
+/** A process's peak resident memory since the last reset (Linux: VmHWM), in MB. */
+async function peakRssMb(pid: number | undefined): Promise<number | null> {
+  if (pid === undefined) return null;
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const match = /VmHWM:\s+(\d+) kB/.exec(status);
+  return match ? Math.round(Number(match[1]) / 1024) : null;
 }
 
 function median(values: number[]): number {
@@ -329,6 +346,27 @@ async function main(): Promise<void> {
           }
         },
       },
+      // Issue 33: what a repository's specs and configs cost check (check_specs runs it; the
+      // window's state is worked out again meanwhile, as each file lands).
+      ...(
+        [
+          ['a dense $ref graph of 1,000 specs (~500,000 cycles): check_specs', denseRefSpecs()],
+          ['twelve 2 MB specs, mostly comments: check_specs', bigCommentSpecs()],
+          ['1 MiB nested check.yaml, lint.yaml, scoring.yaml: check_specs', nestedConfigs()],
+        ] as const
+      ).map(([name, files]) => ({
+        name,
+        async run() {
+          await writeFiles(repo.root, files);
+          try {
+            return describeResult(await call(attacker, 'check_specs', {}));
+          } finally {
+            await Promise.all(
+              Object.keys(files).map((file) => rm(path.join(repo.root, file), { force: true })),
+            );
+          }
+        },
+      })),
     ];
 
     if (big) {
@@ -366,6 +404,7 @@ async function main(): Promise<void> {
       const attackedId = attack.serverId ?? id;
       const pidBefore = host.processId(attackedId);
       await new Promise((resolve) => setTimeout(resolve, 500));
+      await resetPeakRss(pidBefore);
       const watching = (attack.observer ?? observer).observe();
       await new Promise((resolve) => setTimeout(resolve, 200));
       const started = performance.now();
@@ -387,6 +426,7 @@ async function main(): Promise<void> {
         observerMedianMs: median(latencies),
         observerFailures: failures,
         restarted: host.processId(attackedId) !== pidBefore,
+        serverPeakMb: await peakRssMb(pidBefore),
       });
     }
 
@@ -395,14 +435,15 @@ async function main(): Promise<void> {
       return;
     }
     console.log(
-      '| attack | attacker got | attacker time | observer read_file: calls, worst, median, failures | server restarted |',
+      '| attack | attacker got | attacker time | observer read_file: calls, worst, median, failures | server restarted | server peak RSS |',
     );
-    console.log('|---|---|---:|---|---|');
+    console.log('|---|---|---:|---|---|---:|');
     for (const row of figures) {
       console.log(
         `| ${row.attack} | ${row.attacker.replaceAll('|', '\\|')} | ${(row.attackerMs / 1000).toFixed(1)} s | ` +
           `${row.observerCalls}, ${row.observerWorstMs.toFixed(0)} ms, ${row.observerMedianMs.toFixed(1)} ms, ` +
-          `${row.observerFailures} | ${row.restarted ? 'yes' : 'no'} |`,
+          `${row.observerFailures} | ${row.restarted ? 'yes' : 'no'} | ` +
+          `${row.serverPeakMb === null ? '-' : `${row.serverPeakMb} MB`} |`,
       );
     }
   } finally {

@@ -66,7 +66,7 @@ const ofType = (findings: Finding[], type: string) => findings.filter((f) => f.t
 /** NotarAI's lint on the worktree (runLint with what check gives it), for info severities. */
 async function lint(root: string) {
   const specSet = await loadSpecs(root);
-  const specs = (await checkSpecs(root, specSet)).filter((spec) => spec.errors.length === 0);
+  const specs = (await checkSpecs(specSet)).filter((spec) => spec.errors.length === 0);
   const refExists = new Map<string, boolean>();
   for (const spec of specs) {
     for (const ref of spec.refs)

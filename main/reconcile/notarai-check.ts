@@ -65,6 +65,9 @@ import type { SpecSet } from './spec-loader.ts';
 import { NOTARAI_DIR } from './spec-paths.ts';
 import { readCommittedSnapshot, withSnapshot } from './state-file.ts';
 
+/** Specs an overlapping_coverage message names at most (the rest are counted in it). */
+export const MAX_OVERLAP_NAMES = 20;
+
 /** Days used when no reconciliation was recorded (NotarAI's default). */
 export const DEFAULT_DAYS_SINCE_RECONCILIATION = 30;
 
@@ -139,7 +142,7 @@ export async function gatherInputs(
     : await parts.index?.settled();
   const known = parts.index?.snapshot(sequence);
   const [listing, specSet] = await listingAndSpecs(parts.root, known, signal);
-  const specs = await checkSpecs(parts.root, specSet);
+  const specs = await checkSpecs(specSet, signal);
   const governed = new Map<string, string[]>();
   const governedAll = new Set<string>();
   const orphaned = new Map<string, CheckSpec['globs']>();
@@ -348,27 +351,28 @@ export async function collectFindings(
       ),
     );
   }
-  // overlapping_coverage
-  const owners = new Map<string, string[]>();
+  // overlapping_coverage: each file's first MAX_OVERLAP_NAMES specs, and how many in all
+  const owners = new Map<string, { names: string[]; count: number }>();
   for (const spec of parsed) {
     await forEachInSlices(
       governed.get(spec.path) ?? [],
       (file) => {
-        const list = owners.get(file);
-        if (list) list.push(spec.path);
-        else owners.set(file, [spec.path]);
+        const entry = owners.get(file);
+        if (!entry) owners.set(file, { names: [spec.path], count: 1 });
+        else if (entry.count++ < MAX_OVERLAP_NAMES) entry.names.push(spec.path);
       },
       signal,
     );
   }
-  for (const [file, list] of owners) {
-    if (list.length < 2) continue;
+  for (const [file, { names, count }] of owners) {
+    if (count < 2) continue;
+    const more = count > names.length ? `, and ${count - names.length} more` : '';
     findings.push(
       finding(
         'overlapping_coverage',
         'housekeeping',
         'warning',
-        `File governed by multiple specs: ${file} (${list.join(', ')})`,
+        `File governed by multiple specs: ${file} (${names.join(', ')}${more})`,
         { file },
       ),
     );
@@ -434,6 +438,7 @@ export async function collectFindings(
     const behaviors = spec.value['behaviors'];
     if (!Array.isArray(behaviors)) continue;
     for (const [index, behavior] of behaviors.entries()) {
+      if (sliceDue()) await nextSlice(signal);
       const entry = (behavior ?? {}) as Record<string, unknown>;
       const name = typeof entry['name'] === 'string' ? entry['name'] : '<unnamed>';
       const testedBy = entry['tested_by'];

@@ -3,14 +3,27 @@
 // worktree, a FIFO, a device or a file over MAX_CONFIG_BYTES is refused without opening its
 // target or blocking). As in NotarAI, a missing file gives the defaults; unlike NotarAI, an
 // unreadable or invalid one also gives a warning naming it (NotarAI falls back silently).
-import { parse as parseYaml } from 'yaml';
+// Each text is parsed once (its outcome cached by content: a worktree's state is worked out again
+// at every change, and reads them each time), a big one on a worker thread with a deadline, and
+// the parse itself is bounded (config-text.ts: nesting refused before parsing, value pruned).
 import type { CheckTier, LintRule } from '../../shared/notarai-check.ts';
 import { CHECK_TIERS, LINT_RULES } from '../../shared/notarai-check.ts';
+import { nodeCrypto } from '../platform/builtins.ts';
 import { readFileInsideRoot } from '../platform/confined-fs.ts';
+import { UserError } from '../platform/errors.ts';
+import { nextSlice } from '../platform/time-slices.ts';
+import { WorkersUnavailableError, workerPool } from '../platform/worker-pool.ts';
+import { parseConfigText, type ConfigFormat, type ConfigOutcome } from './config-text.ts';
 import { NOTARAI_DIR } from './spec-paths.ts';
 
 /** Configs are a few lines; anything bigger is refused (and the defaults used). */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
+/** Configs up to this size are parsed on the main thread (well under a millisecond); others on a worker. */
+export const MAIN_THREAD_CONFIG_BYTES = 8 * 1024;
+/** A config whose parse takes longer than this on a worker is reported invalid (and cached so). */
+export const CONFIG_PARSE_DEADLINE_MS = 5_000;
+/** Outcomes kept, by content (four configs per worktree, a few versions each). */
+export const CONFIG_CACHE_ENTRIES = 64;
 
 export type LintSeverity = 'error' | 'warning' | 'info';
 
@@ -52,11 +65,69 @@ export interface DecisionProposal {
   status: string;
 }
 
+/** Parse outcomes by format and text (SHA-256 of a big one), least recently used first. */
+const outcomes = new Map<string, Promise<ConfigOutcome>>();
+let parsesRun = 0;
+
+/** How many config texts were parsed (not found in the cache) since the process started. */
+export function configParsesRun(): number {
+  return parsesRun;
+}
+
+/** The outcome of parsing `text`: from the cache, else on the main thread or a worker. */
+function parsedOnce(text: string, format: ConfigFormat): Promise<ConfigOutcome> {
+  // A small text is its own key (no hashing: node:crypto stays unloaded until a client calls).
+  const small = Buffer.byteLength(text) <= MAIN_THREAD_CONFIG_BYTES;
+  const key = `${format}:${small ? `=${text}` : nodeCrypto().createHash('sha256').update(text).digest('hex')}`;
+  const known = outcomes.get(key);
+  if (known) {
+    outcomes.delete(key);
+    outcomes.set(key, known);
+    return known;
+  }
+  parsesRun++;
+  const outcome = parseOffTheLoop(text, format, small);
+  outcomes.set(key, outcome);
+  while (outcomes.size > CONFIG_CACHE_ENTRIES)
+    outcomes.delete(outcomes.keys().next().value as string);
+  return outcome;
+}
+
+async function parseOffTheLoop(
+  text: string,
+  format: ConfigFormat,
+  small: boolean,
+): Promise<ConfigOutcome> {
+  if (small) return parseConfigText(text, format);
+  try {
+    return await workerPool().run<ConfigOutcome>(
+      'config-parse',
+      { text, format },
+      { deadlineMs: CONFIG_PARSE_DEADLINE_MS },
+    );
+  } catch (error) {
+    if (error instanceof WorkersUnavailableError) {
+      await nextSlice();
+      return parseConfigText(text, format);
+    }
+    return {
+      ok: false,
+      message:
+        error instanceof UserError && error.code === 'timed-out'
+          ? `parsing it took longer than ${CONFIG_PARSE_DEADLINE_MS / 1000} s; Grove tries ` +
+            'again once it changes'
+          : error instanceof Error
+            ? error.message
+            : String(error),
+    };
+  }
+}
+
 /** A config's parsed value (undefined: missing or unusable) and the warning why unusable. */
 async function readConfig(
   root: string,
   name: string,
-  parse: (text: string) => unknown,
+  format: ConfigFormat,
   warnings: string[],
 ): Promise<unknown> {
   const relative = `${NOTARAI_DIR}/${name}`;
@@ -72,16 +143,11 @@ async function readConfig(
     }
     return undefined;
   }
-  try {
-    return parse(text);
-  } catch (error) {
-    const message = (error instanceof Error ? error.message : String(error)).split('\n')[0];
-    warnings.push(`${relative} is not valid (${message}); the defaults are used`);
-    return undefined;
-  }
+  const outcome = await parsedOnce(text, format);
+  if (outcome.ok) return outcome.value;
+  warnings.push(`${relative} is not valid (${outcome.message}); the defaults are used`);
+  return undefined;
 }
-
-const yaml = (text: string): unknown => parseYaml(text, { maxAliasCount: 100 });
 
 function record(value: unknown): Record<string, unknown> | undefined {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
@@ -97,7 +163,7 @@ function tier(value: unknown): CheckTier | null {
 
 /** `.notarai/check.yaml`: `warn_on` (default housekeeping) and `fail_on` (default none). */
 export async function loadCheckConfig(root: string, warnings: string[]): Promise<CheckConfig> {
-  const value = record(await readConfig(root, 'check.yaml', yaml, warnings));
+  const value = record(await readConfig(root, 'check.yaml', 'yaml', warnings));
   const config: CheckConfig = { warnOn: 'housekeeping', failOn: null };
   if (!value) return config;
   for (const key of ['warn_on', 'fail_on'] as const) {
@@ -117,7 +183,7 @@ export async function loadCheckConfig(root: string, warnings: string[]): Promise
 /** `.notarai/lint.yaml`: `rules: {L00x: {enabled, severity, decision_age_days}}`. */
 export async function loadLintConfig(root: string, warnings: string[]): Promise<LintConfig> {
   const rules = new Map<LintRule, LintRuleConfig>();
-  const value = record(record(await readConfig(root, 'lint.yaml', yaml, warnings))?.['rules']);
+  const value = record(record(await readConfig(root, 'lint.yaml', 'yaml', warnings))?.['rules']);
   if (!value) return rules;
   for (const [key, raw] of Object.entries(value)) {
     if (!(LINT_RULES as readonly string[]).includes(key)) continue;
@@ -137,7 +203,7 @@ export async function loadLintConfig(root: string, warnings: string[]): Promise<
 
 /** `.notarai/scoring.yaml`: the six weights (numbers; others keep their default). */
 export async function loadScoringConfig(root: string, warnings: string[]): Promise<ScoringConfig> {
-  const value = record(await readConfig(root, 'scoring.yaml', yaml, warnings));
+  const value = record(await readConfig(root, 'scoring.yaml', 'yaml', warnings));
   const config = { ...DEFAULT_SCORING };
   if (!value) return config;
   for (const key of Object.keys(config) as (keyof ScoringConfig)[]) {
@@ -152,7 +218,7 @@ export async function loadDecisionLog(
   root: string,
   warnings: string[],
 ): Promise<DecisionProposal[]> {
-  const value = record(await readConfig(root, 'decision-log.json', JSON.parse, warnings));
+  const value = record(await readConfig(root, 'decision-log.json', 'json', warnings));
   const proposals = value?.['proposals'];
   if (!Array.isArray(proposals)) return [];
   const out: DecisionProposal[] = [];

@@ -2,7 +2,8 @@
 // behaviors, `$ref` cycles), over the specs of notarai-specs.ts. Same rules, defaults, messages
 // and `.notarai/lint.yaml` overrides as NotarAI (`src/core/lint.rs`), plus each finding's line in
 // its spec. Bounded: the cycle search is iterative (a chain through 10,000 specs needs no deep
-// stack), yields to the event loop in time slices, and reports at most MAX_CYCLES cycles.
+// stack), yields to the event loop in time slices, takes time and memory in proportion to the specs
+// and their refs whatever the graph, and reports at most MAX_CYCLES cycles (the rest counted).
 import type { LintRule } from '../../shared/notarai-check.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import { nextSlice, sliceDue } from '../platform/time-slices.ts';
@@ -13,6 +14,8 @@ import { lineOf, type CheckSpec } from './notarai-specs.ts';
 export const BUNDLED_SCHEMA_VERSION = '0.8';
 /** Cycles reported at most (each is one finding); the count of the rest goes in a warning. */
 export const MAX_CYCLES = 1000;
+/** Specs named by the reported cycles, all together, at most (a cycle's message names each). */
+export const MAX_CYCLE_NODES = 100_000;
 
 export interface LintFinding {
   rule: LintRule;
@@ -78,9 +81,19 @@ export interface RefCycle {
 }
 
 /**
- * `$ref` cycles through subsystems, applies and dependencies, as NotarAI finds them: a depth-first
- * search from each spec in path order, neighbours in path order, one cycle per back edge, each
- * cycle reported once whatever its rotation. Iterative, in time slices.
+ * `$ref` cycles through subsystems, applies and dependencies, as NotarAI finds them (`lint.rs`
+ * `detect_ref_cycles`): a depth-first search from each spec in path order, neighbours in path
+ * order, one cycle per back edge. Iterative, in time slices, in O(specs + refs) time and memory
+ * whatever the graph: past MAX_CYCLES cycles, or MAX_CYCLE_NODES specs named by the cycles kept,
+ * a cycle is only counted (`dropped`), never built.
+ *
+ * NotarAI also keeps a set of every cycle found, rotated to start at its smallest path, to report
+ * each once. Here edges are distinct (a spec's refs to one target are one edge), and each back
+ * edge closes its own cycle: the tree path from its target to its source, then the back edge,
+ * which no other cycle found has (the others' edges are tree edges and their own back edge), so no
+ * two cycles found are rotations of each other and that set would never drop one. Without it,
+ * a dense graph (1,000 specs, spec k referring to k+1 and to every j < k: ~500,000 cycles) costs
+ * its edges, not the O(specs³) of a key per cycle.
  */
 export async function refCycles(
   specs: readonly CheckSpec[],
@@ -93,10 +106,11 @@ export async function refCycles(
     for (const ref of spec.refs)
       if (!ref.outside && bySpec.has(ref.resolved)) edges.add(ref.resolved);
     graph.set(spec.path, [...edges].sort(compareUtf8));
+    if (sliceDue()) await nextSlice(signal);
   }
   const color = new Map<string, number>();
-  const reported = new Set<string>();
   const cycles: RefCycle[] = [];
+  let nodesLeft = MAX_CYCLE_NODES;
   let dropped = 0;
   for (const root of [...graph.keys()].sort(compareUtf8)) {
     if ((color.get(root) ?? 0) !== 0) continue;
@@ -127,14 +141,13 @@ export async function refCycles(
         cursor.push(0);
       } else if (state === 1) {
         const start = position.get(next) as number;
-        const nodes = stack.slice(start);
-        const key = canonical(nodes);
-        if (reported.has(key)) continue;
-        reported.add(key);
-        if (cycles.length >= MAX_CYCLES) {
+        const length = stack.length - start;
+        if (cycles.length >= MAX_CYCLES || length > nodesLeft) {
           dropped++;
           continue;
         }
+        nodesLeft -= length;
+        const nodes = stack.slice(start);
         const first = bySpec.get(nodes[0] as string) as CheckSpec;
         const second = nodes[1] ?? nodes[0];
         const ref = first.refs.find((candidate) => candidate.resolved === second);
@@ -146,15 +159,6 @@ export async function refCycles(
     }
   }
   return { cycles, dropped };
-}
-
-/** A cycle's nodes rotated to start at the smallest: the same cycle gives the same key. */
-function canonical(nodes: readonly string[]): string {
-  let min = 0;
-  nodes.forEach((node, index) => {
-    if (compareUtf8(node, nodes[min] as string) < 0) min = index;
-  });
-  return [...nodes.slice(min), ...nodes.slice(0, min)].join('\0');
 }
 
 /** Today as days since the epoch (UTC), or NOTARAI_TODAY (YYYY-MM-DD) as NotarAI's tests set it. */
@@ -234,8 +238,9 @@ export function runLint(inputs: LintInputs): LintFinding[] {
     }
   }
   if (enabled('L005')) {
+    const byPath = new Map(specs.map((spec) => [spec.path, spec]));
     for (const cycle of inputs.cycles) {
-      const spec = specs.find((candidate) => candidate.path === cycle.path[0]) as CheckSpec;
+      const spec = byPath.get(cycle.path[0] as string) as CheckSpec;
       add('L005', spec, `Circular $ref dependency: ${cycle.path.join(' -> ')}`, cycle.line);
     }
   }

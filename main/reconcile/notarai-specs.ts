@@ -3,17 +3,17 @@
 // never validates; `validate` does). Built from the spec loader's results (spec-loader.ts: the
 // confined reads, the sizes, the workers), with each artifact glob compiled on its own by the one
 // matcher (orphaned globs are per glob), `$ref`s resolved as NotarAI resolves them, and the line
-// of any node in the spec file found on demand (a finding's `line`).
+// of the nodes findings name (a finding's `line`) from the table the loader's one parse left
+// (spec-lines.ts): nothing here parses a spec again.
 import path from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
-import type { Document } from 'yaml';
 import type { UnreadableSpec } from '../../shared/notarai-check.ts';
 import type { SpecError } from '../../shared/reconcile.ts';
 import { compileGlobs, globBudget } from '../platform/glob-matcher.ts';
 import type { GlobSet } from '../platform/glob-matcher.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
+import { nextSlice, sliceUsedUp } from '../platform/time-slices.ts';
 import type { LoadedSpec, SpecSet } from './spec-loader.ts';
-import { readSpecText } from './spec-paths.ts';
+import { lineAt, type SpecLineTable } from './spec-lines.ts';
 
 export interface ArtifactGlob {
   category: string;
@@ -45,6 +45,8 @@ export interface CheckSpec {
   errors: SpecError[];
   /** Schema errors (reported as warnings: NotarAI's check does not validate). */
   schemaErrors: SpecError[];
+  /** Lines of the nodes findings name (null: the YAML did not parse). */
+  lines: SpecLineTable | null;
 }
 
 /** The specs that cannot be read, one entry per error (score and export-context leave them out). */
@@ -58,24 +60,27 @@ export function unreadableSpecs(specs: readonly CheckSpec[]): UnreadableSpec[] {
   );
 }
 
-const cache = new WeakMap<LoadedSpec, Promise<CheckSpec>>();
-const documents = new WeakMap<CheckSpec, { doc: Document; lines: LineCounter }>();
+const cache = new WeakMap<LoadedSpec, CheckSpec>();
 
-/** Every spec of the set, in path order (UTF-8 bytes); cached while the loaded spec lives. */
-export function checkSpecs(root: string, specs: SpecSet): Promise<CheckSpec[]> {
-  return Promise.all(
-    specs.all.map((loaded) => {
-      let built = cache.get(loaded);
-      if (!built) {
-        built = buildCheckSpec(root, loaded);
-        cache.set(loaded, built);
-      }
-      return built;
-    }),
-  );
+/**
+ * Every spec of the set, in path order (UTF-8 bytes), in slices of the event loop (a dense graph's
+ * 500,000 refs take a while to resolve); cached while the loaded spec lives.
+ */
+export async function checkSpecs(specs: SpecSet, signal?: AbortSignal): Promise<CheckSpec[]> {
+  const out: CheckSpec[] = [];
+  for (const loaded of specs.all) {
+    let built = cache.get(loaded);
+    if (!built) {
+      if (sliceUsedUp()) await nextSlice(signal);
+      built = buildCheckSpec(loaded);
+      cache.set(loaded, built);
+    }
+    out.push(built);
+  }
+  return out;
 }
 
-async function buildCheckSpec(root: string, loaded: LoadedSpec): Promise<CheckSpec> {
+function buildCheckSpec(loaded: LoadedSpec): CheckSpec {
   const spec: CheckSpec = {
     path: loaded.path,
     text: '',
@@ -84,31 +89,20 @@ async function buildCheckSpec(root: string, loaded: LoadedSpec): Promise<CheckSp
     refs: [],
     errors: [],
     schemaErrors: [],
+    lines: null,
   };
   if (loaded.ok) {
     spec.text = loaded.text;
     spec.value = loaded.spec as unknown as Record<string, unknown>;
-  } else {
-    // The loader read it, but it did not validate: read it again to tell YAML from schema errors.
-    const unreadable = loaded.errors.some((error) => error.message.startsWith('cannot read spec'));
-    if (unreadable) return { ...spec, errors: loaded.errors };
-    try {
-      spec.text = await readSpecText(root, loaded.path);
-    } catch (error) {
-      return { ...spec, errors: [{ file: loaded.path, line: null, message: String(error) }] };
-    }
-    const doc = parseDocument(spec.text, { uniqueKeys: false });
-    let value: unknown;
-    try {
-      value = doc.errors.length === 0 ? doc.toJS({ maxAliasCount: 1000 }) : undefined;
-    } catch {
-      value = undefined;
-    }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      return { ...spec, errors: loaded.errors };
-    }
-    spec.value = value as Record<string, unknown>;
+    spec.lines = loaded.lines;
+  } else if (loaded.parsed) {
+    // It parsed but did not validate: NotarAI's check reads it as written.
+    spec.text = loaded.parsed.text;
+    spec.value = loaded.parsed.value;
+    spec.lines = loaded.parsed.lines;
     spec.schemaErrors = loaded.errors;
+  } else {
+    return { ...spec, errors: loaded.errors };
   }
   try {
     spec.globs = compileArtifactGlobs(spec.value);
@@ -174,9 +168,17 @@ function specRefs(specPath: string, value: Record<string, unknown>): SpecRef[] {
  * NotarAI's resolution: `./` and `../` against the spec's folder, anything else against the root.
  * Unlike NotarAI (which drops a `..` above the root), a path that climbs out is `outside`.
  */
+/** A ref's rest that path.posix.normalize would change (or that is empty). */
+const NEEDS_NORMALISING = /^$|(^|\/)\.{1,2}(\/|$)|\/\/|\/$|^\//;
+
 export function resolveRef(specPath: string, ref: string): { resolved: string; outside: boolean } {
   const absolute = ref.startsWith('/') || ref.startsWith('\\') || /^[A-Za-z]:/.test(ref);
   if (absolute) return { resolved: ref, outside: true };
+  // `./name` or `./dir/name` with nothing to normalise (the usual ref): no path functions.
+  if (ref.startsWith('./') && !NEEDS_NORMALISING.test(ref.slice(2))) {
+    const folder = specPath.slice(0, Math.max(0, specPath.lastIndexOf('/')));
+    return { resolved: folder === '' ? ref.slice(2) : `${folder}/${ref.slice(2)}`, outside: false };
+  }
   const joined =
     ref.startsWith('./') || ref.startsWith('../')
       ? path.posix.join(path.posix.dirname(specPath), ref)
@@ -186,19 +188,7 @@ export function resolveRef(specPath: string, ref: string): { resolved: string; o
   return { resolved, outside };
 }
 
-/** 1-based line of the node at `keys` in the spec (or of its closest existing ancestor). */
+/** 1-based line of the node at `keys` in the spec (or of its closest ancestor findings name). */
 export function lineOf(spec: CheckSpec, keys: readonly (string | number)[]): number | null {
-  if (spec.text === '') return null;
-  let parsed = documents.get(spec);
-  if (!parsed) {
-    const lines = new LineCounter();
-    parsed = { doc: parseDocument(spec.text, { lineCounter: lines, uniqueKeys: false }), lines };
-    documents.set(spec, parsed);
-  }
-  for (let depth = keys.length; depth > 0; depth--) {
-    const node = parsed.doc.getIn(keys.slice(0, depth), true) as { range?: number[] } | undefined;
-    const offset = node?.range?.[0];
-    if (typeof offset === 'number') return parsed.lines.linePos(offset).line;
-  }
-  return null;
+  return lineAt(spec.lines, keys);
 }

@@ -11,6 +11,7 @@ import { LineCounter, isMap, isPair, isScalar, parseDocument } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 import type { SpecError } from '../../shared/reconcile.ts';
+import { nodeCrypto } from '../platform/builtins.ts';
 import { compileGlobs, globBudget } from '../platform/glob-matcher.ts';
 import type { GlobBudget, GlobSet } from '../platform/glob-matcher.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
@@ -26,6 +27,7 @@ import type { Spec } from './spec-schema.ts';
 import { nextSlice, sliceUsedUp } from '../platform/time-slices.ts';
 import { WorkersUnavailableError, workerPool, type WorkerPool } from '../platform/worker-pool.ts';
 import { mapLimit } from './concurrency.ts';
+import { specLineTable, type SpecLineTable } from './spec-lines.ts';
 import { discoverSpecs, NOTARAI_DIR, readSpecText, SPEC_SUFFIX } from './spec-paths.ts';
 
 export {
@@ -49,12 +51,23 @@ export interface ValidSpec {
   readonly categories: ReadonlyMap<string, GlobSet>;
   /** Problems that do not make the spec invalid (a deprecated schema_version), with lines. */
   readonly warnings: SpecError[];
+  /** Lines of the nodes findings name (spec-lines.ts), from the parse that loaded it. */
+  readonly lines: SpecLineTable;
+}
+
+/** A spec whose YAML parsed but that did not validate: what NotarAI's check still reads. */
+export interface UnvalidatedSpec {
+  readonly text: string;
+  readonly value: Record<string, unknown>;
+  readonly lines: SpecLineTable;
 }
 
 export interface InvalidSpec {
   readonly ok: false;
   readonly path: string;
   readonly errors: SpecError[];
+  /** Set when its YAML parsed to a mapping (schema or glob errors): check reads it as written. */
+  readonly parsed?: UnvalidatedSpec;
 }
 
 export type LoadedSpec = ValidSpec | InvalidSpec;
@@ -104,9 +117,13 @@ export interface ValidatedSpec {
   readonly warnings: SpecError[];
   /** The line of its `artifacts` key, for a glob the matcher refuses. */
   readonly artifactsLine: number | null;
+  readonly lines: SpecLineTable;
 }
 
-/** Parses and validates spec text: YAML and NotarAI's schema, no globs compiled. */
+/**
+ * Parses and validates spec text: YAML and NotarAI's schema, no globs compiled. The document is
+ * dropped before it returns: what findings need of it is in `lines` (spec-lines.ts).
+ */
 export function validateSpecText(relative: string, text: string): ValidatedSpec | InvalidSpec {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
@@ -137,6 +154,7 @@ export function validateSpecText(relative: string, text: string): ValidatedSpec 
     );
   }
   const record = value as Record<string, unknown>;
+  const lines = specLineTable(doc, lineCounter);
   const result = schemaFor(record).safeParse(record, { reportInput: true });
   if (!result.success) {
     return {
@@ -147,6 +165,7 @@ export function validateSpecText(relative: string, text: string): ValidatedSpec 
         line: issueLine(doc, lineCounter, issue),
         message: describeIssue(issue, record['schema_version']),
       })),
+      parsed: { text, value: record, lines },
     };
   }
   const spec: Spec = result.data;
@@ -162,7 +181,13 @@ export function validateSpecText(relative: string, text: string): ValidatedSpec 
         `${spec.schema_version} schema. Raise it to '0.5' or later (0.5 dropped sync_policy).`,
     });
   }
-  return { ok: true, spec, warnings, artifactsLine: keyLine(doc, lineCounter, [], 'artifacts') };
+  return {
+    ok: true,
+    spec,
+    warnings,
+    artifactsLine: keyLine(doc, lineCounter, [], 'artifacts'),
+    lines,
+  };
 }
 
 /** A validated spec with its globs compiled (charged to `budget`), or the spec error why not. */
@@ -173,7 +198,7 @@ function compileSpec(
   budget: GlobBudget,
 ): LoadedSpec {
   if (!validated.ok) return validated;
-  const { spec, warnings } = validated;
+  const { spec, warnings, lines } = validated;
   const compileAll = (charged: GlobBudget): Map<string, GlobSet> => {
     const categories = new Map<string, GlobSet>();
     for (const category of Object.keys(spec.artifacts).sort(compareUtf8)) {
@@ -196,7 +221,10 @@ function compileSpec(
         `, together with the globs of the specs before it in path order ` +
         `(${(budget.limit - left).toLocaleString('en-US')} characters)`;
     }
-    return invalid(relative, validated.artifactsLine, message);
+    return {
+      ...invalid(relative, validated.artifactsLine, message),
+      parsed: { text, value: spec as unknown as Record<string, unknown>, lines },
+    };
   }
   return {
     ok: true,
@@ -206,6 +234,7 @@ function compileSpec(
     governs: anyOf([...categories.values()]),
     categories,
     warnings,
+    lines,
   };
 }
 
@@ -238,7 +267,7 @@ const SPEC_READ_CONCURRENCY = 16;
 export const MAIN_THREAD_SPEC_BYTES = 64 * 1024;
 /** A spec whose parse takes longer than this on a worker is reported invalid. */
 export const SPEC_PARSE_DEADLINE_MS = 20_000;
-/** Big specs parsed on workers at once. */
+/** Big specs parsed on workers at once, in the whole process. */
 const SPEC_WORKER_JOBS = 2;
 
 /**
@@ -297,7 +326,7 @@ async function loadSpecSet(
   );
   const owner = {};
   const bigValidated = mapLimit(big, SPEC_WORKER_JOBS, (index) =>
-    validateOnWorker(paths[index]!, texts[index] as string, pool, owner),
+    validateBig(paths[index]!, texts[index] as string, pool, owner),
   ).then((results) => new Map(big.map((index, position) => [index, results[position]!])));
   bigValidated.catch(() => undefined);
   const isBig = new Set(big);
@@ -333,6 +362,42 @@ async function loadSpecSet(
   ];
   const warnings = valid.flatMap((spec) => spec.warnings);
   return { all, valid, errors, warnings, systemSpec: systemSpecPath(valid) };
+}
+
+/** Big-spec parses in flight, by path and text: loads that overlap (the window's, a tool's) share. */
+const inFlight = new Map<string, Promise<ValidatedSpec | InvalidSpec>>();
+/** Big-spec parses running or waiting for a turn, process-wide (each holds ~100-250 MB). */
+let running = 0;
+const turns: (() => void)[] = [];
+
+/**
+ * A big spec's parse, at most SPEC_WORKER_JOBS at once in the process whatever the number of
+ * loads running (a 2 MB spec of short comment lines takes a ~250 MB document to parse), the same
+ * text at the same path parsed once for every load that asks while it runs.
+ */
+function validateBig(
+  relative: string,
+  text: string,
+  pool: WorkerPool | undefined,
+  owner: object,
+): Promise<ValidatedSpec | InvalidSpec> {
+  const key = `${relative}\0${nodeCrypto().createHash('sha256').update(text).digest('hex')}`;
+  const known = inFlight.get(key);
+  if (known) return known;
+  const parse = (async () => {
+    if (running >= SPEC_WORKER_JOBS) await new Promise<void>((resolve) => turns.push(resolve));
+    else running++;
+    try {
+      return await validateOnWorker(relative, text, pool, owner);
+    } finally {
+      const next = turns.shift();
+      if (next) next();
+      else running--;
+    }
+  })();
+  inFlight.set(key, parse);
+  void parse.finally(() => inFlight.delete(key)).catch(() => undefined);
+  return parse;
 }
 
 /**

@@ -51,6 +51,12 @@ const handlers: Record<string, Handler> = {
   'spec-validate': async ({ relative, text }: { relative: string; text: string }) =>
     (await import('../reconcile/spec-loader.ts')).validateSpecText(relative, text),
   /**
+   * A big NotarAI project config's bounded parse (main/reconcile/notarai-configs.ts), loaded on
+   * first use like the spec parser.
+   */
+  'config-parse': async ({ text, format }: { text: string; format: 'yaml' | 'json' }) =>
+    (await import('../reconcile/config-text.ts')).parseConfigText(text, format),
+  /**
    * A hot journal beside a cache database played back (main/reconcile/cache-database.ts): as many
    * page writes as the journal holds. Loaded on first use, like the spec parser.
    */
