@@ -17,7 +17,8 @@ import type {
 } from '../../shared/notarai-check.ts';
 import { statInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
-import { runCheck, scoreSpecs } from '../reconcile/notarai-check.ts';
+import { runCheck } from '../reconcile/notarai-check.ts';
+import { scoreSpecs } from '../reconcile/notarai-score.ts';
 import { exportContext, renderContextMarkdown } from '../reconcile/notarai-export.ts';
 import { discoverSpecPaths } from '../reconcile/spec-paths.ts';
 import { gitDirectories } from '../reconcile/git-queries.ts';

@@ -490,7 +490,7 @@ describe('decisions (NotarAI decisions_test.rs): the decision log as score reads
       '.notarai/app.spec.yaml': COVERED,
       ...(log === undefined ? {} : { '.notarai/decision-log.json': log }),
     });
-    const { scoreSpecs } = await import('../reconcile/notarai-check.ts');
+    const { scoreSpecs } = await import('../reconcile/notarai-score.ts');
     const report = await scoreSpecs(root);
     expect(report.warnings).toEqual([]);
     return report.specs[0]?.terms?.unresolved_decisions ?? Number.NaN;

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
 import { CACHE_DB } from './hash-cache.ts';
-import { runCheck, scoreSpecs } from './notarai-check.ts';
+import { runCheck } from './notarai-check.ts';
+import { scoreSpecs } from './notarai-score.ts';
 import { ReconcileEngine } from './reconcile-engine.ts';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];

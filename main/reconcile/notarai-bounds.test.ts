@@ -19,7 +19,8 @@ import {
 } from '../testing/hostile-specs.ts';
 import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
 import { MAX_CONFIG_DEPTH, nestedDeeperThan } from './config-text.ts';
-import { MAX_OVERLAP_NAMES, runCheck, scoreSpecs } from './notarai-check.ts';
+import { MAX_OVERLAP_NAMES, runCheck } from './notarai-check.ts';
+import { scoreSpecs } from './notarai-score.ts';
 import { configParsesRun } from './notarai-configs.ts';
 import { MAX_CYCLE_NODES, MAX_CYCLES, refCycles } from './notarai-lint.ts';
 import type { CheckSpec } from './notarai-specs.ts';

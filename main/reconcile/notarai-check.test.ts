@@ -13,7 +13,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CheckReportSchema, DriftReportSchema } from '../../shared/notarai-check.ts';
 import type { CheckFinding } from '../../shared/notarai-check.ts';
 import { git, makeTempDir, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
-import { runCheck, scoreSpecs } from './notarai-check.ts';
+import { runCheck } from './notarai-check.ts';
+import { scoreSpecs } from './notarai-score.ts';
 import {
   exportContext,
   inlineCode,

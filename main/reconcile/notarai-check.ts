@@ -1,8 +1,10 @@
-// NotarAI 0.7's `check` and `score` for one worktree, and the live summary the window shows.
+// NotarAI 0.7's `check` for one worktree, and the live summary the window shows (with the
+// scores of notarai-score.ts; both start from notarai-inputs.ts).
 // Public API (types and schemas: shared/notarai-check.ts; stable, used by the CLI and the window):
 //
 //   runCheck(root, { strict? })       -> CheckReport   `notarai check --format json`, + line/passed
 //   scoreSpecs(root, { specPath? })   -> DriftReport   `notarai score --format json`, + terms
+//                                                     (notarai-score.ts)
 //   checkExitCode(report)             -> 0 | 1
 //   exportContext / renderContextMarkdown: notarai-export.ts
 //
@@ -25,51 +27,26 @@ import type {
   CheckReport,
   CheckTier,
   CoverageFolder,
-  DriftReport,
-  DriftStatus,
   LiveCheck,
   LiveDrift,
-  SpecDriftScore,
 } from '../../shared/notarai-check.ts';
 import {
   CHECK_FINDINGS_CAP,
   CHECK_TIERS,
   COVERAGE_FOLDERS_CAP,
 } from '../../shared/notarai-check.ts';
-import { realWorktreeRoot, statInsideRoot } from '../platform/confined-fs.ts';
-import { UserError } from '../platform/errors.ts';
-import { compileGlobs } from '../platform/glob-matcher.ts';
-import type { GlobSet } from '../platform/glob-matcher.ts';
+import { statInsideRoot } from '../platform/confined-fs.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
-import { filterInSlices, forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
-import { classifyAgainstCache, type EngineParts } from './classify.ts';
-import { FileJobRunner } from './file-job-runner.ts';
-import type { WorktreeFiles } from './git-queries.ts';
-import { HashCache, type ReconciledRow } from './hash-cache.ts';
-import { listingAndSpecs } from './live-index.ts';
-import {
-  loadCheckConfig,
-  loadDecisionLog,
-  loadLintConfig,
-  loadScoringConfig,
-} from './notarai-configs.ts';
-import { incompleteBehaviors, refCycles, runLint, todayDays } from './notarai-lint.ts';
-import {
-  artifactEntryCount,
-  checkSpecs,
-  lineOf,
-  unreadableSpecs,
-  type CheckSpec,
-} from './notarai-specs.ts';
-import type { SpecSet } from './spec-loader.ts';
-import { NOTARAI_DIR } from './spec-paths.ts';
-import { readCommittedSnapshot, withSnapshot } from './state-file.ts';
+import { forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
+import { type EngineParts } from './classify.ts';
+import { loadCheckConfig, loadLintConfig } from './notarai-configs.ts';
+import { incompleteBehaviors, refCycles, runLint } from './notarai-lint.ts';
+import { lineOf } from './notarai-specs.ts';
+import { gatherInputs, isInternal, withStandalone, type NotaraiInputs } from './notarai-inputs.ts';
+import { scoreSpecsWithParts } from './notarai-score.ts';
 
 /** Specs an overlapping_coverage message names at most (the rest are counted in it). */
 export const MAX_OVERLAP_NAMES = 20;
-
-/** Days used when no reconciliation was recorded (NotarAI's default). */
-export const DEFAULT_DAYS_SINCE_RECONCILIATION = 30;
 
 /** Order of the groups (NotarAI's), findings sorted by UTF-8 bytes inside each. */
 const GROUP: Record<CheckFindingType, number> = {
@@ -103,150 +80,6 @@ const LINT_TIER: Partial<Record<string, CheckTier>> = {
   L010: 'drift',
   L011: 'critical',
 };
-
-/** What check and score both start from: one listing, the specs, what each governs. */
-export interface NotaraiInputs {
-  listing: WorktreeFiles;
-  specSet: SpecSet;
-  specs: CheckSpec[];
-  /** Spec path -> the listed files its artifact globs match (git's order: UTF-8 bytes). */
-  governed: Map<string, string[]>;
-  governedAll: Set<string>;
-  /** Per spec: its globs that match no listed file. */
-  orphaned: Map<string, CheckSpec['globs']>;
-  /** The system spec's `exclude` patterns (matches nothing without one). */
-  exclude: GlobSet;
-  /**
-   * Governed files changed since reconciled (or without a row); null: nothing to compare with (no
-   * cache database, and with `withSnapshot` no committed snapshot either).
-   */
-  changed: Set<string> | null;
-  /**
-   * With `withSnapshot`: how many governed files NotarAI's rule (the hash cache alone) counts as
-   * changed, for the window's one sentence on the difference; null without a cache database
-   * (NotarAI then reports none). Without `withSnapshot`: `changed`'s size (the same rule).
-   */
-  changedByCacheAlone: number | null;
-}
-
-const isInternal = (file: string) => file.startsWith(`${NOTARAI_DIR}/`) || file.startsWith('.git/');
-
-/** Gathers the inputs, from the live index's snapshot where it vouches for them. */
-export async function gatherInputs(
-  parts: EngineParts,
-  options: { sync?: boolean; signal?: AbortSignal; withSnapshot?: boolean } = {},
-): Promise<NotaraiInputs> {
-  const { signal } = options;
-  const sequence = options.sync
-    ? await (parts.index?.hasSnapshot ? parts.index.sync() : parts.index?.current())
-    : await parts.index?.settled();
-  const known = parts.index?.snapshot(sequence);
-  const [listing, specSet] = await listingAndSpecs(parts.root, known, signal);
-  const specs = await checkSpecs(specSet, signal);
-  const governed = new Map<string, string[]>();
-  const governedAll = new Set<string>();
-  const orphaned = new Map<string, CheckSpec['globs']>();
-  for (const spec of specs) {
-    const loaded = specSet.valid.find((valid) => valid.path === spec.path);
-    const files =
-      (loaded && known?.governed.get(spec.path)) ??
-      (spec.globs.length === 0
-        ? []
-        : await filterInSlices(
-            listing.present,
-            (file) => spec.globs.some((glob) => glob.set.test(file)),
-            signal,
-          ));
-    governed.set(spec.path, files);
-    await forEachInSlices(files, (file) => governedAll.add(file), signal);
-    const orphans: CheckSpec['globs'] = [];
-    for (const glob of spec.globs) {
-      let found = false;
-      for (const file of files) {
-        if (glob.set.test(file)) {
-          found = true;
-          break;
-        }
-        if (sliceDue()) await nextSlice(signal);
-      }
-      if (!found) orphans.push(glob);
-    }
-    orphaned.set(spec.path, orphans);
-  }
-  const system = specs.find((spec) => spec.path === specSet.systemSpec);
-  const excludeList = system?.value['exclude'];
-  let exclude: GlobSet;
-  try {
-    exclude = compileGlobs(
-      Array.isArray(excludeList)
-        ? excludeList.filter((item): item is string => typeof item === 'string')
-        : [],
-    );
-  } catch {
-    exclude = compileGlobs([]);
-  }
-  let changed: Set<string> | null = null;
-  let changedByCacheAlone: number | null = null;
-  const cacheExists = await parts.cache.exists();
-  // NotarAI's rule: the hash cache alone. Grove's (`withSnapshot`, the window's): the cache, and
-  // for files it has no row for, the committed snapshot (a fresh clone has only that).
-  const committed = options.withSnapshot
-    ? (await readCommittedSnapshot(parts.root)).snapshot
-    : undefined;
-  if (cacheExists || committed !== undefined) {
-    const rows = cacheExists
-      ? await parts.cache.readReconciled()
-      : new Map<string, ReconciledRow>();
-    const classification = await classifyAgainstCache(
-      parts,
-      [...governedAll],
-      withSnapshot(rows, committed),
-      signal,
-      known?.hashes,
-    );
-    changed = new Set([...classification.changed, ...classification.missing]);
-    changedByCacheAlone = changed.size;
-    if (committed !== undefined) {
-      // Files the cache has a row for are judged by it under both rules; the others are changed
-      // under NotarAI's rule whatever the snapshot says.
-      let withoutRow = 0;
-      await forEachInSlices(
-        [...governedAll],
-        (file) => {
-          if (!rows.has(file) && !changed!.has(file)) withoutRow += 1;
-        },
-        signal,
-      );
-      changedByCacheAlone = cacheExists ? changed.size + withoutRow : null;
-    }
-    await parts.cache.recordStats(classification.stats);
-    parts.index?.record(sequence, (snapshot) => {
-      snapshot.listing = listing;
-      snapshot.specs = specSet;
-      for (const spec of specSet.valid) {
-        const files = governed.get(spec.path);
-        if (files) snapshot.governed.set(spec.path, files);
-      }
-    });
-    await parts.index?.recordHashes(sequence, classification.hashes, classification.read);
-  } else {
-    parts.index?.record(sequence, (snapshot) => {
-      snapshot.listing = listing;
-      snapshot.specs = specSet;
-    });
-  }
-  return {
-    listing,
-    specSet,
-    specs,
-    governed,
-    governedAll,
-    orphaned,
-    exclude,
-    changed,
-    changedByCacheAlone,
-  };
-}
 
 /** Whether a path inside the worktree exists: true, false, or 'outside' (a symlink out). */
 async function lookUp(root: string, relative: string): Promise<boolean | 'outside'> {
@@ -566,11 +399,6 @@ export interface CheckOptions {
   strict?: boolean;
   withSnapshot?: boolean;
 }
-export interface ScoreOptions {
-  specPath?: string;
-  withSnapshot?: boolean;
-}
-
 /** `check` with an engine's parts (the worktree process, with its live index). */
 export async function runCheckWithParts(
   parts: EngineParts,
@@ -587,109 +415,6 @@ export async function runCheckWithParts(
   const config = await loadCheckConfig(parts.root, warnings);
   const all = await collectFindings(parts, inputs, warnings, options.signal);
   return checkReport(all, config, options.strict ?? false, warnings);
-}
-
-const status = (score: number): DriftStatus =>
-  score < 0.3 ? 'healthy' : score < 0.6 ? 'review' : 'overdue';
-const round2 = (value: number) => Math.round(value * 100) / 100;
-const folderOf = (file: string) => {
-  const slash = file.lastIndexOf('/');
-  return slash < 0 ? null : file.slice(0, slash);
-};
-
-/** `score` with an engine's parts. */
-export async function scoreSpecsWithParts(
-  parts: EngineParts,
-  options: ScoreOptions & { signal?: AbortSignal; inputs?: NotaraiInputs } = {},
-): Promise<DriftReport> {
-  const { signal } = options;
-  const warnings: string[] = [];
-  const inputs =
-    options.inputs ??
-    (await gatherInputs(parts, {
-      sync: true,
-      withSnapshot: options.withSnapshot ?? false,
-      ...(signal ? { signal } : {}),
-    }));
-  const weights = await loadScoringConfig(parts.root, warnings);
-  const proposals = await loadDecisionLog(parts.root, warnings);
-  const committed = await readCommittedSnapshot(parts.root);
-  if (committed.warning) warnings.push(committed.warning);
-  const at = committed.snapshot?.at;
-  const days =
-    at === null || at === undefined
-      ? DEFAULT_DAYS_SINCE_RECONCILIATION
-      : Math.max(0, todayDays(parts.now()) - Math.floor(at / 86_400_000));
-  const scored = inputs.specs.filter(
-    (spec) =>
-      spec.errors.length === 0 &&
-      (options.specPath === undefined || spec.path === options.specPath),
-  );
-  if (options.specPath !== undefined && scored.length === 0) {
-    throw new UserError(`no spec at ${options.specPath} (or it does not parse)`);
-  }
-  // Ungoverned, non-excluded project files by folder (the unspecced term).
-  const unspeccedByFolder = new Map<string, number>();
-  await forEachInSlices(
-    inputs.listing.present,
-    (file) => {
-      if (isInternal(file) || inputs.governedAll.has(file) || inputs.exclude.test(file)) return;
-      const folder = folderOf(file);
-      if (folder !== null) unspeccedByFolder.set(folder, (unspeccedByFolder.get(folder) ?? 0) + 1);
-    },
-    signal,
-  );
-  const specs: SpecDriftScore[] = [];
-  const raw: number[] = [];
-  for (const spec of scored) {
-    const governed = inputs.governed.get(spec.path) ?? [];
-    const total = Math.max(1, governed.length);
-    let changedCount = 0;
-    if (inputs.changed) for (const file of governed) if (inputs.changed.has(file)) changedCount++;
-    const folders = new Set<string>();
-    for (const file of governed) {
-      const folder = folderOf(file);
-      if (folder !== null) folders.add(folder);
-    }
-    let unspecced = 0;
-    for (const folder of folders) unspecced += unspeccedByFolder.get(folder) ?? 0;
-    const questions = spec.value['open_questions'];
-    const terms = {
-      files_changed: inputs.changed ? Math.min(1, changedCount / total) : 1,
-      days_since_reconciliation: Math.min(1, days / 90),
-      unresolved_decisions: Math.min(
-        1,
-        proposals.filter((p) => p.spec_path === spec.path && p.status === 'proposed').length / 5,
-      ),
-      orphaned_globs: Math.min(
-        1,
-        (inputs.orphaned.get(spec.path)?.length ?? 0) / Math.max(1, artifactEntryCount(spec.value)),
-      ),
-      open_questions: Math.min(1, (Array.isArray(questions) ? questions.length : 0) / 5),
-      unspecced_files: Math.min(1, unspecced / total),
-    };
-    const score = Math.min(
-      1,
-      weights.files_changed * terms.files_changed +
-        weights.days_since_reconciliation * terms.days_since_reconciliation +
-        weights.unresolved_decisions * terms.unresolved_decisions +
-        weights.orphaned_globs * terms.orphaned_globs +
-        weights.open_questions * terms.open_questions +
-        weights.unspecced_files * terms.unspecced_files,
-    );
-    raw.push(score);
-    specs.push({ spec_path: spec.path, score, status: status(score), terms });
-  }
-  specs.sort((a, b) => b.score - a.score || compareUtf8(a.spec_path, b.spec_path));
-  const overall = raw.length === 0 ? 0 : raw.reduce((sum, value) => sum + value, 0) / raw.length;
-  return {
-    overall: { score: round2(overall), status: status(overall) },
-    specs: specs.map((spec) => ({ ...spec, score: round2(spec.score) })),
-    days_since_reconciliation: days,
-    warnings,
-    // With spec_path, the one spec parsed (or the call failed above): the others do not matter.
-    unreadable_specs: options.specPath === undefined ? unreadableSpecs(inputs.specs) : [],
-  };
 }
 
 /** How much of each folder the specs govern (excluded and internal files left out). */
@@ -768,37 +493,7 @@ export async function liveCheckWithParts(
   };
 }
 
-/** Engine parts for one call outside a worktree process; closed by the returned function. */
-export async function standaloneParts(root: string): Promise<[EngineParts, () => void]> {
-  const real = await realWorktreeRoot(root);
-  const cache = new HashCache(real);
-  const files = new FileJobRunner();
-  const parts: EngineParts = { root: real, cache, files, now: Date.now };
-  return [
-    parts,
-    () => {
-      cache.close();
-      files.close();
-    },
-  ];
-}
-
-async function withStandalone<T>(root: string, run: (parts: EngineParts) => Promise<T>) {
-  const [parts, close] = await standaloneParts(root);
-  try {
-    return await run(parts);
-  } finally {
-    await parts.cache.flush();
-    close();
-  }
-}
-
 /** NotarAI's `check` for the worktree at `root` (see the header). */
 export function runCheck(root: string, options: CheckOptions = {}): Promise<CheckReport> {
   return withStandalone(root, (parts) => runCheckWithParts(parts, options));
-}
-
-/** NotarAI's `score` for the worktree at `root` (see the header). */
-export function scoreSpecs(root: string, options: ScoreOptions = {}): Promise<DriftReport> {
-  return withStandalone(root, (parts) => scoreSpecsWithParts(parts, options));
 }

@@ -20,7 +20,7 @@ import { isBinaryByExtension } from './binary-files.ts';
 import type { EngineParts } from './classify.ts';
 import { changedVsBase, gitDirectories, resolveBase } from './git-queries.ts';
 import { diffPathsAgainstBase } from './intersection-diff.ts';
-import { gatherInputs, standaloneParts } from './notarai-check.ts';
+import { gatherInputs, standaloneParts } from './notarai-inputs.ts';
 import { unreadableSpecs, type CheckSpec } from './notarai-specs.ts';
 import { isSpecPath } from './spec-paths.ts';
 

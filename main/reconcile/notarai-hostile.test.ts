@@ -16,7 +16,8 @@ import {
   SECRET,
 } from '../testing/hostile-repository.ts';
 import { git, makeTempDir, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
-import { runCheck, scoreSpecs } from './notarai-check.ts';
+import { runCheck } from './notarai-check.ts';
+import { scoreSpecs } from './notarai-score.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

@@ -15,13 +15,8 @@ import type {
 import path from 'node:path';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import type { CheckReport, DriftReport, ExportContext } from '../../shared/notarai-check.ts';
-import {
-  liveCheckWithParts,
-  runCheckWithParts,
-  scoreSpecsWithParts,
-  type CheckOptions,
-  type ScoreOptions,
-} from './notarai-check.ts';
+import { liveCheckWithParts, runCheckWithParts, type CheckOptions } from './notarai-check.ts';
+import { scoreSpecsWithParts, type ScoreOptions } from './notarai-score.ts';
 import {
   exportContextWithParts,
   renderContextMarkdown,

@@ -1,0 +1,192 @@
+// What NotarAI 0.7's check and score both start from, gathered once per call: git's listing, the
+// specs, what each governs, the orphaned globs, the system spec's exclude, and the governed files
+// changed since reconciled (NotarAI's rule, the hash cache alone; or Grove's, `withSnapshot`: the
+// cache, then the committed snapshot). A running worktree process reads them from the live index
+// while it vouches for them; a CLI call opens its own parts (`standaloneParts`).
+import { realWorktreeRoot } from '../platform/confined-fs.ts';
+import { compileGlobs } from '../platform/glob-matcher.ts';
+import type { GlobSet } from '../platform/glob-matcher.ts';
+import { filterInSlices, forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
+import { classifyAgainstCache, type EngineParts } from './classify.ts';
+import { FileJobRunner } from './file-job-runner.ts';
+import type { WorktreeFiles } from './git-queries.ts';
+import { HashCache, type ReconciledRow } from './hash-cache.ts';
+import { listingAndSpecs } from './live-index.ts';
+import { checkSpecs, type CheckSpec } from './notarai-specs.ts';
+import type { SpecSet } from './spec-loader.ts';
+import { NOTARAI_DIR } from './spec-paths.ts';
+import { readCommittedSnapshot, withSnapshot } from './state-file.ts';
+
+/** What check and score both start from: one listing, the specs, what each governs. */
+export interface NotaraiInputs {
+  listing: WorktreeFiles;
+  specSet: SpecSet;
+  specs: CheckSpec[];
+  /** Spec path -> the listed files its artifact globs match (git's order: UTF-8 bytes). */
+  governed: Map<string, string[]>;
+  governedAll: Set<string>;
+  /** Per spec: its globs that match no listed file. */
+  orphaned: Map<string, CheckSpec['globs']>;
+  /** The system spec's `exclude` patterns (matches nothing without one). */
+  exclude: GlobSet;
+  /**
+   * Governed files changed since reconciled (or without a row); null: nothing to compare with (no
+   * cache database, and with `withSnapshot` no committed snapshot either).
+   */
+  changed: Set<string> | null;
+  /**
+   * With `withSnapshot`: how many governed files NotarAI's rule (the hash cache alone) counts as
+   * changed, for the window's one sentence on the difference; null without a cache database
+   * (NotarAI then reports none). Without `withSnapshot`: `changed`'s size (the same rule).
+   */
+  changedByCacheAlone: number | null;
+}
+
+export const isInternal = (file: string) =>
+  file.startsWith(`${NOTARAI_DIR}/`) || file.startsWith('.git/');
+
+/** Gathers the inputs, from the live index's snapshot where it vouches for them. */
+export async function gatherInputs(
+  parts: EngineParts,
+  options: { sync?: boolean; signal?: AbortSignal; withSnapshot?: boolean } = {},
+): Promise<NotaraiInputs> {
+  const { signal } = options;
+  const sequence = options.sync
+    ? await (parts.index?.hasSnapshot ? parts.index.sync() : parts.index?.current())
+    : await parts.index?.settled();
+  const known = parts.index?.snapshot(sequence);
+  const [listing, specSet] = await listingAndSpecs(parts.root, known, signal);
+  const specs = await checkSpecs(specSet, signal);
+  const governed = new Map<string, string[]>();
+  const governedAll = new Set<string>();
+  const orphaned = new Map<string, CheckSpec['globs']>();
+  for (const spec of specs) {
+    const loaded = specSet.valid.find((valid) => valid.path === spec.path);
+    const files =
+      (loaded && known?.governed.get(spec.path)) ??
+      (spec.globs.length === 0
+        ? []
+        : await filterInSlices(
+            listing.present,
+            (file) => spec.globs.some((glob) => glob.set.test(file)),
+            signal,
+          ));
+    governed.set(spec.path, files);
+    await forEachInSlices(files, (file) => governedAll.add(file), signal);
+    const orphans: CheckSpec['globs'] = [];
+    for (const glob of spec.globs) {
+      let found = false;
+      for (const file of files) {
+        if (glob.set.test(file)) {
+          found = true;
+          break;
+        }
+        if (sliceDue()) await nextSlice(signal);
+      }
+      if (!found) orphans.push(glob);
+    }
+    orphaned.set(spec.path, orphans);
+  }
+  const system = specs.find((spec) => spec.path === specSet.systemSpec);
+  const excludeList = system?.value['exclude'];
+  let exclude: GlobSet;
+  try {
+    exclude = compileGlobs(
+      Array.isArray(excludeList)
+        ? excludeList.filter((item): item is string => typeof item === 'string')
+        : [],
+    );
+  } catch {
+    exclude = compileGlobs([]);
+  }
+  let changed: Set<string> | null = null;
+  let changedByCacheAlone: number | null = null;
+  const cacheExists = await parts.cache.exists();
+  // NotarAI's rule: the hash cache alone. Grove's (`withSnapshot`, the window's): the cache, and
+  // for files it has no row for, the committed snapshot (a fresh clone has only that).
+  const committed = options.withSnapshot
+    ? (await readCommittedSnapshot(parts.root)).snapshot
+    : undefined;
+  if (cacheExists || committed !== undefined) {
+    const rows = cacheExists
+      ? await parts.cache.readReconciled()
+      : new Map<string, ReconciledRow>();
+    const classification = await classifyAgainstCache(
+      parts,
+      [...governedAll],
+      withSnapshot(rows, committed),
+      signal,
+      known?.hashes,
+    );
+    changed = new Set([...classification.changed, ...classification.missing]);
+    changedByCacheAlone = changed.size;
+    if (committed !== undefined) {
+      // Files the cache has a row for are judged by it under both rules; the others are changed
+      // under NotarAI's rule whatever the snapshot says.
+      let withoutRow = 0;
+      await forEachInSlices(
+        [...governedAll],
+        (file) => {
+          if (!rows.has(file) && !changed!.has(file)) withoutRow += 1;
+        },
+        signal,
+      );
+      changedByCacheAlone = cacheExists ? changed.size + withoutRow : null;
+    }
+    await parts.cache.recordStats(classification.stats);
+    parts.index?.record(sequence, (snapshot) => {
+      snapshot.listing = listing;
+      snapshot.specs = specSet;
+      for (const spec of specSet.valid) {
+        const files = governed.get(spec.path);
+        if (files) snapshot.governed.set(spec.path, files);
+      }
+    });
+    await parts.index?.recordHashes(sequence, classification.hashes, classification.read);
+  } else {
+    parts.index?.record(sequence, (snapshot) => {
+      snapshot.listing = listing;
+      snapshot.specs = specSet;
+    });
+  }
+  return {
+    listing,
+    specSet,
+    specs,
+    governed,
+    governedAll,
+    orphaned,
+    exclude,
+    changed,
+    changedByCacheAlone,
+  };
+}
+
+/** Engine parts for one call outside a worktree process; closed by the returned function. */
+export async function standaloneParts(root: string): Promise<[EngineParts, () => void]> {
+  const real = await realWorktreeRoot(root);
+  const cache = new HashCache(real);
+  const files = new FileJobRunner();
+  const parts: EngineParts = { root: real, cache, files, now: Date.now };
+  return [
+    parts,
+    () => {
+      cache.close();
+      files.close();
+    },
+  ];
+}
+
+/** Runs `run` with parts opened for it alone, flushed and closed after. */
+export async function withStandalone<T>(
+  root: string,
+  run: (parts: EngineParts) => Promise<T>,
+): Promise<T> {
+  const [parts, close] = await standaloneParts(root);
+  try {
+    return await run(parts);
+  } finally {
+    await parts.cache.flush();
+    close();
+  }
+}
