@@ -36,7 +36,7 @@ import {
   CHECK_TIERS,
   COVERAGE_FOLDERS_CAP,
 } from '../../shared/notarai-check.ts';
-import { realWorktreeRoot, statInsideRoot } from '../platform/confined-fs.ts';
+import { realWorktreeRoot, shortArgument, statInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
 import { compileGlobs } from '../platform/glob-matcher.ts';
 import type { GlobSet } from '../platform/glob-matcher.ts';
@@ -626,7 +626,7 @@ export async function scoreSpecsWithParts(
       (options.specPath === undefined || spec.path === options.specPath),
   );
   if (options.specPath !== undefined && scored.length === 0) {
-    throw new UserError(`no spec at ${options.specPath} (or it does not parse)`);
+    throw new UserError(`no spec at ${shortArgument(options.specPath)} (or it does not parse)`);
   }
   // Ungoverned, non-excluded project files by folder (the unspecced term).
   const unspeccedByFolder = new Map<string, number>();
