@@ -97,11 +97,11 @@ export function outputUntilGone(
 
 async function serve(options: ServeOptions): Promise<void> {
   // Once the reader of stdout or stderr is gone, Grove serves on, said in grove.log.
-  let hostForLog: Host | undefined;
+  const logTo: { host?: Host } = {};
   const gone =
     (name: string) =>
     (error: Error): void =>
-      hostForLog?.log.warn(`${name} closed (${error.message}); serving on without writing to it`);
+      logTo.host?.log.warn(`${name} closed (${error.message}); serving on without writing to it`);
   const out = outputUntilGone(process.stdout, gone('stdout'));
   const err = outputUntilGone(process.stderr, gone('stderr'));
   // Before the ready line: what the start waits for, when it waits.
@@ -122,7 +122,7 @@ async function serve(options: ServeOptions): Promise<void> {
     lock.release();
     throw error;
   });
-  hostForLog = host;
+  logTo.host = host;
   let ui: UiServer | undefined;
   /**
    * The one way out, for a signal and a failed start alike: the UI, then every worktree process

@@ -319,7 +319,8 @@ export class AppDatabase {
          SELECT id FROM activity WHERE worktree_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
     );
     this.db.transaction(() => {
-      for (const entry of entries) insert.run(worktreeId, JSON.stringify(boundActivityEntry(entry)));
+      for (const entry of entries)
+        insert.run(worktreeId, JSON.stringify(boundActivityEntry(entry)));
       trim.run(worktreeId, worktreeId, Math.max(0, keep));
     })();
   }

@@ -65,7 +65,10 @@ describe.each<Leg>(['legacy-http', 'modern-http', 'sse'])('an answer too big ove
     cleanups.push(() => client.close());
     const spec = { spec_path: '.notarai/app.spec.yaml', base_branch: 'main' };
 
-    const diff = (await client.callTool({ name: 'get_spec_diff', arguments: spec })) as CallToolResult;
+    const diff = (await client.callTool({
+      name: 'get_spec_diff',
+      arguments: spec,
+    })) as CallToolResult;
     expect(diff.isError).toBe(true);
     expect(text(diff)).toMatch(
       /^the answer of get_spec_diff is \d+\.\d MiB \(\d+ bytes\), over the 8\.0 MiB an answer may hold/,

@@ -4,7 +4,6 @@
 // held is given back, and other clients are still served; a body that never ends is cut by the
 // request timeout. The attacker runs in a child process, so this process's memory is the server's.
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_BUFFERED_BODY_BYTES, processBodyBudget } from '../platform/http/json-body.ts';
