@@ -9,7 +9,7 @@ import { connectClient, startTestListener } from '../testing/mcp-clients.ts';
 import type { Leg } from '../testing/mcp-clients.ts';
 import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
 import { createReconcileService } from '../tools/reconcile-service.ts';
-import { MAX_ANSWER_BYTES } from './server-factory.ts';
+import { MAX_ANSWER_BYTES } from './tool-results.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

@@ -64,7 +64,7 @@ export interface ToolDefinition<
    */
   runsTask?: boolean;
   /**
-   * How to ask for less, told when an answer is over MAX_ANSWER_BYTES (main/mcp/server-factory.ts)
+   * How to ask for less, told when an answer is over MAX_ANSWER_BYTES (main/mcp/tool-results.ts)
    * and refused: "leave big files out with exclude_patterns …". Default: narrow the arguments.
    */
   whenAnswerTooBig?: string;
