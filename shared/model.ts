@@ -112,6 +112,51 @@ export const ActivityEntrySchema = z.object({
 });
 export type ActivityEntry = z.infer<typeof ActivityEntrySchema>;
 
+/**
+ * What one activity entry may hold, in UTF-16 code units: a client chooses a call's arguments and
+ * so, through tools that echo them, its error (a 3.5 MB argument made each entry 7 MB, and the
+ * app database 3 GB). The longest argument summary and error kept; longer ones are cut with "…".
+ */
+export const ACTIVITY_TEXT_CHARS = { argumentsSummary: 300, error: 1_000, name: 200 } as const;
+
+/**
+ * The longest stored activity entry (its JSON, in UTF-16 code units) the host reads back: entries
+ * are cut (boundActivityEntry) well below this, so a longer row was written by a Grove before the
+ * cut, or planted; reading it back is skipped rather than risking the host's memory.
+ */
+export const MAX_STORED_ACTIVITY_CHARS = 64 * 1024;
+
+/** `text` cut to `max` code units, ending in "…", never splitting a surrogate pair. */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = Math.max(0, max - 1);
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--; // a high surrogate whose pair would be cut off
+  return `${text.slice(0, end)}…`;
+}
+
+/**
+ * An activity entry with every text a client can choose cut to ACTIVITY_TEXT_CHARS: the same entry
+ * when nothing is over. Applied where entries are made (the worktree process), where the host takes
+ * them in (before the window, `/api/events` and the app database see them) and when read back.
+ */
+export function boundActivityEntry(entry: ActivityEntry): ActivityEntry {
+  const { argumentsSummary, error, name } = ACTIVITY_TEXT_CHARS;
+  const bounded: ActivityEntry = {
+    ...entry,
+    id: cutText(entry.id, name),
+    clientId: entry.clientId === null ? null : cutText(entry.clientId, name),
+    clientName: cutText(entry.clientName, name),
+    tool: cutText(entry.tool, name),
+    argumentsSummary: cutText(entry.argumentsSummary, argumentsSummary),
+    error: entry.error === null ? null : cutText(entry.error, error),
+  };
+  const changed = (Object.keys(bounded) as (keyof ActivityEntry)[]).some(
+    (key) => bounded[key] !== entry[key],
+  );
+  return changed ? bounded : entry;
+}
+
 /** A tool call still running (the Activity tab shows it with its time so far and a Cancel button). */
 export const RunningCallSchema = z.object({
   /** The worktree process's id of the call (what cancelToolCall takes). */

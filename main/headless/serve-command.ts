@@ -74,11 +74,40 @@ function describeStatus(worktree: WorktreeState): string {
   }
 }
 
+/**
+ * Writes lines to `stream` until whoever reads it is gone: a pipe whose reader exited (EPIPE), or
+ * any other write error, ends the output, never the process (an uncaught EPIPE ended `grove serve
+ * --json` once the program reading its events exited, and with it every worktree server). `onGone`
+ * is told once. Node ignores SIGPIPE, so the error event is all there is.
+ */
+export function outputUntilGone(
+  stream: NodeJS.WriteStream,
+  onGone: (error: Error) => void,
+): (line: string) => void {
+  let gone = false;
+  stream.on('error', (error: Error) => {
+    if (gone) return;
+    gone = true;
+    onGone(error);
+  });
+  return (line) => {
+    if (!gone && !stream.destroyed) stream.write(`${line}\n`);
+  };
+}
+
 async function serve(options: ServeOptions): Promise<void> {
+  // Once the reader of stdout or stderr is gone, Grove serves on, said in grove.log.
+  const logTo: { host?: Host } = {};
+  const gone =
+    (name: string) =>
+    (error: Error): void =>
+      logTo.host?.log.warn(`${name} closed (${error.message}); serving on without writing to it`);
+  const out = outputUntilGone(process.stdout, gone('stdout'));
+  const err = outputUntilGone(process.stderr, gone('stderr'));
   // Before the ready line: what the start waits for, when it waits.
   const announce = (message: string, worktree?: string): void => {
-    if (options.json) console.log(JSON.stringify({ event: 'waiting', message, worktree }));
-    else process.stderr.write(`grove: ${worktree ? `${worktree}: ` : ''}${message}\n`);
+    if (options.json) out(JSON.stringify({ event: 'waiting', message, worktree }));
+    else err(`grove: ${worktree ? `${worktree}: ` : ''}${message}`);
   };
   // One host per data directory: refused while another runs, waits while one is stopping.
   const lock = await acquireHostLock(options.dataDir, {
@@ -93,6 +122,7 @@ async function serve(options: ServeOptions): Promise<void> {
     lock.release();
     throw error;
   });
+  logTo.host = host;
   let ui: UiServer | undefined;
   /**
    * The one way out, for a signal and a failed start alike: the UI, then every worktree process
@@ -114,9 +144,9 @@ async function serve(options: ServeOptions): Promise<void> {
     if (closing) {
       process.exit(1); // a second Ctrl+C: give up waiting
     }
-    if (!options.json) process.stderr.write(`\n${signal}: stopping servers...\n`);
+    if (!options.json) err(`\n${signal}: stopping servers...`);
     await shutDown();
-    if (options.json) console.log(JSON.stringify({ event: 'stopped' }));
+    if (options.json) out(JSON.stringify({ event: 'stopped' }));
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
@@ -128,7 +158,7 @@ async function serve(options: ServeOptions): Promise<void> {
       for (const repoPath of options.repoPaths) await host.addRepo(repoPath);
     } else {
       for (const failure of await host.restoreRepos()) {
-        process.stderr.write(`grove: skipped ${failure.path}: ${failure.error}\n`);
+        err(`grove: skipped ${failure.path}: ${failure.error}`);
       }
       if (host.snapshot().repos.length === 0) {
         throw usageError(`no repositories opened before in ${options.dataDir}: give a path`);
@@ -158,7 +188,7 @@ async function serve(options: ServeOptions): Promise<void> {
 
   const worktrees = host.snapshot().repos.flatMap((repo) => repo.worktrees);
   if (options.json) {
-    console.log(
+    out(
       JSON.stringify({
         event: 'ready',
         ui: ui?.url ?? null,
@@ -178,25 +208,25 @@ async function serve(options: ServeOptions): Promise<void> {
     host.onEvent((event) => {
       if (event.type === 'snapshot') return;
       const { type, ...rest } = event;
-      console.log(JSON.stringify({ event: type, ...rest }));
+      out(JSON.stringify({ event: type, ...rest }));
     });
     return;
   }
-  console.log(`Grove ${GROVE_VERSION}: ${worktrees.length} worktree server(s)\n`);
+  out(`Grove ${GROVE_VERSION}: ${worktrees.length} worktree server(s)\n`);
   for (const worktree of worktrees) {
     const { token } = host.getConnectionInfo(worktree.id);
-    console.log(`  ${worktree.branch ?? '(detached)'}  ${worktree.path}`);
-    console.log(`    status  ${describeStatus(worktree)}`);
-    if (worktree.portNotice) console.log(`    note    ${worktree.portNotice}`);
-    console.log(`    SSE     ${worktree.urls.sse}`);
-    console.log(`    HTTP    ${worktree.urls.mcp}`);
-    console.log(`    token   ${token}\n`);
+    out(`  ${worktree.branch ?? '(detached)'}  ${worktree.path}`);
+    out(`    status  ${describeStatus(worktree)}`);
+    if (worktree.portNotice) out(`    note    ${worktree.portNotice}`);
+    out(`    SSE     ${worktree.urls.sse}`);
+    out(`    HTTP    ${worktree.urls.mcp}`);
+    out(`    token   ${token}\n`);
   }
   if (ui) {
-    console.log(`UI: ${ui.url}`);
-    console.log('Open it in a browser; its Connect tab has ready-made configs for each client.\n');
+    out(`UI: ${ui.url}`);
+    out('Open it in a browser; its Connect tab has ready-made configs for each client.\n');
   }
-  console.log('Press Ctrl+C to stop.');
+  out('Press Ctrl+C to stop.');
 }
 
 /** `grove serve`: never returns an exit code of its own (-1); it runs until a signal. */

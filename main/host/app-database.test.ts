@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeTempDir } from '../testing/temp-repo.ts';
+import { ACTIVITY_TEXT_CHARS } from '../../shared/model.ts';
 import { AppDatabase, FIRST_WORKTREE_PORT } from './app-database.ts';
 
 describe('AppDatabase', () => {
@@ -107,18 +108,54 @@ describe('AppDatabase', () => {
     db.close();
 
     const reopened = await AppDatabase.open(dataDir);
-    const kept = reopened.recentActivity(a.id, 1000);
+    const kept = reopened.recentActivity(a.id, 1000).entries;
     expect(kept).toHaveLength(1000);
     expect(kept[0]).toEqual(call(200));
     expect(kept.at(-1)).toEqual(call(1199));
-    expect(reopened.recentActivity(a.id, 2).map((entry) => entry.id)).toEqual([
+    expect(reopened.recentActivity(a.id, 2).entries.map((entry) => entry.id)).toEqual([
       '1.x-1198',
       '1.x-1199',
     ]);
-    expect(reopened.recentActivity(b.id, 1000)).toEqual([call(5000)]);
+    expect(reopened.recentActivity(b.id, 1000).entries).toEqual([call(5000)]);
     reopened.deleteWorktree(a.id);
-    expect(reopened.recentActivity(a.id, 1000)).toEqual([]);
+    expect(reopened.recentActivity(a.id, 1000).entries).toEqual([]);
     reopened.close();
+  });
+
+  it('stores an echoed argument cut, and reads around rows too long to hold', async () => {
+    const dataDir = await makeTempDir();
+    const db = await AppDatabase.open(dataDir);
+    const repo = db.upsertRepo('/r/main');
+    const a = db.ensureWorktree(repo.id, '/r/main');
+    const huge = 'y'.repeat(1_000_000);
+    const entry = (n: number, error: string | null) => ({
+      id: `1.x-${n}`,
+      at: n,
+      clientId: null,
+      clientName: 'c',
+      tool: 'export_context',
+      argumentsSummary: `{"spec_path":"${huge}"}`,
+      durationMs: 1,
+      resultBytes: 10,
+      ok: error === null,
+      error,
+    });
+    db.appendActivity(a.id, [entry(1, `spec_path must be … ${huge}`)], 1000);
+    const [stored] = db.recentActivity(a.id, 10).entries;
+    expect(stored!.error!.length).toBe(ACTIVITY_TEXT_CHARS.error);
+    expect(stored!.error!.endsWith('…')).toBe(true);
+    expect(stored!.argumentsSummary.length).toBe(ACTIVITY_TEXT_CHARS.argumentsSummary);
+
+    // Rows as a Grove before the cut wrote them (or planted): skipped, never parsed, and dropped.
+    const insert = db.connection.prepare('INSERT INTO activity (worktree_id, entry) VALUES (?, ?)');
+    insert.run(a.id, JSON.stringify(entry(2, huge)));
+    insert.run(a.id, 'not json');
+    db.appendActivity(a.id, [entry(3, null)], 1000);
+    const read = db.recentActivity(a.id, 10);
+    expect(read.entries.map((kept) => kept.id)).toEqual(['1.x-1', '1.x-3']);
+    expect(read.skipped).toBe(2);
+    expect(db.dropOversizedActivity(a.id)).toBe(1);
+    db.close();
   });
 
   it('keeps settings', async () => {

@@ -8,7 +8,12 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { ActivityEntrySchema, type ActivityEntry } from '../../shared/model.ts';
+import {
+  ActivityEntrySchema,
+  boundActivityEntry,
+  MAX_STORED_ACTIVITY_CHARS,
+  type ActivityEntry,
+} from '../../shared/model.ts';
 import { secureDataDirectory, securePrivateFiles } from './data-directory.ts';
 
 export interface RepoRow {
@@ -302,8 +307,9 @@ export class AppDatabase {
   }
 
   /**
-   * Stores a worktree's finished tool calls (oldest first) and drops its older ones beyond the
-   * newest `keep`, in one transaction.
+   * Stores a worktree's finished tool calls (oldest first), each cut to boundActivityEntry's
+   * bounds, and drops its older ones beyond the newest `keep`, in one transaction. A worktree's
+   * rows thus hold at most `keep` entries of a few KB each.
    */
   appendActivity(worktreeId: number, entries: readonly ActivityEntry[], keep: number): void {
     if (entries.length === 0) return;
@@ -313,31 +319,49 @@ export class AppDatabase {
          SELECT id FROM activity WHERE worktree_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
     );
     this.db.transaction(() => {
-      for (const entry of entries) insert.run(worktreeId, JSON.stringify(entry));
+      for (const entry of entries)
+        insert.run(worktreeId, JSON.stringify(boundActivityEntry(entry)));
       trim.run(worktreeId, worktreeId, Math.max(0, keep));
     })();
   }
 
-  /** A worktree's newest `limit` tool calls, oldest first (rows that do not parse are skipped). */
-  recentActivity(worktreeId: number, limit: number): ActivityEntry[] {
+  /**
+   * A worktree's newest `limit` tool calls, oldest first, each cut to boundActivityEntry's bounds.
+   * Rows that do not parse are skipped, and so are rows longer than MAX_STORED_ACTIVITY_CHARS
+   * (written before entries were cut, or planted): they are never brought into memory, so a
+   * database holding 1,000 entries of 7 MB each opens (it ran every start out of memory).
+   * Rows are read one at a time, newest first, along the (worktree_id, id) index: no sort holds them.
+   */
+  recentActivity(worktreeId: number, limit: number): { entries: ActivityEntry[]; skipped: number } {
     const rows = this.db
       .prepare(
-        `SELECT entry FROM (SELECT id, entry FROM activity WHERE worktree_id = ?
-           ORDER BY id DESC LIMIT ?) ORDER BY id`,
+        `SELECT CASE WHEN length(entry) <= ? THEN entry END AS entry FROM activity
+         WHERE worktree_id = ? ORDER BY id DESC LIMIT ?`,
       )
-      .all(worktreeId, Math.max(0, limit)) as { entry: string }[];
+      .iterate(MAX_STORED_ACTIVITY_CHARS, worktreeId, Math.max(0, limit)) as Iterable<{
+      entry: string | null;
+    }>;
     const entries: ActivityEntry[] = [];
+    let skipped = 0;
     for (const row of rows) {
       let parsed: unknown;
       try {
-        parsed = JSON.parse(row.entry);
+        parsed = row.entry === null ? undefined : JSON.parse(row.entry);
       } catch {
-        continue;
+        parsed = undefined;
       }
       const entry = ActivityEntrySchema.safeParse(parsed);
-      if (entry.success) entries.push(entry.data);
+      if (entry.success) entries.push(boundActivityEntry(entry.data));
+      else skipped++;
     }
-    return entries;
+    return { entries: entries.reverse(), skipped };
+  }
+
+  /** Deletes a worktree's stored tool calls that recentActivity skips as too long; returns how many. */
+  dropOversizedActivity(worktreeId: number): number {
+    return this.db
+      .prepare('DELETE FROM activity WHERE worktree_id = ? AND length(entry) > ?')
+      .run(worktreeId, MAX_STORED_ACTIVITY_CHARS).changes;
   }
 
   getSetting(key: string): string | undefined {

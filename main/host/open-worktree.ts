@@ -1,10 +1,13 @@
 // One open worktree as the host keeps it: its database row, what git says of it, its supervisor
 // (wired to keep the record current: status, clients, running calls, activity, reconciliation
 // state) and the WorktreeState the window shows of it. Its recent tool calls are kept in the app
-// database too (the last `activityLimit`), so the Activity tab survives a restart of the host.
+// database too (the last `activityLimit`, each cut to boundActivityEntry's bounds), so the Activity
+// tab survives a restart of the host.
 import type { Logger } from '../platform/log.ts';
 import type { HostEvent } from '../../shared/host-api.ts';
 import {
+  boundActivityEntry,
+  MAX_STORED_ACTIVITY_CHARS,
   serverUrls,
   type ActivityEntry,
   type ClientInfo,
@@ -146,8 +149,10 @@ export function openWorktree(
         deps.emit({ type: 'reconcile-state', worktreeId: worktreeId(open), state });
         if (totalsChanged) deps.changed(open);
       },
-      onActivity: (entries) => {
+      onActivity: (received) => {
         const limit = deps.activityLimit;
+        // Cut again as they come in: the window, /api/events and the app database hold only this.
+        const entries = received.slice(-Math.max(1, limit)).map(boundActivityEntry);
         open.activity.push(...entries);
         if (open.activity.length > limit) open.activity.splice(0, open.activity.length - limit);
         try {
@@ -202,7 +207,15 @@ export function worktreeState(worktree: OpenWorktree): WorktreeState {
 /** The worktree's recent tool calls kept in the app database (none if it cannot be read). */
 function loadActivity(deps: OpenWorktreeDeps, rowId: number): ActivityEntry[] {
   try {
-    return deps.db.recentActivity(rowId, deps.activityLimit);
+    const { entries, skipped } = deps.db.recentActivity(rowId, deps.activityLimit);
+    if (skipped > 0) {
+      const dropped = deps.db.dropOversizedActivity(rowId);
+      deps.log.warn(
+        `skipped ${skipped} stored tool call(s) that are too long or unreadable; ` +
+          `dropped ${dropped} over ${MAX_STORED_ACTIVITY_CHARS} characters from the app database`,
+      );
+    }
+    return entries;
   } catch (error) {
     deps.log.warn(`earlier tool calls not read from the app database: ${String(error)}`);
     return [];

@@ -63,8 +63,10 @@ export function handleRouteError(
   reportError: (error: unknown) => void,
 ): void {
   if (error instanceof RequestBodyError) {
-    // An over-long body was not read to its end: the connection cannot carry another request.
-    const headers: Record<string, string> = error.status === 413 ? { Connection: 'close' } : {};
+    // A body refused as too long, or over the budget of bodies in flight, was not read to its
+    // end: the connection cannot carry another request.
+    const unread = error.status === 413 || error.status === 503;
+    const headers: Record<string, string> = unread ? { Connection: 'close' } : {};
     jsonRpcError(res, error.status, error.code, error.message, headers);
     return;
   }

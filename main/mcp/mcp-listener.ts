@@ -41,6 +41,15 @@ const { createServer } = requireBuiltin<typeof NodeHttp>('node:http');
 
 /** JSON bodies above this are refused with 413. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/**
+ * A request must have arrived whole (headers and body) within this; Node then answers 408 and
+ * closes the connection, and what its body held is given back (json-body.ts BodyBudget). A client
+ * on the loopback sends a 4 MiB body in milliseconds; Node's default (300 s) let unfinished
+ * bodies sit for five minutes. Checked every REQUEST_TIMEOUT_CHECK_MS.
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
+const HEADERS_TIMEOUT_MS = 20_000;
+const REQUEST_TIMEOUT_CHECK_MS = 5_000;
 export const DEFAULT_KEEP_ALIVE_MS = 15_000;
 export const DEFAULT_SESSION_IDLE_MS = 5 * 60_000;
 export const DEFAULT_MAX_SESSIONS = 100;
@@ -82,6 +91,8 @@ export interface McpListenerOptions {
   maxSessions?: number;
   /** Calls running and waiting at once (server-factory.ts; tests lower them). */
   callBounds?: CallBounds;
+  /** Time for a request to arrive whole (default REQUEST_TIMEOUT_MS; tests lower it). */
+  requestTimeoutMs?: number;
 }
 
 export interface McpListener {
@@ -230,9 +241,19 @@ export async function createMcpListener(options: McpListenerOptions): Promise<Mc
     }
   };
 
-  const httpServer = createServer((req, res) => {
-    route(req, res).catch((error: unknown) => handleRouteError(error, res, reportError));
-  });
+  const httpServer = createServer(
+    {
+      requestTimeout: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+      headersTimeout: Math.min(HEADERS_TIMEOUT_MS, options.requestTimeoutMs ?? HEADERS_TIMEOUT_MS),
+      connectionsCheckingInterval: Math.min(
+        REQUEST_TIMEOUT_CHECK_MS,
+        options.requestTimeoutMs ?? REQUEST_TIMEOUT_CHECK_MS,
+      ),
+    },
+    (req, res) => {
+      route(req, res).catch((error: unknown) => handleRouteError(error, res, reportError));
+    },
+  );
   await listen(httpServer, options.port);
   boundPort = (httpServer.address() as AddressInfo).port;
 

@@ -17,7 +17,7 @@ import { BRIDGE_HEADER, isBridgedHeader, toClientIdentity } from './client-event
 
 export { MAX_TASKS_RUNNING };
 import type { McpClientIdentity, McpEra, McpTransportKind } from './client-events.ts';
-import { stableStringify } from './stable-json.ts';
+import { toolErrorResult, toolResult } from './tool-results.ts';
 
 /** Which leg a server instance serves. */
 export interface ServerLeg {
@@ -263,26 +263,6 @@ export function withJsonSchemaConvertedOnce<T extends object>(
   return wrapped;
 }
 
-/**
- * A successful result: sorted-key JSON as text, and the same value as structuredContent. A big
- * answer (get_spec_diff of 100,000 files: ~5 MB of text) takes tens of ms per step, so the event
- * loop gets a turn between the steps (and before the SDK validates and sends it) once a slice is
- * used up (platform/time-slices.ts).
- */
-export async function toolResult(value: unknown): Promise<CallToolResult> {
-  if (sliceUsedUp()) await nextSlice(); // (a check before a long step also starts the clock)
-  const text = stableStringify(value);
-  if (sliceUsedUp()) await nextSlice();
-  const structuredContent = JSON.parse(text) as Record<string, unknown>;
-  if (sliceUsedUp()) await nextSlice();
-  return { content: [{ type: 'text', text }], structuredContent };
-}
-
-/** A failed call as a result the model can read (`isError: true`), never a protocol error. */
-export function toolErrorResult(message: string): CallToolResult {
-  return { content: [{ type: 'text', text: message }], isError: true };
-}
-
 export function createServerFactory(options: ServerFactoryOptions): ServerFactory {
   const { root, tools, serverInfo, instructions, onToolCalled, onError, extendServer } = options;
   const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
@@ -455,7 +435,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
               control.ended,
             ]);
             stageMark('handler-done');
-            result = await toolResult(value);
+            result = await toolResult(value, tool);
             stageMark('result-built');
           } catch (error) {
             if (!(error instanceof UserError)) {

@@ -39,6 +39,7 @@ export {
   isInsideRoot,
   toRelativePosix,
   displayPath,
+  shortArgument,
   isGitName,
   resolveInsideRoot,
   type StattedPath,

@@ -6,6 +6,7 @@
 // user's back). Nothing here puts a file path on a command line: paths go through stdin
 // (intersection-diff.ts builds the diff of a path set that way).
 import path from 'node:path';
+import { displayPath } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
 import { gitStdout, type GitScratchEnvironment } from '../platform/git/run-git.ts';
 import { compareUtf8, sortedUtf8 } from '../platform/path-order.ts';
@@ -203,11 +204,11 @@ export async function resolveBase(root: string, base: string): Promise<string> {
   if (base.trim() === '') throw new UserError('base_branch is empty: name a branch, tag or commit');
   if (base.startsWith('-')) {
     throw new UserError(
-      `base_branch must not start with "-" (it would be read as a git option): ${JSON.stringify(base)}`,
+      `base_branch must not start with "-" (it would be read as a git option): ${displayPath(base)}`,
     );
   }
   if (/[\0\n]/.test(base)) {
-    throw new UserError(`base_branch contains a NUL or newline: ${JSON.stringify(base)}`);
+    throw new UserError(`base_branch contains a NUL or newline: ${displayPath(base)}`);
   }
   const out = await tryGit(root, [
     'rev-parse',
@@ -219,7 +220,7 @@ export async function resolveBase(root: string, base: string): Promise<string> {
   const sha = out?.trim();
   if (!sha || !/^[0-9a-f]{40,64}$/.test(sha)) {
     throw new UserError(
-      `base_branch does not resolve to a commit in this repository: ${JSON.stringify(base)} ` +
+      `base_branch does not resolve to a commit in this repository: ${displayPath(base)} ` +
         '(try a local branch such as "main", a remote branch such as "origin/main", or a sha)',
     );
   }

@@ -15,6 +15,7 @@
 // spec that cannot be read left out and listed in `unreadable_specs` (NotarAI stops at it).
 import path from 'node:path';
 import type { ExportContext, ExportContextResult } from '../../shared/notarai-check.ts';
+import { displayPath, shortArgument } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
 import { isBinaryByExtension } from './binary-files.ts';
 import type { EngineParts } from './classify.ts';
@@ -194,7 +195,7 @@ export async function exportContextWithParts(
   const { signal } = options;
   if (options.specPath !== undefined && !isSpecPath(options.specPath)) {
     throw new UserError(
-      `spec_path must be a *.spec.yaml file under .notarai/: ${JSON.stringify(options.specPath)}`,
+      `spec_path must be a *.spec.yaml file under .notarai/: ${displayPath(options.specPath)}`,
     );
   }
   const sha = await resolveBase(parts.root, options.baseBranch);
@@ -212,7 +213,7 @@ export async function exportContextWithParts(
   let specs: CheckSpec[];
   if (options.specPath !== undefined) {
     const spec = inputs.specs.find((candidate) => candidate.path === options.specPath);
-    if (!spec) throw new UserError(`spec file not found: ${options.specPath}`);
+    if (!spec) throw new UserError(`spec file not found: ${shortArgument(options.specPath)}`);
     if (spec.errors.length > 0) {
       throw new UserError(
         `spec does not parse: ${options.specPath}: ${spec.errors[0]?.message ?? ''}`,

@@ -4,6 +4,7 @@
 // days come from `last_reconciliation.timestamp`, which NotarAI writes and never reads:
 // docs/notarai-compatibility.md).
 import type { DriftReport, DriftStatus, SpecDriftScore } from '../../shared/notarai-check.ts';
+import { shortArgument } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import { forEachInSlices } from '../platform/time-slices.ts';
@@ -60,7 +61,7 @@ export async function scoreSpecsWithParts(
       (options.specPath === undefined || spec.path === options.specPath),
   );
   if (options.specPath !== undefined && scored.length === 0) {
-    throw new UserError(`no spec at ${options.specPath} (or it does not parse)`);
+    throw new UserError(`no spec at ${shortArgument(options.specPath)} (or it does not parse)`);
   }
   // Ungoverned, non-excluded project files by folder (the unspecced term).
   const unspeccedByFolder = new Map<string, number>();

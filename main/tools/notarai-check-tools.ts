@@ -109,6 +109,9 @@ const exportContextTool = (engine: EngineLoader): ToolDefinition =>
     outputSchema: ExportContextResultSchema,
     annotations: readOnlyLocal,
     deadlineMs: CHECK_DEADLINE_MS,
+    whenAnswerTooBig:
+      'name one spec with spec_path, or use get_spec_diff with exclude_patterns to leave the ' +
+      'biggest changed files out and read them with read_file',
     handler: async (args, ctx) => {
       const loaded = await engine();
       const exported = await loaded.exportContext(

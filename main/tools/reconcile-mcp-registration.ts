@@ -7,6 +7,7 @@ import { ResourceTemplate } from '@modelcontextprotocol/server';
 import type { McpServer } from '@modelcontextprotocol/server';
 import path from 'node:path';
 import { z } from 'zod';
+import { shortArgument } from '../platform/confined-fs.ts';
 import {
   discoverSpecPaths,
   isSpecPath,
@@ -92,7 +93,9 @@ export function registerReconcileMcp(server: McpServer, options: ReconcileMcpOpt
     async (uri: URL, variables: Record<string, string | string[]>) => {
       const raw = variables['path'];
       const specPath = decodeURIComponent(Array.isArray(raw) ? raw.join('/') : (raw ?? ''));
-      if (!isSpecPath(specPath)) throw new Error(`not a spec under ${NOTARAI_DIR}/: ${specPath}`);
+      if (!isSpecPath(specPath)) {
+        throw new Error(`not a spec under ${NOTARAI_DIR}/: ${shortArgument(specPath)}`);
+      }
       // The confined layer refuses `..`, symlinks out of the worktree, .git, FIFOs, devices and
       // specs over the size cap.
       const text = await readSpecText(options.root, specPath);

@@ -85,6 +85,9 @@ const getSpecDiffTool = (engine: EngineLoader): ToolDefinition =>
     outputSchema: SpecDiffResultSchema,
     annotations: readOnlyLocal,
     deadlineMs: RECONCILE_DEADLINE_MS,
+    whenAnswerTooBig:
+      'leave the biggest changed files out of the diff text with exclude_patterns (they stay ' +
+      'listed in `files`) and read them with read_file, or run `git diff <base_branch> -- <file>`',
     handler: async (args, ctx) => (await engine()).getSpecDiff(args, ctx.signal),
   });
 

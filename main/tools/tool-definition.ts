@@ -63,6 +63,11 @@ export interface ToolDefinition<
    * that runs for minutes never holds a slot a read needs.
    */
   runsTask?: boolean;
+  /**
+   * How to ask for less, told when an answer is over MAX_ANSWER_BYTES (main/mcp/tool-results.ts)
+   * and refused: "leave big files out with exclude_patterns …". Default: narrow the arguments.
+   */
+  whenAnswerTooBig?: string;
   /** Returns the structured result; throws UserError for a refusal. */
   handler(args: z.infer<In>, ctx: ToolContext): Promise<z.infer<Out>>;
 }

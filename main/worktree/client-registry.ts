@@ -5,10 +5,15 @@
 // truthful: a client behind `grove bridge` is listed as stdio; a Streamable HTTP session whose
 // stream closed and did not come back is closed (its client exited without a DELETE); and a
 // client that made no tool call (a health check: `claude mcp list`) leaves the list a few minutes
-// after it left, counted instead.
+// after it left, counted instead. Activity entries are cut (boundActivityEntry) as they are made.
 import { isGroveWindow } from '../../shared/clients.ts';
 import type { McpClientEvent, McpClientIdentity } from '../mcp/client-events.ts';
-import type { ActivityEntry, ClientInfo, RunningCall } from '../../shared/model.ts';
+import {
+  boundActivityEntry,
+  type ActivityEntry,
+  type ClientInfo,
+  type RunningCall,
+} from '../../shared/model.ts';
 
 export interface ClientRegistryOptions {
   /**
@@ -148,7 +153,8 @@ export class ClientRegistry {
           client.calls++;
           client.lastActivityAt = event.at;
         }
-        this.pendingActivity.push({
+        // Cut here, before the host sees it: a tool may echo a client's argument into its error.
+        const entry = boundActivityEntry({
           id: `${this.idPrefix}-${++this.sequence}`,
           at: event.at - Math.round(event.durationMs),
           clientId: client?.id ?? null,
@@ -160,6 +166,7 @@ export class ClientRegistry {
           ok: !event.isError,
           error: event.error ?? null,
         });
+        this.pendingActivity.push(entry);
         break;
       }
     }

@@ -28,10 +28,23 @@ export function toRelativePosix(root: string, candidate: string): string {
   return relative.split(path.sep).join('/');
 }
 
+/** How much of a client's path (or other argument) an error message echoes. */
+export const SHOWN_ARGUMENT_CHARS = 200;
+
+/**
+ * A client's path (or any argument an error echoes) shortened to SHOWN_ARGUMENT_CHARS and "…",
+ * unquoted: for messages that keep NotarAI's unquoted form. A client chooses the argument, and an
+ * error is kept (the activity log) and shown: it never carries more of it than this.
+ */
+export function shortArgument(requested: string): string {
+  return requested.length > SHOWN_ARGUMENT_CHARS
+    ? `${requested.slice(0, SHOWN_ARGUMENT_CHARS)}…`
+    : requested;
+}
+
 /** Quotes a client path for an error message: JSON-escaped (NUL shows as \u0000), shortened. */
 export function displayPath(requested: string): string {
-  const shown = requested.length > 200 ? `${requested.slice(0, 200)}…` : requested;
-  return JSON.stringify(shown);
+  return JSON.stringify(shortArgument(requested));
 }
 
 /** A `.git` name, also in the spellings that alias it on case-insensitive or Windows disks. */
