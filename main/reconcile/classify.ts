@@ -4,6 +4,7 @@
 import type { FileJobRunner } from './file-job-runner.ts';
 import { HASHED, HIT, KNOWN_STRIDE, MISSING } from './file-jobs.ts';
 import type { HashCache, ReconciledRow, StatRow } from './hash-cache.ts';
+import type { ClassificationMemo } from './classification-memo.ts';
 import type { LiveIndex } from './live-index.ts';
 import { forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
 
@@ -17,6 +18,11 @@ export interface EngineParts {
   now: () => number;
   /** What the watcher vouches for between calls (absent: every call scans). */
   index?: LiveIndex;
+  /**
+   * What is kept between calls while the index vouches: one classification per index version,
+   * and what derives from the listing and the specs (absent: computed for each call).
+   */
+  memo?: ClassificationMemo;
 }
 
 /** Which files match the cache: the answer of one classification pass. */

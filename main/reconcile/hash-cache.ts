@@ -85,6 +85,8 @@ export class HashCache {
   #statsWriting: Promise<void> = Promise.resolve();
   #reconciledMemo: Memo<ReconciledRow> | undefined;
   #statsMemo: Memo<StatRow> | undefined;
+  /** Moves whenever readReconciled's rows may have changed (see reconciledVersion). */
+  #reconciledVersion = 0;
 
   constructor(root: string, options: HashCacheOptions = {}) {
     this.root = root;
@@ -134,6 +136,15 @@ export class HashCache {
   }
 
   /**
+   * Changes whenever the map readReconciled returns may hold other rows than before: a new read
+   * (another connection wrote), our own write (which updates the shared map in place), a clear.
+   * Answers computed from the rows stay valid while it holds (classification-memo.ts).
+   */
+  get reconciledVersion(): number {
+    return this.#reconciledVersion;
+  }
+
+  /**
    * NotarAI's rows (empty, without creating anything, when there is no database), read once and
    * kept while nobody else writes: `PRAGMA data_version` changes when another connection
    * (NotarAI's CLI) commits; our own writes update the copy. The map is shared: do not change it.
@@ -142,6 +153,7 @@ export class HashCache {
     let rows: Map<string, ReconciledRow> | undefined;
     await this.#notarai.use(false, async (db) => {
       rows = (this.#reconciledMemo = await memoized(db, this.#reconciledMemo, async () => {
+        this.#reconciledVersion++;
         const map = new Map<string, ReconciledRow>();
         const all = db
           .prepare('SELECT path, blake3_hash, updated_at FROM file_cache')
@@ -212,11 +224,13 @@ export class HashCache {
       written = rows.length;
       stageMark('committed');
       const memo = this.#reconciledMemo;
+      this.#reconciledVersion++;
       if (memo?.db === db) {
         await forEachInSlices(rows, (row) =>
           memo.rows.set(row.path, { hash: row.hash, updatedAt }),
         );
       }
+      this.#reconciledVersion++; // again: a reader may have seen the map half updated
     });
     // Grove's stat rows only speed up later reads: they are written once the call has its answer
     // (the next read waits for them), so mark_reconciled costs NotarAI's write, not two. On a
@@ -267,6 +281,7 @@ export class HashCache {
   async clear(): Promise<boolean> {
     await this.#statsWriting; // a pending write must not bring the stat file back
     this.#reconciledMemo = undefined;
+    this.#reconciledVersion++;
     this.#statsMemo = undefined;
     // Once the writes in progress have ended (they span several turns of the event loop).
     // NotarAI's file first: stat rows are only recorded while it exists, so none is queued after

@@ -31,6 +31,8 @@ import { loadSpecs, type SpecSet } from './spec-loader.ts';
 /** Where cookies are written: the cache directory, which holds no worktree content. */
 export const COOKIE_DIR = '.notarai/.cache';
 const COOKIE_PREFIX = '.grove-sync-';
+/** Paths of applied batches kept for movedSince (older batches are forgotten). */
+const MAX_LOGGED_PATHS = 10_000;
 /** Longest a call waits for its cookie before it scans instead. */
 export const SYNC_TIMEOUT_MS = 1_000;
 
@@ -51,6 +53,17 @@ export class LiveIndex {
   readonly counts = { applied: 0, dropped: 0 };
   /** Why the last snapshots were dropped (the latest last; diagnostics and tests). */
   readonly dropReasons: string[] = [];
+  /**
+   * Counts the batches of paths applied to the snapshot, and every new snapshot or drop: what a
+   * memo of per-path answers (classification-memo.ts) records its answers under, to ask later
+   * which paths moved since (movedSince) instead of answering for every path again.
+   */
+  #generation = 0;
+  /** The batches applied since #movesFrom, oldest first (bounded: MAX_LOGGED_PATHS). */
+  #moves: { generation: number; paths: readonly string[] }[] = [];
+  #movesLogged = 0;
+  /** The first generation whose moves are logged: earlier ones cannot be answered. */
+  #movesFrom = 0;
 
   constructor(root: string) {
     this.#root = root;
@@ -77,6 +90,32 @@ export class LiveIndex {
     }
     this.#snapshot = undefined;
     this.#pending.clear();
+    this.#newLineage();
+  }
+
+  /** A new snapshot or none: no earlier generation's answers can be carried over. */
+  #newLineage(): void {
+    this.#generation++;
+    this.#moves = [];
+    this.#movesLogged = 0;
+    this.#movesFrom = this.#generation;
+  }
+
+  /** Where the applied moves stand now (see movedSince). */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /**
+   * The paths applied to the snapshot since `generation` (a value of `generation` read while the
+   * snapshot vouched), in no order and possibly repeated; undefined when that is not known (the
+   * snapshot was dropped or replaced since, or the log was cut): then every path may have moved.
+   */
+  movedSince(generation: number): string[] | undefined {
+    if (generation < this.#movesFrom || generation > this.#generation) return undefined;
+    const moved: string[] = [];
+    for (const batch of this.#moves) if (batch.generation > generation) moved.push(...batch.paths);
+    return moved;
   }
 
   /** Events the watcher reported: absolute paths, in the worktree or in git's directories. */
@@ -154,6 +193,14 @@ export class LiveIndex {
     }
     this.counts.applied++;
     this.#snapshot = { ...next, sequence };
+    this.#generation++;
+    this.#moves.push({ generation: this.#generation, paths });
+    this.#movesLogged += paths.length;
+    while (this.#movesLogged > MAX_LOGGED_PATHS && this.#moves.length > 0) {
+      const oldest = this.#moves.shift()!;
+      this.#movesLogged -= oldest.paths.length;
+      this.#movesFrom = oldest.generation;
+    }
   }
 
   /**
@@ -228,6 +275,7 @@ export class LiveIndex {
     if (this.#snapshot?.sequence !== sequence) {
       // A scan that began after every event so far: it saw what is still pending.
       this.#pending.clear();
+      this.#newLineage();
       this.#snapshot = {
         sequence,
         bases: new Map(),

@@ -41,7 +41,7 @@ import { forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts
 import { type EngineParts } from './classify.ts';
 import { loadCheckConfig, loadLintConfig } from './notarai-configs.ts';
 import { incompleteBehaviors, refCycles, runLint } from './notarai-lint.ts';
-import { lineOf } from './notarai-specs.ts';
+import { lineOf, type CheckSpec } from './notarai-specs.ts';
 import { gatherInputs, isInternal, withStandalone, type NotaraiInputs } from './notarai-inputs.ts';
 import { scoreSpecsWithParts } from './notarai-score.ts';
 
@@ -111,6 +111,83 @@ function finding(
   };
 }
 
+/** What derives from the inputs' layout alone, kept with it (the same governedAll: the same). */
+function keptWithLayout<T>(
+  parts: EngineParts,
+  name: string,
+  inputs: NotaraiInputs,
+  more: readonly unknown[],
+  compute: () => Promise<T>,
+): Promise<T> {
+  return parts.memo ? parts.memo.keep(name, [inputs.governedAll, ...more], compute) : compute();
+}
+
+/** coverage_gap: every listed file no spec governs (internal and excluded files left out). */
+function coverageGaps(
+  parts: EngineParts,
+  inputs: NotaraiInputs,
+  signal: AbortSignal | undefined,
+): Promise<CheckFinding[]> {
+  return keptWithLayout(parts, 'coverage-gaps', inputs, [], async () => {
+    const gaps: CheckFinding[] = [];
+    await forEachInSlices(
+      inputs.listing.present,
+      (file) => {
+        if (isInternal(file) || inputs.governedAll.has(file) || inputs.exclude.test(file)) return;
+        gaps.push(
+          finding(
+            'coverage_gap',
+            'housekeeping',
+            'warning',
+            `File not governed by any spec: ${file}`,
+            { file },
+          ),
+        );
+      },
+      signal,
+    );
+    return gaps;
+  });
+}
+
+/** overlapping_coverage: each file's first MAX_OVERLAP_NAMES specs, and how many in all. */
+function overlaps(
+  parts: EngineParts,
+  inputs: NotaraiInputs,
+  parsed: readonly CheckSpec[],
+  signal: AbortSignal | undefined,
+): Promise<CheckFinding[]> {
+  return keptWithLayout(parts, 'overlaps', inputs, [], async () => {
+    const owners = new Map<string, { names: string[]; count: number }>();
+    for (const spec of parsed) {
+      await forEachInSlices(
+        inputs.governed.get(spec.path) ?? [],
+        (file) => {
+          const entry = owners.get(file);
+          if (!entry) owners.set(file, { names: [spec.path], count: 1 });
+          else if (entry.count++ < MAX_OVERLAP_NAMES) entry.names.push(spec.path);
+        },
+        signal,
+      );
+    }
+    const found: CheckFinding[] = [];
+    for (const [file, { names, count }] of owners) {
+      if (count < 2) continue;
+      const more = count > names.length ? `, and ${count - names.length} more` : '';
+      found.push(
+        finding(
+          'overlapping_coverage',
+          'housekeeping',
+          'warning',
+          `File governed by multiple specs: ${file} (${names.join(', ')}${more})`,
+          { file },
+        ),
+      );
+    }
+    return found;
+  });
+}
+
 /** Every finding of check, before check.yaml and --strict. */
 export async function collectFindings(
   parts: EngineParts,
@@ -118,7 +195,7 @@ export async function collectFindings(
   warnings: string[],
   signal?: AbortSignal,
 ): Promise<CheckFinding[]> {
-  const { specs, governed, governedAll } = inputs;
+  const { specs } = inputs;
   const findings: CheckFinding[] = [];
   const parsed = specs.filter((spec) => spec.errors.length === 0);
   for (const spec of specs) {
@@ -137,23 +214,8 @@ export async function collectFindings(
       warnings.push(`${error.file}${error.line ? `:${error.line}` : ''}: ${error.message}`);
     }
   }
-  // coverage_gap
-  await forEachInSlices(
-    inputs.listing.present,
-    (file) => {
-      if (isInternal(file) || governedAll.has(file) || inputs.exclude.test(file)) return;
-      findings.push(
-        finding(
-          'coverage_gap',
-          'housekeeping',
-          'warning',
-          `File not governed by any spec: ${file}`,
-          { file },
-        ),
-      );
-    },
-    signal,
-  );
+  // coverage_gap (kept with the inputs' layout: it moves with the listing and the specs only)
+  for (const gap of await coverageGaps(parts, inputs, signal)) findings.push(gap);
   // orphaned_glob
   for (const spec of parsed) {
     for (const glob of inputs.orphaned.get(spec.path) ?? []) {
@@ -184,32 +246,8 @@ export async function collectFindings(
       ),
     );
   }
-  // overlapping_coverage: each file's first MAX_OVERLAP_NAMES specs, and how many in all
-  const owners = new Map<string, { names: string[]; count: number }>();
-  for (const spec of parsed) {
-    await forEachInSlices(
-      governed.get(spec.path) ?? [],
-      (file) => {
-        const entry = owners.get(file);
-        if (!entry) owners.set(file, { names: [spec.path], count: 1 });
-        else if (entry.count++ < MAX_OVERLAP_NAMES) entry.names.push(spec.path);
-      },
-      signal,
-    );
-  }
-  for (const [file, { names, count }] of owners) {
-    if (count < 2) continue;
-    const more = count > names.length ? `, and ${count - names.length} more` : '';
-    findings.push(
-      finding(
-        'overlapping_coverage',
-        'housekeeping',
-        'warning',
-        `File governed by multiple specs: ${file} (${names.join(', ')}${more})`,
-        { file },
-      ),
-    );
-  }
+  // overlapping_coverage (kept with the layout, as coverage_gap)
+  for (const overlap of await overlaps(parts, inputs, parsed, signal)) findings.push(overlap);
   // circular_ref
   const { cycles, dropped } = await refCycles(parsed, signal);
   for (const cycle of cycles) {
@@ -421,7 +459,13 @@ export async function runCheckWithParts(
 export async function coverageByFolder(
   inputs: NotaraiInputs,
   signal?: AbortSignal,
+  parts?: EngineParts,
 ): Promise<LiveCheck['coverage']> {
+  if (parts?.memo) {
+    return parts.memo.keep('coverage', [inputs.governedAll], () =>
+      coverageByFolder(inputs, signal),
+    );
+  }
   const folders = new Map<string, CoverageFolder>();
   let files = 0;
   let governedCount = 0;
@@ -477,7 +521,7 @@ export async function liveCheckWithParts(
       warnings: report.summary.warnings,
       passed: report.passed,
       findings: report.findings.slice(0, CHECK_FINDINGS_CAP),
-      coverage: await coverageByFolder(inputs, signal),
+      coverage: await coverageByFolder(inputs, signal, parts),
       changedSinceReconciled: inputs.changed?.size ?? 0,
       changedByCacheAlone: inputs.changedByCacheAlone,
     },

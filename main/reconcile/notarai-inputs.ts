@@ -11,7 +11,7 @@ import { classifyAgainstCache, type EngineParts } from './classify.ts';
 import { FileJobRunner } from './file-job-runner.ts';
 import type { WorktreeFiles } from './git-queries.ts';
 import { HashCache, type ReconciledRow } from './hash-cache.ts';
-import { listingAndSpecs } from './live-index.ts';
+import { listingAndSpecs, type ScanSnapshot } from './live-index.ts';
 import { checkSpecs, type CheckSpec } from './notarai-specs.ts';
 import type { SpecSet } from './spec-loader.ts';
 import { NOTARAI_DIR } from './spec-paths.ts';
@@ -45,6 +45,12 @@ export interface NotaraiInputs {
 export const isInternal = (file: string) =>
   file.startsWith(`${NOTARAI_DIR}/`) || file.startsWith('.git/');
 
+/** The inputs that derive from the listing and the specs alone (not from the reconciled rows). */
+type Layout = Omit<NotaraiInputs, 'changed' | 'changedByCacheAlone'>;
+
+/** No cache database: no rows (one map, so what is kept for it stays kept). */
+const NO_ROWS: ReadonlyMap<string, ReconciledRow> = new Map();
+
 /** Gathers the inputs, from the live index's snapshot where it vouches for them. */
 export async function gatherInputs(
   parts: EngineParts,
@@ -55,7 +61,81 @@ export async function gatherInputs(
     ? await (parts.index?.hasSnapshot ? parts.index.sync() : parts.index?.current())
     : await parts.index?.settled();
   const known = parts.index?.snapshot(sequence);
+  const generation = known ? parts.index?.generation : undefined;
   const [listing, specSet] = await listingAndSpecs(parts.root, known, signal);
+  // While the index keeps the listing, the specs and their governed sets (an edit moves none of
+  // them), what derives from them is the one computed before.
+  const governedKnown = specSet.valid.map((spec) => known?.governed.get(spec.path));
+  const layout =
+    parts.memo && known
+      ? await parts.memo.keep('check-layout', [listing, specSet, ...governedKnown], () =>
+          layoutOf(listing, specSet, known, signal),
+        )
+      : await layoutOf(listing, specSet, known, signal);
+  const { governed, governedAll } = layout;
+  let changed: Set<string> | null = null;
+  let changedByCacheAlone: number | null = null;
+  const cacheExists = await parts.cache.exists();
+  // NotarAI's rule: the hash cache alone. Grove's (`withSnapshot`, the window's): the cache, and
+  // for files it has no row for, the committed snapshot (a fresh clone has only that).
+  const committed = options.withSnapshot
+    ? (await (parts.memo?.committed(parts.root) ?? readCommittedSnapshot(parts.root))).snapshot
+    : undefined;
+  if (cacheExists || committed !== undefined) {
+    const version = parts.cache.reconciledVersion;
+    const rows = cacheExists ? await parts.cache.readReconciled() : NO_ROWS;
+    const reconciled = parts.memo
+      ? parts.memo.merged(rows, version, committed)
+      : withSnapshot(rows, committed);
+    const classify = (against: ReadonlyMap<string, ReconciledRow>) =>
+      parts.memo
+        ? parts.memo.classify(parts, governedAll, against, version, known, generation, signal)
+        : classifyAgainstCache(parts, [...governedAll], against, signal);
+    const classification = await classify(reconciled);
+    changed = new Set();
+    for (const file of classification.changed) if (governedAll.has(file)) changed.add(file);
+    for (const file of classification.missing) if (governedAll.has(file)) changed.add(file);
+    changedByCacheAlone = changed.size;
+    if (committed !== undefined) {
+      // Files the cache has a row for are judged by it under both rules; the others are changed
+      // under NotarAI's rule whatever the snapshot says: its count is NotarAI's classification.
+      if (cacheExists) {
+        const alone = await classify(rows);
+        let count = 0;
+        for (const file of alone.changed) if (governedAll.has(file)) count++;
+        for (const file of alone.missing) if (governedAll.has(file)) count++;
+        changedByCacheAlone = count;
+        await parts.cache.recordStats(alone.stats);
+      } else {
+        changedByCacheAlone = null;
+      }
+    }
+    await parts.cache.recordStats(classification.stats);
+    parts.index?.record(sequence, (snapshot) => {
+      snapshot.listing = listing;
+      snapshot.specs = specSet;
+      for (const spec of specSet.valid) {
+        const files = governed.get(spec.path);
+        if (files) snapshot.governed.set(spec.path, files);
+      }
+    });
+    await parts.index?.recordHashes(sequence, classification.hashes, classification.read);
+  } else {
+    parts.index?.record(sequence, (snapshot) => {
+      snapshot.listing = listing;
+      snapshot.specs = specSet;
+    });
+  }
+  return { ...layout, changed, changedByCacheAlone };
+}
+
+/** What check and score take from the listing and the specs: what each spec governs. */
+async function layoutOf(
+  listing: WorktreeFiles,
+  specSet: SpecSet,
+  known: ScanSnapshot | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Layout> {
   const specs = await checkSpecs(specSet, signal);
   const governed = new Map<string, string[]>();
   const governedAll = new Set<string>();
@@ -99,67 +179,7 @@ export async function gatherInputs(
   } catch {
     exclude = compileGlobs([]);
   }
-  let changed: Set<string> | null = null;
-  let changedByCacheAlone: number | null = null;
-  const cacheExists = await parts.cache.exists();
-  // NotarAI's rule: the hash cache alone. Grove's (`withSnapshot`, the window's): the cache, and
-  // for files it has no row for, the committed snapshot (a fresh clone has only that).
-  const committed = options.withSnapshot
-    ? (await readCommittedSnapshot(parts.root)).snapshot
-    : undefined;
-  if (cacheExists || committed !== undefined) {
-    const rows = cacheExists
-      ? await parts.cache.readReconciled()
-      : new Map<string, ReconciledRow>();
-    const classification = await classifyAgainstCache(
-      parts,
-      [...governedAll],
-      withSnapshot(rows, committed),
-      signal,
-      known?.hashes,
-    );
-    changed = new Set([...classification.changed, ...classification.missing]);
-    changedByCacheAlone = changed.size;
-    if (committed !== undefined) {
-      // Files the cache has a row for are judged by it under both rules; the others are changed
-      // under NotarAI's rule whatever the snapshot says.
-      let withoutRow = 0;
-      await forEachInSlices(
-        [...governedAll],
-        (file) => {
-          if (!rows.has(file) && !changed!.has(file)) withoutRow += 1;
-        },
-        signal,
-      );
-      changedByCacheAlone = cacheExists ? changed.size + withoutRow : null;
-    }
-    await parts.cache.recordStats(classification.stats);
-    parts.index?.record(sequence, (snapshot) => {
-      snapshot.listing = listing;
-      snapshot.specs = specSet;
-      for (const spec of specSet.valid) {
-        const files = governed.get(spec.path);
-        if (files) snapshot.governed.set(spec.path, files);
-      }
-    });
-    await parts.index?.recordHashes(sequence, classification.hashes, classification.read);
-  } else {
-    parts.index?.record(sequence, (snapshot) => {
-      snapshot.listing = listing;
-      snapshot.specs = specSet;
-    });
-  }
-  return {
-    listing,
-    specSet,
-    specs,
-    governed,
-    governedAll,
-    orphaned,
-    exclude,
-    changed,
-    changedByCacheAlone,
-  };
+  return { listing, specSet, specs, governed, governedAll, orphaned, exclude };
 }
 
 /** Engine parts for one call outside a worktree process; closed by the returned function. */

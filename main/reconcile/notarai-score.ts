@@ -13,6 +13,7 @@ import { loadDecisionLog, loadScoringConfig } from './notarai-configs.ts';
 import { todayDays } from './notarai-lint.ts';
 import { artifactEntryCount, unreadableSpecs } from './notarai-specs.ts';
 import { readCommittedSnapshot } from './state-file.ts';
+import { changedAmong } from './reconcile-state.ts';
 import { gatherInputs, isInternal, withStandalone, type NotaraiInputs } from './notarai-inputs.ts';
 
 /** Days used when no reconciliation was recorded (NotarAI's default). */
@@ -32,6 +33,39 @@ const folderOf = (file: string) => {
   return slash < 0 ? null : file.slice(0, slash);
 };
 
+/** Per spec: the ungoverned, non-excluded files in the folders of the files it governs. */
+async function unspeccedBySpec(
+  inputs: NotaraiInputs,
+  signal: AbortSignal | undefined,
+): Promise<Map<string, number>> {
+  const unspeccedByFolder = new Map<string, number>();
+  await forEachInSlices(
+    inputs.listing.present,
+    (file) => {
+      if (isInternal(file) || inputs.governedAll.has(file) || inputs.exclude.test(file)) return;
+      const folder = folderOf(file);
+      if (folder !== null) unspeccedByFolder.set(folder, (unspeccedByFolder.get(folder) ?? 0) + 1);
+    },
+    signal,
+  );
+  const bySpec = new Map<string, number>();
+  for (const spec of inputs.specs) {
+    const folders = new Set<string>();
+    await forEachInSlices(
+      inputs.governed.get(spec.path) ?? [],
+      (file) => {
+        const folder = folderOf(file);
+        if (folder !== null) folders.add(folder);
+      },
+      signal,
+    );
+    let unspecced = 0;
+    for (const folder of folders) unspecced += unspeccedByFolder.get(folder) ?? 0;
+    bySpec.set(spec.path, unspecced);
+  }
+  return bySpec;
+}
+
 /** `score` with an engine's parts. */
 export async function scoreSpecsWithParts(
   parts: EngineParts,
@@ -48,7 +82,7 @@ export async function scoreSpecsWithParts(
     }));
   const weights = await loadScoringConfig(parts.root, warnings);
   const proposals = await loadDecisionLog(parts.root, warnings);
-  const committed = await readCommittedSnapshot(parts.root);
+  const committed = await (parts.memo?.committed(parts.root) ?? readCommittedSnapshot(parts.root));
   if (committed.warning) warnings.push(committed.warning);
   const at = committed.snapshot?.at;
   const days =
@@ -63,31 +97,22 @@ export async function scoreSpecsWithParts(
   if (options.specPath !== undefined && scored.length === 0) {
     throw new UserError(`no spec at ${shortArgument(options.specPath)} (or it does not parse)`);
   }
-  // Ungoverned, non-excluded project files by folder (the unspecced term).
-  const unspeccedByFolder = new Map<string, number>();
-  await forEachInSlices(
-    inputs.listing.present,
-    (file) => {
-      if (isInternal(file) || inputs.governedAll.has(file) || inputs.exclude.test(file)) return;
-      const folder = folderOf(file);
-      if (folder !== null) unspeccedByFolder.set(folder, (unspeccedByFolder.get(folder) ?? 0) + 1);
-    },
-    signal,
-  );
+  // Ungoverned, non-excluded project files in the folders of each spec's files (the unspecced
+  // term): kept with the inputs' layout, which an edit does not move.
+  const unspeccedOf = parts.memo
+    ? await parts.memo.keep('unspecced', [inputs.governedAll], () =>
+        unspeccedBySpec(inputs, signal),
+      )
+    : await unspeccedBySpec(inputs, signal);
   const specs: SpecDriftScore[] = [];
   const raw: number[] = [];
   for (const spec of scored) {
     const governed = inputs.governed.get(spec.path) ?? [];
     const total = Math.max(1, governed.length);
-    let changedCount = 0;
-    if (inputs.changed) for (const file of governed) if (inputs.changed.has(file)) changedCount++;
-    const folders = new Set<string>();
-    for (const file of governed) {
-      const folder = folderOf(file);
-      if (folder !== null) folders.add(folder);
-    }
-    let unspecced = 0;
-    for (const folder of folders) unspecced += unspeccedByFolder.get(folder) ?? 0;
+    const changedCount = inputs.changed
+      ? (await changedAmong(governed, inputs.changed, signal)).length
+      : 0;
+    const unspecced = unspeccedOf.get(spec.path) ?? 0;
     const questions = spec.value['open_questions'];
     const terms = {
       files_changed: inputs.changed ? Math.min(1, changedCount / total) : 1,

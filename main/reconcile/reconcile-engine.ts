@@ -24,6 +24,7 @@ import {
 } from './notarai-export.ts';
 import { writeFileAtomicInsideRoot } from '../platform/confined-fs.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
+import { ClassificationMemo } from './classification-memo.ts';
 import { FileJobRunner } from './file-job-runner.ts';
 import type { LiveIndex } from './live-index.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
@@ -103,7 +104,13 @@ export class ReconcileEngine {
     this.cache = new HashCache(options.root);
     this.#files = new FileJobRunner(options.pool);
     this.#now = options.now ?? Date.now;
-    this.#parts = { root: this.root, cache: this.cache, files: this.#files, now: this.#now };
+    this.#parts = {
+      root: this.root,
+      cache: this.cache,
+      files: this.#files,
+      now: this.#now,
+      memo: new ClassificationMemo(),
+    };
   }
 
   /** What the watcher vouches for between calls (reconcile-watcher.ts attaches it). */

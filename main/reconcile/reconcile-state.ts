@@ -6,14 +6,16 @@ import type { ReconcileState, SpecReconcileState } from '../../shared/reconcile.
 import { RECONCILE_PATHS_CAP } from '../../shared/reconcile.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import { filterInSlices, forEachInSlices } from '../platform/time-slices.ts';
-import { listingAndSpecs } from './live-index.ts';
-import { classifyAgainstCache, type Classification, type EngineParts } from './classify.ts';
+import { listingAndSpecs, type ScanSnapshot } from './live-index.ts';
+import { classifyAgainstCache, type EngineParts } from './classify.ts';
+import type { ClassificationMemo, PathClasses } from './classification-memo.ts';
 import {
   changedVsBase,
   resolveBase,
   withUntracked,
   type ChangedEntry,
   type ChangedVsBase,
+  type WorktreeFiles,
 } from './git-queries.ts';
 import type { ReconciledRow } from './hash-cache.ts';
 import { formatSpecError, governs, isSpecPath } from './spec-loader.ts';
@@ -47,34 +49,45 @@ export async function computeReconcileState(
     trackedPromise = Promise.resolve(null);
   }
   trackedPromise.catch(() => undefined);
+  const generation = known ? parts.index?.generation : undefined;
+  const memo = known ? parts.memo : undefined;
   const [files, specs] = await listingAndSpecs(parts.root, known, signal);
-  // Each spec's governed files, matched once per listing (the live index keeps them). Loops over
-  // every listed or governed file run in slices (platform/time-slices.ts).
-  const governedListed = new Map<string, string[]>();
-  const listed = new Set<string>();
-  for (const spec of specs.valid) {
-    const governed =
-      known?.governed.get(spec.path) ??
-      (await filterInSlices(files.present, (file) => governs(spec, file), signal));
-    governedListed.set(spec.path, governed);
-    await forEachInSlices(governed, (file) => listed.add(file), signal);
-  }
+  // Each spec's governed files, matched once per listing (the live index keeps them, and while it
+  // keeps the same listing, specs and governed sets, what derives from them is kept too).
+  const governedKnown = specs.valid.map((spec) => known?.governed.get(spec.path));
+  const layout = memo
+    ? await memo.keep('state-layout', [files, specs, ...governedKnown], () =>
+        stateLayout(files, specs, known, signal),
+      )
+    : await stateLayout(files, specs, known, signal);
+  const { governedListed, listed } = layout;
   // The window's view: what the hash cache says was reconciled, and, for what it has no row
   // for, the committed snapshot (a fresh clone has only that).
-  const committed = await readCommittedSnapshot(parts.root);
+  const committed = await (parts.memo?.committed(parts.root) ?? readCommittedSnapshot(parts.root));
+  const version = parts.cache.reconciledVersion;
   const cacheRows = await parts.cache.readReconciled();
-  const reconciled = withSnapshot(cacheRows, committed.snapshot);
-  const classification = await classifyAgainstCache(
-    parts,
-    [...listed, ...specs.valid.map((spec) => spec.path)],
-    reconciled,
-    signal,
-    known?.hashes,
-  );
+  const reconciled = parts.memo
+    ? parts.memo.merged(cacheRows, version, committed.snapshot)
+    : withSnapshot(cacheRows, committed.snapshot);
+  const classification = parts.memo
+    ? await parts.memo.classify(parts, layout.paths, reconciled, version, known, generation, signal)
+    : await classifyAgainstCache(parts, [...layout.paths], reconciled, signal);
   let changed: ChangedVsBase | null = null;
   try {
-    const tracked = await trackedPromise;
-    if (tracked) changed = withUntracked(tracked, files.untracked);
+    let tracked = await trackedPromise;
+    if (tracked && memo && sha !== undefined) {
+      // The same changes as last time (an edit of a file already changed): the same list, so
+      // what was matched against it is kept.
+      tracked = memo.same(`tracked-${sha}`, tracked, sameEntries);
+    }
+    if (tracked) {
+      const listedTracked = tracked;
+      changed = memo
+        ? await memo.keep('vs-base', [tracked, files.untracked], async () =>
+            withUntracked(listedTracked, files.untracked),
+          )
+        : withUntracked(tracked, files.untracked);
+    }
     parts.index?.record(sequence, (snapshot) => {
       if (sha !== undefined && tracked) {
         snapshot.bases.set(base, sha);
@@ -88,19 +101,20 @@ export async function computeReconcileState(
   } catch (error) {
     baseError = error instanceof Error ? error.message : String(error);
   }
+  // Governed files that are gone (deleted vs the base, or no longer readable) are not counted.
   const gone = changed?.gone ?? new Set<string>();
-  const governedBySpec = new Map<string, string[]>();
-  const governedUnion = new Set<string>();
-  for (const spec of specs.valid) {
-    const governed = await filterInSlices(
-      governedListed.get(spec.path) ?? [],
-      (file) => !gone.has(file) && !classification.missing.has(file),
-      signal,
-    );
-    governed.sort(compareUtf8); // the listing's order already: git lists paths sorted
-    governedBySpec.set(spec.path, governed);
-    await forEachInSlices(governed, (file) => governedUnion.add(file), signal);
-  }
+  const away: string[] = [];
+  for (const file of gone) if (listed.has(file)) away.push(file);
+  for (const file of classification.missing)
+    if (listed.has(file) && !gone.has(file)) away.push(file);
+  away.sort(compareUtf8);
+  const awayKey = away.join('\0');
+  const counted = memo
+    ? await memo.keep('state-counted', [layout, awayKey], () =>
+        countedLayout(specs, governedListed, new Set(away), signal),
+      )
+    : await countedLayout(specs, governedListed, new Set(away), signal);
+  const { governedBySpec, governedUnion } = counted;
   await parts.cache.recordStats(classification.stats);
   const states: SpecReconcileState[] = [];
   for (const spec of specs.valid) {
@@ -113,16 +127,13 @@ export async function computeReconcileState(
         reconciled,
         cacheRows,
         changed,
+        memo,
         signal,
       ),
     );
   }
-  const governedTotal = [...governedUnion];
-  const changedTotal = await filterInSlices(
-    governedTotal,
-    (file) => classification.changed.has(file),
-    signal,
-  );
+  let changedTotal = 0;
+  for (const file of classification.changed) if (governedUnion.has(file)) changedTotal++;
   return {
     base,
     baseError,
@@ -142,8 +153,8 @@ export async function computeReconcileState(
       invalidSpecs: specs.all.length - specs.valid.length,
       affectedSpecs: states.filter((state) => state.affected).length,
       specsNeedingReconciliation: states.filter((state) => state.changedSinceReconciled > 0).length,
-      governedFiles: governedTotal.length,
-      changedSinceReconciled: changedTotal.length,
+      governedFiles: governedUnion.size,
+      changedSinceReconciled: changedTotal,
       changedVsBase: changed?.paths.length ?? 0,
     },
     specErrors: specs.errors,
@@ -153,6 +164,99 @@ export async function computeReconcileState(
       ...(committed.warning ? [committed.warning] : []),
     ],
   };
+}
+
+/** Each spec's listed governed files, and every path the window classifies. */
+interface StateLayout {
+  governedListed: Map<string, string[]>;
+  /** Every listed governed file. */
+  listed: Set<string>;
+  /** `listed` and every valid spec's own file. */
+  paths: Set<string>;
+}
+
+async function stateLayout(
+  files: WorktreeFiles,
+  specs: SpecSet,
+  known: ScanSnapshot | undefined,
+  signal: AbortSignal | undefined,
+): Promise<StateLayout> {
+  // Loops over every listed or governed file run in slices (platform/time-slices.ts).
+  const governedListed = new Map<string, string[]>();
+  const listed = new Set<string>();
+  for (const spec of specs.valid) {
+    const governed =
+      known?.governed.get(spec.path) ??
+      (await filterInSlices(files.present, (file) => governs(spec, file), signal));
+    governedListed.set(spec.path, governed);
+    await forEachInSlices(governed, (file) => listed.add(file), signal);
+  }
+  const paths = new Set(listed);
+  for (const spec of specs.valid) paths.add(spec.path);
+  return { governedListed, listed, paths };
+}
+
+/** Each spec's governed files that count (not in `away`), in UTF-8 order, and their union. */
+async function countedLayout(
+  specs: SpecSet,
+  governedListed: ReadonlyMap<string, string[]>,
+  away: ReadonlySet<string>,
+  signal: AbortSignal | undefined,
+): Promise<{ governedBySpec: Map<string, string[]>; governedUnion: Set<string> }> {
+  const governedBySpec = new Map<string, string[]>();
+  const governedUnion = new Set<string>();
+  for (const spec of specs.valid) {
+    const listedFiles = governedListed.get(spec.path) ?? [];
+    const governed =
+      away.size === 0
+        ? listedFiles.slice()
+        : await filterInSlices(listedFiles, (file) => !away.has(file), signal);
+    governed.sort(compareUtf8); // the listing's order already: git lists paths sorted
+    governedBySpec.set(spec.path, governed);
+    await forEachInSlices(governed, (file) => governedUnion.add(file), signal);
+  }
+  return { governedBySpec, governedUnion };
+}
+
+/**
+ * The files of `governed` (sorted, UTF-8 order) that are in `changed`, in that order: by a binary
+ * search for each changed file when they are few, else by a pass over `governed`.
+ */
+export async function changedAmong(
+  governed: readonly string[],
+  changed: ReadonlySet<string>,
+  signal: AbortSignal | undefined,
+): Promise<string[]> {
+  if (changed.size * 24 >= governed.length) {
+    return filterInSlices(governed, (file) => changed.has(file), signal);
+  }
+  const found: string[] = [];
+  for (const file of changed) if (hasSorted(governed, file)) found.push(file);
+  return found.sort(compareUtf8);
+}
+
+function hasSorted(list: readonly string[], item: string): boolean {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (compareUtf8(list[middle] as string, item) < 0) low = middle + 1;
+    else high = middle;
+  }
+  return list[low] === item;
+}
+
+/** The same tracked changes, entry for entry. */
+function sameEntries(a: readonly ChangedEntry[], b: readonly ChangedEntry[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((entry, at) => {
+      const other = b[at] as ChangedEntry;
+      return (
+        entry.status === other.status && entry.path === other.path && entry.from === other.from
+      );
+    })
+  );
 }
 
 /** A `$ref` (relative to the spec file) as a POSIX path relative to the worktree root. */
@@ -173,18 +277,19 @@ async function specState(
   spec: ValidSpec,
   specs: SpecSet,
   governed: readonly string[],
-  classification: Classification,
+  classification: PathClasses,
   reconciled: ReadonlyMap<string, ReconciledRow>,
   cacheRows: ReadonlyMap<string, ReconciledRow>,
   changed: ChangedVsBase | null,
+  memo: ClassificationMemo | undefined,
   signal: AbortSignal | undefined,
 ): Promise<SpecReconcileState> {
-  const changedFiles = (
-    await filterInSlices(governed, (file) => classification.changed.has(file), signal)
-  ).sort(compareUtf8);
-  const affected = changed
-    ? await filterInSlices(changed.paths, (file) => governs(spec, file), signal)
-    : [];
+  const changedFiles = await changedAmong(governed, classification.changed, signal);
+  const matchAffected = async () =>
+    changed ? await filterInSlices(changed.paths, (file) => governs(spec, file), signal) : [];
+  const affected = memo
+    ? await memo.keep(`affected-${spec.path}`, [changed, spec], matchAffected)
+    : await matchAffected();
   // A spec was reconciled when its own file was marked (the reconcile prompt marks the spec with
   // the files reviewed): another spec marking a shared file does not make this one reconciled.
   const own = reconciled.get(spec.path);
