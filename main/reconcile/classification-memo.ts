@@ -124,6 +124,7 @@ export class ClassificationMemo {
     version: number,
     snapshot: CommittedSnapshot | undefined,
   ): ReadonlyMap<string, ReconciledRow> {
+    if (!snapshot || snapshot.rows.size === 0) return cache; // (withSnapshot's own shortcut)
     const kept = this.#merged;
     if (kept?.cache === cache && kept.version === version && kept.snapshot === snapshot) {
       return kept.rows;

@@ -113,6 +113,11 @@ export class ReconcileEngine {
     };
   }
 
+  /** Paths classified against the cache so far (diagnostics: an edit classifies one). */
+  get classifiedPaths(): number {
+    return this.#parts.memo?.classified ?? 0;
+  }
+
   /** What the watcher vouches for between calls (reconcile-watcher.ts attaches it). */
   attachLiveIndex(index: LiveIndex): void {
     this.#parts.index = index;
