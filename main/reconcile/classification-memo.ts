@@ -10,7 +10,8 @@
 import type { ReconciledRow, StatRow } from './hash-cache.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
 import type { ScanSnapshot } from './live-index.ts';
-import { forEachInSlices } from '../platform/time-slices.ts';
+import { filterInSlices, forEachInSlices } from '../platform/time-slices.ts';
+import { compareUtf8 } from '../platform/path-order.ts';
 import { readCommittedSnapshot, withSnapshot, type CommittedSnapshot } from './state-file.ts';
 import { statInsideRoot } from '../platform/confined-fs.ts';
 import { STATE_FILE } from './state-file.ts';
@@ -287,4 +288,32 @@ function set(slot: Slot, file: string, status: number): void {
   slot.status.set(file, status);
   if (status === CHANGED) slot.changed.add(file);
   else if (status === MISSING) slot.missing.add(file);
+}
+
+/**
+ * The files of `governed` (sorted, UTF-8 order) that are in `changed`, in that order: by a binary
+ * search for each changed file when they are few, else by a pass over `governed`.
+ */
+export async function changedAmong(
+  governed: readonly string[],
+  changed: ReadonlySet<string>,
+  signal: AbortSignal | undefined,
+): Promise<string[]> {
+  if (changed.size * 24 >= governed.length) {
+    return filterInSlices(governed, (file) => changed.has(file), signal);
+  }
+  const found: string[] = [];
+  for (const file of changed) if (hasSorted(governed, file)) found.push(file);
+  return found.sort(compareUtf8);
+}
+
+function hasSorted(list: readonly string[], item: string): boolean {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (compareUtf8(list[middle] as string, item) < 0) low = middle + 1;
+    else high = middle;
+  }
+  return list[low] === item;
 }

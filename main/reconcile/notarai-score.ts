@@ -13,7 +13,7 @@ import { loadDecisionLog, loadScoringConfig } from './notarai-configs.ts';
 import { todayDays } from './notarai-lint.ts';
 import { artifactEntryCount, unreadableSpecs } from './notarai-specs.ts';
 import { readCommittedSnapshot } from './state-file.ts';
-import { changedAmong } from './reconcile-state.ts';
+import { changedAmong } from './classification-memo.ts';
 import { gatherInputs, isInternal, withStandalone, type NotaraiInputs } from './notarai-inputs.ts';
 
 /** Days used when no reconciliation was recorded (NotarAI's default). */

@@ -8,7 +8,7 @@ import { compareUtf8 } from '../platform/path-order.ts';
 import { filterInSlices, forEachInSlices } from '../platform/time-slices.ts';
 import { listingAndSpecs, type ScanSnapshot } from './live-index.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
-import type { ClassificationMemo, PathClasses } from './classification-memo.ts';
+import { changedAmong, type ClassificationMemo, type PathClasses } from './classification-memo.ts';
 import {
   changedVsBase,
   resolveBase,
@@ -216,34 +216,6 @@ async function countedLayout(
     await forEachInSlices(governed, (file) => governedUnion.add(file), signal);
   }
   return { governedBySpec, governedUnion };
-}
-
-/**
- * The files of `governed` (sorted, UTF-8 order) that are in `changed`, in that order: by a binary
- * search for each changed file when they are few, else by a pass over `governed`.
- */
-export async function changedAmong(
-  governed: readonly string[],
-  changed: ReadonlySet<string>,
-  signal: AbortSignal | undefined,
-): Promise<string[]> {
-  if (changed.size * 24 >= governed.length) {
-    return filterInSlices(governed, (file) => changed.has(file), signal);
-  }
-  const found: string[] = [];
-  for (const file of changed) if (hasSorted(governed, file)) found.push(file);
-  return found.sort(compareUtf8);
-}
-
-function hasSorted(list: readonly string[], item: string): boolean {
-  let low = 0;
-  let high = list.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (compareUtf8(list[middle] as string, item) < 0) low = middle + 1;
-    else high = middle;
-  }
-  return list[low] === item;
 }
 
 /** The same tracked changes, entry for entry. */
