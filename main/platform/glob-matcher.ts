@@ -398,17 +398,34 @@ export function compileGlobs(
     }
   }
   const none = literals.size === 0 && matchers.length === 0;
+  // A matcher's leading exact segments (`src/d1/` of `src/d1/**/*.ts`) are a prefix every path
+  // it matches starts with: most paths of a worktree fail that check, without being split.
+  const prefixes = matchers.map(leadingPrefix);
   return {
     patterns: [...patterns],
     empty: none,
     test(path: string): boolean {
       if (literals.has(path)) return true;
-      if (matchers.length === 0) return false;
-      const parts = path.split('/');
-      for (const segments of matchers) if (matchSegments(segments, parts)) return true;
+      let parts: string[] | undefined;
+      for (let index = 0; index < matchers.length; index++) {
+        if (!path.startsWith(prefixes[index]!)) continue;
+        parts ??= path.split('/');
+        if (matchSegments(matchers[index]!, parts)) return true;
+      }
       return false;
     },
   };
+}
+
+/** The exact segments before a matcher's first wildcard or `**`, each followed by `/`. */
+function leadingPrefix(segments: readonly Segment[]): string {
+  let prefix = '';
+  for (const segment of segments.slice(0, -1)) {
+    const exact = segment === GLOBSTAR ? undefined : (segment as CompiledSegment).plain?.exact;
+    if (exact === undefined) break;
+    prefix += `${exact}/`;
+  }
+  return prefix;
 }
 
 /** Any character that may make an alternative more than a literal path (`\\` escapes one). */

@@ -133,8 +133,11 @@ describe('one classification per index version', () => {
         present.add(to);
       } else if (roll < 0.72) {
         const edited = pick([...specs]);
-        what = `spec ${edited} edited`;
-        await writeFile(absolute(edited), spec(`E${++counter}`, pick(GLOBS)));
+        // A quarter of the time without its intent: it parses, but is not a valid spec.
+        const invalid = next() < 0.25;
+        what = `spec ${edited} edited${invalid ? ' (no intent)' : ''}`;
+        const text = spec(`E${++counter}`, pick(GLOBS));
+        await writeFile(absolute(edited), invalid ? text.replace(/^intent: .*\n/m, '') : text);
       } else if (roll < 0.77) {
         const added = `.notarai/n${++counter}.spec.yaml`;
         what = `spec ${added} added`;

@@ -111,7 +111,7 @@ function finding(
   };
 }
 
-/** What derives from the inputs' layout alone, kept with it (the same governedAll: the same). */
+/** What derives from the inputs' layout and listing alone, kept while neither moved. */
 function keptWithLayout<T>(
   parts: EngineParts,
   name: string,
@@ -119,7 +119,9 @@ function keptWithLayout<T>(
   more: readonly unknown[],
   compute: () => Promise<T>,
 ): Promise<T> {
-  return parts.memo ? parts.memo.keep(name, [inputs.governedAll, ...more], compute) : compute();
+  return parts.memo
+    ? parts.memo.keep(name, [inputs.governedAll, inputs.listing, ...more], compute)
+    : compute();
 }
 
 /** coverage_gap: every listed file no spec governs (internal and excluded files left out). */
@@ -157,7 +159,8 @@ function overlaps(
   parsed: readonly CheckSpec[],
   signal: AbortSignal | undefined,
 ): Promise<CheckFinding[]> {
-  return keptWithLayout(parts, 'overlaps', inputs, [], async () => {
+  // (The governed sets alone: the same governedAll, the same layout, whatever else was listed.)
+  const compute = async (): Promise<CheckFinding[]> => {
     const owners = new Map<string, { names: string[]; count: number }>();
     for (const spec of parsed) {
       await forEachInSlices(
@@ -185,7 +188,8 @@ function overlaps(
       );
     }
     return found;
-  });
+  };
+  return parts.memo ? parts.memo.keep('overlaps', [inputs.governedAll], compute) : compute();
 }
 
 /** Every finding of check, before check.yaml and --strict. */
@@ -462,7 +466,7 @@ export async function coverageByFolder(
   parts?: EngineParts,
 ): Promise<LiveCheck['coverage']> {
   if (parts?.memo) {
-    return parts.memo.keep('coverage', [inputs.governedAll], () =>
+    return parts.memo.keep('coverage', [inputs.governedAll, inputs.listing], () =>
       coverageByFolder(inputs, signal),
     );
   }

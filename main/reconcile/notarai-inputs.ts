@@ -45,8 +45,11 @@ export interface NotaraiInputs {
 export const isInternal = (file: string) =>
   file.startsWith(`${NOTARAI_DIR}/`) || file.startsWith('.git/');
 
-/** The inputs that derive from the listing and the specs alone (not from the reconciled rows). */
-type Layout = Omit<NotaraiInputs, 'changed' | 'changedByCacheAlone'>;
+/**
+ * The inputs that derive from the specs and what each governs (not from the reconciled rows, nor
+ * from the listing beyond the governed sets).
+ */
+type Layout = Omit<NotaraiInputs, 'listing' | 'changed' | 'changedByCacheAlone'>;
 
 /** No cache database: no rows (one map, so what is kept for it stays kept). */
 const NO_ROWS: ReadonlyMap<string, ReconciledRow> = new Map();
@@ -66,12 +69,23 @@ export async function gatherInputs(
   // While the index keeps the listing, the specs and their governed sets (an edit moves none of
   // them), what derives from them is the one computed before.
   const governedKnown = specSet.valid.map((spec) => known?.governed.get(spec.path));
-  const layout =
-    parts.memo && known
-      ? await parts.memo.keep('check-layout', [listing, specSet, ...governedKnown], () =>
-          layoutOf(listing, specSet, known, signal),
-        )
-      : await layoutOf(listing, specSet, known, signal);
+  let layout: Layout;
+  if (parts.memo && known) {
+    const memo = parts.memo;
+    const specs = await memo.keep('check-specs', [specSet], () => checkSpecs(specSet, signal));
+    // A spec the index keeps no governed set for is matched against the listing: then the layout
+    // moves with the listing too (a new file no spec governs moves nothing else).
+    const valid = new Set(specSet.valid.map((spec) => spec.path));
+    const matched = specs.some(
+      (spec) => spec.globs.length > 0 && !(valid.has(spec.path) && known.governed.has(spec.path)),
+    );
+    const keys = [specSet, specs, matched ? listing : undefined, ...governedKnown];
+    layout = await memo.keep('check-layout', keys, () =>
+      layoutOf(listing, specSet, specs, known, signal),
+    );
+  } else {
+    layout = await layoutOf(listing, specSet, await checkSpecs(specSet, signal), known, signal);
+  }
   const { governed, governedAll } = layout;
   let changed: Set<string> | null = null;
   let changedByCacheAlone: number | null = null;
@@ -126,17 +140,17 @@ export async function gatherInputs(
       snapshot.specs = specSet;
     });
   }
-  return { ...layout, changed, changedByCacheAlone };
+  return { ...layout, listing, changed, changedByCacheAlone };
 }
 
 /** What check and score take from the listing and the specs: what each spec governs. */
 async function layoutOf(
   listing: WorktreeFiles,
   specSet: SpecSet,
+  specs: CheckSpec[],
   known: ScanSnapshot | undefined,
   signal: AbortSignal | undefined,
 ): Promise<Layout> {
-  const specs = await checkSpecs(specSet, signal);
   const governed = new Map<string, string[]>();
   const governedAll = new Set<string>();
   const orphaned = new Map<string, CheckSpec['globs']>();
@@ -179,7 +193,7 @@ async function layoutOf(
   } catch {
     exclude = compileGlobs([]);
   }
-  return { listing, specSet, specs, governed, governedAll, orphaned, exclude };
+  return { specSet, specs, governed, governedAll, orphaned, exclude };
 }
 
 /** Engine parts for one call outside a worktree process; closed by the returned function. */

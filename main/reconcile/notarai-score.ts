@@ -100,7 +100,7 @@ export async function scoreSpecsWithParts(
   // Ungoverned, non-excluded project files in the folders of each spec's files (the unspecced
   // term): kept with the inputs' layout, which an edit does not move.
   const unspeccedOf = parts.memo
-    ? await parts.memo.keep('unspecced', [inputs.governedAll], () =>
+    ? await parts.memo.keep('unspecced', [inputs.governedAll, inputs.listing], () =>
         unspeccedBySpec(inputs, signal),
       )
     : await unspeccedBySpec(inputs, signal);

@@ -55,8 +55,10 @@ export async function computeReconcileState(
   // Each spec's governed files, matched once per listing (the live index keeps them, and while it
   // keeps the same listing, specs and governed sets, what derives from them is kept too).
   const governedKnown = specs.valid.map((spec) => known?.governed.get(spec.path));
+  // (The listing matters only for a spec the index keeps no governed set for.)
+  const matched = governedKnown.some((governed) => governed === undefined);
   const layout = memo
-    ? await memo.keep('state-layout', [files, specs, ...governedKnown], () =>
+    ? await memo.keep('state-layout', [matched ? files : undefined, specs, ...governedKnown], () =>
         stateLayout(files, specs, known, signal),
       )
     : await stateLayout(files, specs, known, signal);
