@@ -6,7 +6,11 @@
 // operations, and checks the targets of issue 3. Usage:
 //   npm run bench:reconcile [-- --sizes 20000,200000 --runs 3 --big-runs 1 --keep --check-only]
 // `--check-only` measures only issue 25's rows (check_specs, the window's update after a change);
-// with `--repo DIR` (one size) it reuses a repository generated with --keep.
+// with `--repo DIR` (one size) it reuses a repository generated with --keep. It also prints issue
+// 35's figures: warm check_specs and get_drift_score against `git ls-files` (interleaved, ratios
+// per run), the worktree process's CPU per edited or new file (/proc), and the CLI rows (`grove
+// check` / `grove score` as new processes); `--notarai PATH` (a NotarAI 0.7 binary) runs NotarAI's
+// same commands interleaved with Grove's and prints the ratios.
 //   npm run bench:reconcile -- --mark-only [--sizes 20000 --runs 7 --repo DIR]
 // --mark-only measures mark_reconciled through the client only (cold and after a write), each
 // mark right after a `b3sum` of the same files (ratios taken pair by pair: the machine's load
@@ -14,7 +18,7 @@
 // main/platform/stage-timings.ts). --repo reuses a repository generated with --keep.
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -40,6 +44,8 @@ interface Options {
   checkOnly: boolean;
   markOnly: boolean;
   repo?: string;
+  /** A NotarAI 0.7 binary: the CLI rows then run it beside `grove` and print ratios. */
+  notarai?: string;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -60,6 +66,7 @@ function parseOptions(argv: string[]): Options {
     else if (arg === '--keep') options.keep = true;
     else if (arg === '--mark-only') options.markOnly = true;
     else if (arg === '--repo') options.repo = argv[++index];
+    else if (arg === '--notarai') options.notarai = path.resolve(argv[++index] ?? '');
   }
   return options;
 }
@@ -181,6 +188,8 @@ function fmt(ms: number): string {
 interface SizeResult {
   size: number;
   generateMs: number;
+  /** `grove check` / `grove score` as commands (and NotarAI's, with --notarai). */
+  cli?: CliRow[];
   gitDiffMs: number;
   b3sumMs: number;
   floorMs: number;
@@ -470,6 +479,85 @@ async function idle(pid: number): Promise<void> {
   }
 }
 
+/** One CLI row: Grove's median, and NotarAI's and the median of the per-run ratios if run. */
+interface CliRow {
+  name: string;
+  grove: number;
+  notarai?: number;
+  ratio?: number;
+}
+
+/** Wall time of one command in `root` (its exit code ignored: check exits 1 on findings). */
+async function timedRun(command: string, args: readonly string[], root: string): Promise<number> {
+  const started = performance.now();
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'ignore', 'ignore'] });
+    child.on('error', reject);
+    child.on('exit', () => resolve());
+  });
+  return performance.now() - started;
+}
+
+const GROVE_BIN = path.resolve(import.meta.dirname, '../bin/grove.js');
+
+/**
+ * `grove check` / `grove score` as a user runs them (a new process each, the pinned Node), each
+ * run right after NotarAI's same command when a binary is given (interleaved, ratios per pair):
+ * with the hash cache the served runs left, repeated, and with no cache (moved aside and back).
+ */
+async function benchCli(root: string, runs: number, notarai?: string): Promise<CliRow[]> {
+  const rows: CliRow[] = [];
+  const row = async (
+    name: string,
+    groveArgs: string[],
+    notaraiArgs: string[],
+    before?: () => Promise<void>,
+  ) => {
+    const grove: number[] = [];
+    const theirs: number[] = [];
+    const ratios: number[] = [];
+    for (let run = 0; run < runs; run++) {
+      let them: number | undefined;
+      if (notarai) {
+        await before?.();
+        them = await timedRun(notarai, notaraiArgs, root);
+        theirs.push(them);
+      }
+      await before?.();
+      const ours = await timedRun(process.execPath, [GROVE_BIN, ...groveArgs], root);
+      grove.push(ours);
+      if (them !== undefined) ratios.push(ours / them);
+    }
+    rows.push({
+      name,
+      grove: medianOf(grove),
+      ...(notarai ? { notarai: medianOf(theirs), ratio: medianOf(ratios) } : {}),
+    });
+  };
+  const cache = path.join(root, '.notarai/.cache');
+  const aside = `${cache}-aside-${process.pid}`;
+  await row(
+    'check --format json, hash cache present',
+    ['check', '--format', 'json'],
+    ['check', '--format', 'json'],
+  );
+  await row('score --format json', ['score', '--format', 'json'], ['score', '--format', 'json']);
+  await rm(aside, { recursive: true, force: true });
+  await rename(cache, aside);
+  try {
+    await row(
+      'check --format json, no hash cache',
+      ['check', '--format', 'json'],
+      ['check', '--format', 'json'],
+      () => rm(cache, { recursive: true, force: true }),
+    );
+  } finally {
+    await rm(cache, { recursive: true, force: true });
+    await rename(aside, cache);
+  }
+  return rows;
+}
+
 /** Where the worktree process served from `dataDir` writes its stage timings. */
 function stagesFile(dataDir: string): string {
   return `${dataDir}-stages.jsonl`;
@@ -753,16 +841,16 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
       engine.close();
       const dataDir = path.join(dir, `data-${process.pid}`);
       const served = await mcpClientOf(root, dataDir);
+      let check: SizeResult['check'];
       try {
-        return {
-          size,
-          generateMs: generated.ms,
-          check: await benchCheck(root, served, governed, runs),
-        } as SizeResult;
+        check = await benchCheck(root, served, governed, runs);
       } finally {
         await served.close();
         await rm(dataDir, { recursive: true, force: true });
       }
+      // The CLI rows once the worktree process is gone (nothing else runs in the worktree).
+      const cli = await benchCli(root, Math.max(runs, 5), options.notarai);
+      return { size, generateMs: generated.ms, check, cli } as SizeResult;
     }
     // Warm the page cache and git's index once, so floor and engine read the same warm disk.
     await gitDiffNames(root);
@@ -889,6 +977,20 @@ function reportCheck(results: SizeResult[]): void {
     console.log(
       `| ${r.size.toLocaleString('en-US')} | ${fmt(r.check.warm)} (${r.check.warmRatio.toFixed(2)}x) | ${fmt(r.check.warmScore)} (${r.check.warmScoreRatio.toFixed(2)}x) | ${fmt(r.check.editCpu)} | ${fmt(r.check.newFileCpu)} |`,
     );
+  }
+  console.log(
+    '\nThe CLI, a new process per run (interleaved with NotarAI when --notarai is given):',
+  );
+  console.log(
+    '\n| files | command | grove | NotarAI 0.7 | grove / NotarAI (median of per-run ratios) |',
+  );
+  console.log('|---:|---|---:|---:|---:|');
+  for (const r of results) {
+    for (const row of r.cli ?? []) {
+      console.log(
+        `| ${r.size.toLocaleString('en-US')} | ${row.name} | ${fmt(row.grove)} | ${row.notarai === undefined ? '-' : fmt(row.notarai)} | ${row.ratio === undefined ? '-' : `${row.ratio.toFixed(2)}x`} |`,
+      );
+    }
   }
   for (const r of results) {
     const within = (ms: number) => `${fmt(ms)} (target <= 1 s: ${ms <= 1000 ? 'met' : 'MISSED'})`;
