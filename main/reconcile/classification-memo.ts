@@ -10,6 +10,7 @@
 import type { ReconciledRow, StatRow } from './hash-cache.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
 import type { ScanSnapshot } from './live-index.ts';
+import type { WorktreeFiles } from './git-queries.ts';
 import { filterInSlices, forEachInSlices } from '../platform/time-slices.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import { readCommittedSnapshot, withSnapshot, type CommittedSnapshot } from './state-file.ts';
@@ -98,6 +99,55 @@ export class ClassificationMemo {
     }
     const value = await compute();
     this.#kept.set(name, { keys, value });
+    return value;
+  }
+
+  #alongListing = new Map<
+    string,
+    { keys: readonly unknown[]; listing: WorktreeFiles; generation: number; value: unknown }
+  >();
+
+  /**
+   * As keep, for what also reads the listing: while `keys` hold and the listing moved only by
+   * paths the live index applied since the kept one's `generation`, the kept value is brought up
+   * to date by `update` with the files added to and removed from the listing (it must return a
+   * new value, never change the kept one: a caller may still be reading it), not computed again.
+   */
+  async keepAlongListing<T>(
+    parts: EngineParts,
+    name: string,
+    keys: readonly unknown[],
+    listing: WorktreeFiles,
+    generation: number | undefined,
+    compute: () => Promise<T>,
+    update: (value: T, added: readonly string[], removed: readonly string[]) => Promise<T>,
+  ): Promise<T> {
+    const kept = this.#alongListing.get(name);
+    const same =
+      kept !== undefined &&
+      kept.keys.length === keys.length &&
+      kept.keys.every((key, at) => key === keys[at]);
+    if (same && kept.listing === listing) return kept.value as T;
+    let value: T;
+    const moved =
+      same && generation !== undefined && generation >= kept.generation
+        ? parts.index?.movedSince(kept.generation)
+        : undefined;
+    if (generation === undefined) return compute();
+    if (moved && kept) {
+      const added: string[] = [];
+      const removed: string[] = [];
+      for (const file of new Set(moved)) {
+        const before = hasSorted(kept.listing.present, file);
+        const after = hasSorted(listing.present, file);
+        if (after && !before) added.push(file);
+        else if (before && !after) removed.push(file);
+      }
+      value = await update(kept.value as T, added, removed);
+    } else {
+      value = await compute();
+    }
+    this.#alongListing.set(name, { keys, listing, generation, value });
     return value;
   }
 
@@ -307,7 +357,7 @@ export async function changedAmong(
   return found.sort(compareUtf8);
 }
 
-function hasSorted(list: readonly string[], item: string): boolean {
+export function hasSorted(list: readonly string[], item: string): boolean {
   let low = 0;
   let high = list.length;
   while (low < high) {

@@ -26,24 +26,20 @@ import type {
   CheckFindingType,
   CheckReport,
   CheckTier,
-  CoverageFolder,
   LiveCheck,
   LiveDrift,
 } from '../../shared/notarai-check.ts';
-import {
-  CHECK_FINDINGS_CAP,
-  CHECK_TIERS,
-  COVERAGE_FOLDERS_CAP,
-} from '../../shared/notarai-check.ts';
+import { CHECK_FINDINGS_CAP, CHECK_TIERS } from '../../shared/notarai-check.ts';
 import { statInsideRoot } from '../platform/confined-fs.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
-import { forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
+import { filterInSlices, forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
 import { type EngineParts } from './classify.ts';
 import { loadCheckConfig, loadLintConfig } from './notarai-configs.ts';
 import { incompleteBehaviors, refCycles, runLint } from './notarai-lint.ts';
 import { lineOf, type CheckSpec } from './notarai-specs.ts';
 import { gatherInputs, isInternal, withStandalone, type NotaraiInputs } from './notarai-inputs.ts';
 import { scoreSpecsWithParts } from './notarai-score.ts';
+import { coverageByFolder } from './notarai-coverage.ts';
 
 /** Specs an overlapping_coverage message names at most (the rest are counted in it). */
 export const MAX_OVERLAP_NAMES = 20;
@@ -111,45 +107,46 @@ function finding(
   };
 }
 
-/** What derives from the inputs' layout and listing alone, kept while neither moved. */
-function keptWithLayout<T>(
-  parts: EngineParts,
-  name: string,
-  inputs: NotaraiInputs,
-  more: readonly unknown[],
-  compute: () => Promise<T>,
-): Promise<T> {
-  return parts.memo
-    ? parts.memo.keep(name, [inputs.governedAll, inputs.listing, ...more], compute)
-    : compute();
-}
-
 /** coverage_gap: every listed file no spec governs (internal and excluded files left out). */
 function coverageGaps(
   parts: EngineParts,
   inputs: NotaraiInputs,
   signal: AbortSignal | undefined,
 ): Promise<CheckFinding[]> {
-  return keptWithLayout(parts, 'coverage-gaps', inputs, [], async () => {
+  const isGap = (file: string) =>
+    !isInternal(file) && !inputs.governedAll.has(file) && !inputs.exclude.test(file);
+  const gap = (file: string) =>
+    finding('coverage_gap', 'housekeeping', 'warning', `File not governed by any spec: ${file}`, {
+      file,
+    });
+  const compute = async () => {
     const gaps: CheckFinding[] = [];
     await forEachInSlices(
       inputs.listing.present,
-      (file) => {
-        if (isInternal(file) || inputs.governedAll.has(file) || inputs.exclude.test(file)) return;
-        gaps.push(
-          finding(
-            'coverage_gap',
-            'housekeeping',
-            'warning',
-            `File not governed by any spec: ${file}`,
-            { file },
-          ),
-        );
-      },
+      (file) => isGap(file) && gaps.push(gap(file)),
       signal,
     );
     return gaps;
-  });
+  };
+  if (!parts.memo) return compute();
+  // A file added or removed changes its own finding only.
+  return parts.memo.keepAlongListing(
+    parts,
+    'coverage-gaps',
+    [inputs.governedAll],
+    inputs.listing,
+    inputs.generation,
+    compute,
+    async (gaps, added, removed) => {
+      const gone = new Set(removed);
+      const next =
+        gone.size === 0
+          ? gaps.slice()
+          : await filterInSlices(gaps, (item) => !gone.has(item.file_path as string), signal);
+      for (const file of added) if (isGap(file)) next.push(gap(file));
+      return next;
+    },
+  );
 }
 
 /** overlapping_coverage: each file's first MAX_OVERLAP_NAMES specs, and how many in all. */
@@ -457,57 +454,6 @@ export async function runCheckWithParts(
   const config = await loadCheckConfig(parts.root, warnings);
   const all = await collectFindings(parts, inputs, warnings, options.signal);
   return checkReport(all, config, options.strict ?? false, warnings);
-}
-
-/** How much of each folder the specs govern (excluded and internal files left out). */
-export async function coverageByFolder(
-  inputs: NotaraiInputs,
-  signal?: AbortSignal,
-  parts?: EngineParts,
-): Promise<LiveCheck['coverage']> {
-  if (parts?.memo) {
-    return parts.memo.keep('coverage', [inputs.governedAll, inputs.listing], () =>
-      coverageByFolder(inputs, signal),
-    );
-  }
-  const folders = new Map<string, CoverageFolder>();
-  let files = 0;
-  let governedCount = 0;
-  await forEachInSlices(
-    inputs.listing.present,
-    (file) => {
-      if (isInternal(file) || inputs.exclude.test(file)) return;
-      const governed = inputs.governedAll.has(file);
-      files++;
-      if (governed) governedCount++;
-      let folder: string | null = '';
-      for (let end = -1; folder !== null;) {
-        let entry = folders.get(folder);
-        if (!entry) {
-          entry = { path: folder, files: 0, governed: 0 };
-          folders.set(folder, entry);
-        }
-        entry.files++;
-        if (governed) entry.governed++;
-        const next = file.indexOf('/', end + 1);
-        if (next < 0) folder = null;
-        else {
-          folder = file.slice(0, next);
-          end = next;
-        }
-      }
-    },
-    signal,
-  );
-  let list = [...folders.values()];
-  const truncated = list.length > COVERAGE_FOLDERS_CAP;
-  if (truncated) {
-    const depth = (entry: CoverageFolder) => (entry.path === '' ? 0 : entry.path.split('/').length);
-    list.sort((a, b) => depth(a) - depth(b) || compareUtf8(a.path, b.path));
-    list = list.slice(0, COVERAGE_FOLDERS_CAP);
-  }
-  list.sort((a, b) => compareUtf8(a.path, b.path));
-  return { files, governed: governedCount, folders: list, truncated };
 }
 
 /** The check summary, first findings, coverage and drift scores the reconcile-state carries. */

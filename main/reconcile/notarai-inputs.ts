@@ -40,6 +40,8 @@ export interface NotaraiInputs {
    * (NotarAI then reports none). Without `withSnapshot`: `changed`'s size (the same rule).
    */
   changedByCacheAlone: number | null;
+  /** The live index's generation `listing` is of (what moved since: LiveIndex.movedSince). */
+  generation?: number;
 }
 
 export const isInternal = (file: string) =>
@@ -49,7 +51,7 @@ export const isInternal = (file: string) =>
  * The inputs that derive from the specs and what each governs (not from the reconciled rows, nor
  * from the listing beyond the governed sets).
  */
-type Layout = Omit<NotaraiInputs, 'listing' | 'changed' | 'changedByCacheAlone'>;
+type Layout = Omit<NotaraiInputs, 'listing' | 'changed' | 'changedByCacheAlone' | 'generation'>;
 
 /** No cache database: no rows (one map, so what is kept for it stays kept). */
 const NO_ROWS: ReadonlyMap<string, ReconciledRow> = new Map();
@@ -140,7 +142,13 @@ export async function gatherInputs(
       snapshot.specs = specSet;
     });
   }
-  return { ...layout, listing, changed, changedByCacheAlone };
+  return {
+    ...layout,
+    listing,
+    changed,
+    changedByCacheAlone,
+    ...(parts.memo && generation !== undefined ? { generation } : {}),
+  };
 }
 
 /** What check and score take from the listing and the specs: what each spec governs. */

@@ -33,35 +33,76 @@ const folderOf = (file: string) => {
   return slash < 0 ? null : file.slice(0, slash);
 };
 
+/** The unspecced term's counts: ungoverned files per folder, each spec's folders, its sum. */
+interface Unspecced {
+  byFolder: Map<string, number>;
+  folders: Map<string, Set<string>>;
+  bySpec: Map<string, number>;
+}
+
+const unspeccedFile = (inputs: NotaraiInputs, file: string) =>
+  !isInternal(file) && !inputs.governedAll.has(file) && !inputs.exclude.test(file);
+
 /** Per spec: the ungoverned, non-excluded files in the folders of the files it governs. */
 async function unspeccedBySpec(
   inputs: NotaraiInputs,
   signal: AbortSignal | undefined,
-): Promise<Map<string, number>> {
-  const unspeccedByFolder = new Map<string, number>();
+): Promise<Unspecced> {
+  const byFolder = new Map<string, number>();
   await forEachInSlices(
     inputs.listing.present,
     (file) => {
-      if (isInternal(file) || inputs.governedAll.has(file) || inputs.exclude.test(file)) return;
+      if (!unspeccedFile(inputs, file)) return;
       const folder = folderOf(file);
-      if (folder !== null) unspeccedByFolder.set(folder, (unspeccedByFolder.get(folder) ?? 0) + 1);
+      if (folder !== null) byFolder.set(folder, (byFolder.get(folder) ?? 0) + 1);
     },
     signal,
   );
-  const bySpec = new Map<string, number>();
+  const folders = new Map<string, Set<string>>();
   for (const spec of inputs.specs) {
-    const folders = new Set<string>();
+    const specFolders = new Set<string>();
     await forEachInSlices(
       inputs.governed.get(spec.path) ?? [],
       (file) => {
         const folder = folderOf(file);
-        if (folder !== null) folders.add(folder);
+        if (folder !== null) specFolders.add(folder);
       },
       signal,
     );
+    folders.set(spec.path, specFolders);
+  }
+  return { byFolder, folders, bySpec: sums(byFolder, folders) };
+}
+
+/** The counts after ungoverned files were added or removed (the governed sets are the same). */
+function unspeccedUpdated(
+  inputs: NotaraiInputs,
+  before: Unspecced,
+  added: readonly string[],
+  removed: readonly string[],
+): Unspecced {
+  const byFolder = new Map(before.byFolder);
+  const move = (file: string, by: number) => {
+    const folder = folderOf(file);
+    if (folder === null || !unspeccedFile(inputs, file)) return;
+    const count = (byFolder.get(folder) ?? 0) + by;
+    if (count === 0) byFolder.delete(folder);
+    else byFolder.set(folder, count);
+  };
+  for (const file of removed) move(file, -1);
+  for (const file of added) move(file, 1);
+  return { byFolder, folders: before.folders, bySpec: sums(byFolder, before.folders) };
+}
+
+function sums(
+  byFolder: ReadonlyMap<string, number>,
+  folders: ReadonlyMap<string, ReadonlySet<string>>,
+): Map<string, number> {
+  const bySpec = new Map<string, number>();
+  for (const [spec, specFolders] of folders) {
     let unspecced = 0;
-    for (const folder of folders) unspecced += unspeccedByFolder.get(folder) ?? 0;
-    bySpec.set(spec.path, unspecced);
+    for (const folder of specFolders) unspecced += byFolder.get(folder) ?? 0;
+    bySpec.set(spec, unspecced);
   }
   return bySpec;
 }
@@ -99,11 +140,19 @@ export async function scoreSpecsWithParts(
   }
   // Ungoverned, non-excluded project files in the folders of each spec's files (the unspecced
   // term): kept with the inputs' layout, which an edit does not move.
-  const unspeccedOf = parts.memo
-    ? await parts.memo.keep('unspecced', [inputs.governedAll, inputs.listing], () =>
-        unspeccedBySpec(inputs, signal),
-      )
-    : await unspeccedBySpec(inputs, signal);
+  const unspeccedOf = (
+    parts.memo
+      ? await parts.memo.keepAlongListing(
+          parts,
+          'unspecced',
+          [inputs.governedAll],
+          inputs.listing,
+          inputs.generation,
+          () => unspeccedBySpec(inputs, signal),
+          async (before, added, removed) => unspeccedUpdated(inputs, before, added, removed),
+        )
+      : await unspeccedBySpec(inputs, signal)
+  ).bySpec;
   const specs: SpecDriftScore[] = [];
   const raw: number[] = [];
   for (const spec of scored) {
