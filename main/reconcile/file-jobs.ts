@@ -5,7 +5,8 @@
 // cheaper than a libuv round trip. Only if workers cannot start does file-job-runner.ts run it on the
 // main thread, in small chunks.
 import { closeSync, fstatSync, readSync, type Stats } from 'node:fs';
-import { Blake3Hasher, blake3 } from '@napi-rs/blake-hash';
+import { createRequire } from 'node:module';
+import type * as BlakeHash from '@napi-rs/blake-hash';
 import { VerifiedDirectories } from '../platform/confined-fs.ts';
 import { statRowValid } from './stat-fast-path.ts';
 
@@ -280,6 +281,15 @@ function hashInDirectory(
   }
 }
 
+let blakeHash: typeof BlakeHash | undefined;
+/**
+ * The BLAKE3 binding, loaded by the first hash: a run that hashes nothing (`grove check` without a
+ * hash cache) skips its dlopen and the C-library probe its loader makes (process.report).
+ */
+function blake(): typeof BlakeHash {
+  return (blakeHash ??= createRequire(import.meta.url)('@napi-rs/blake-hash') as typeof BlakeHash);
+}
+
 /** BLAKE3 of an open file's bytes: one read when small, streamed in chunks when big. */
 function hashDescriptor(fd: number, size: number): Buffer {
   if (size <= READ_CHUNK_BYTES) {
@@ -290,9 +300,9 @@ function hashDescriptor(fd: number, size: number): Buffer {
       if (read === 0) break;
       filled += read;
     }
-    return blake3(buffer.subarray(0, filled));
+    return blake().blake3(buffer.subarray(0, filled));
   }
-  const hasher = new Blake3Hasher();
+  const hasher = new (blake().Blake3Hasher)();
   const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
   let position = 0;
   for (;;) {
