@@ -261,9 +261,16 @@ async function specState(
   const changedFiles = await changedAmong(governed, classification.changed, signal);
   const matchAffected = async () =>
     changed ? await filterInSlices(changed.paths, (file) => governs(spec, file), signal) : [];
-  const affected = memo
-    ? await memo.keep(`affected-${spec.path}`, [changed, spec], matchAffected)
-    : await matchAffected();
+  // Kept per spec while the changes vs the base are the same (one map for them all: bounded by
+  // the specs there are now).
+  const kept = memo
+    ? await memo.keep('affected', [changed], async () => new Map<ValidSpec, string[]>())
+    : undefined;
+  let affected = kept?.get(spec);
+  if (!affected) {
+    affected = await matchAffected();
+    kept?.set(spec, affected);
+  }
   // A spec was reconciled when its own file was marked (the reconcile prompt marks the spec with
   // the files reviewed): another spec marking a shared file does not make this one reconciled.
   const own = reconciled.get(spec.path);
