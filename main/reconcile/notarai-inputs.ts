@@ -98,8 +98,9 @@ export async function gatherInputs(
     ? (await (parts.memo?.committed(parts.root) ?? readCommittedSnapshot(parts.root))).snapshot
     : undefined;
   if (cacheExists || committed !== undefined) {
-    const version = parts.cache.reconciledVersion;
     const rows = cacheExists ? await parts.cache.readReconciled() : NO_ROWS;
+    // Read after the rows: a new read moves it, and a write under way moves it again once done.
+    const version = parts.cache.reconciledVersion;
     const reconciled = parts.memo
       ? parts.memo.merged(rows, version, committed)
       : withSnapshot(rows, committed);

@@ -66,8 +66,8 @@ export async function computeReconcileState(
   // The window's view: what the hash cache says was reconciled, and, for what it has no row
   // for, the committed snapshot (a fresh clone has only that).
   const committed = await (parts.memo?.committed(parts.root) ?? readCommittedSnapshot(parts.root));
-  const version = parts.cache.reconciledVersion;
   const cacheRows = await parts.cache.readReconciled();
+  const version = parts.cache.reconciledVersion; // (after the rows: see notarai-inputs.ts)
   const reconciled = parts.memo
     ? parts.memo.merged(cacheRows, version, committed.snapshot)
     : withSnapshot(cacheRows, committed.snapshot);
