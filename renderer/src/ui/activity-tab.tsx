@@ -2,12 +2,15 @@
 // worktree's finished tool calls as they happen (newest first; kept across restarts of Grove),
 // filtered by client and by tool, and the details of the selected call. The window's own calls
 // (the tool console, specs opened in the window) are not the worktree's activity: shown only when
-// the user ticks "This window's calls" (off by default), never counted in the tab's badge.
+// the user ticks "This window's calls" (off by default), never counted in the tab's badge. A text
+// search matches the tool, the client, the arguments and the error; the count says when older
+// calls were dropped (the newest ACTIVITY_LIMIT are kept).
 import { useId, useState } from 'react';
 import { clientCalls, isWindowCall } from '../../../shared/clients.ts';
 import type { ActivityEntry, RunningCall } from '../../../shared/model.ts';
 import { errorText } from '../common/error-text.ts';
-import { bytes, duration, timeOfDay } from '../common/format.ts';
+import { bytes, count, duration, timeOfDay } from '../common/format.ts';
+import { ACTIVITY_LIMIT } from '../store/host-store.ts';
 import { useHostStore } from '../common/store-context.tsx';
 import { useNow } from '../common/use-now.ts';
 
@@ -26,6 +29,8 @@ export function ActivityTab({
 }: ActivityTabProps) {
   const clientFilterId = useId();
   const toolFilterId = useId();
+  const searchId = useId();
+  const [search, setSearch] = useState('');
   const [client, setClient] = useState(ALL);
   const [tool, setTool] = useState(ALL);
   const [withWindow, setWithWindow] = useState(false);
@@ -65,18 +70,33 @@ export function ActivityTab({
 
   const clients = [...new Set(activity.map((entry) => entry.clientName))].sort();
   const tools = [...new Set(activity.map((entry) => entry.tool))].sort();
+  const needle = search.trim().toLowerCase();
   const shown = activity
     .filter(
       (entry) =>
-        (client === ALL || entry.clientName === client) && (tool === ALL || entry.tool === tool),
+        (client === ALL || entry.clientName === client) &&
+        (tool === ALL || entry.tool === tool) &&
+        (needle === '' || matches(entry, needle)),
     )
     .toReversed();
+  const dropped = allActivity.length >= ACTIVITY_LIMIT;
   const selected = shown.find((entry) => entry.id === selectedId) ?? null;
 
   return (
     <div className="activity">
       {running.length > 0 && <RunningCalls worktreeId={worktreeId} running={running} />}
       <div className="filters" role="group" aria-label="Filter tool calls">
+        <label htmlFor={searchId}>Search</label>
+        <input
+          id={searchId}
+          className="input filters__search"
+          type="search"
+          placeholder="Tool, client, arguments, error"
+          spellCheck={false}
+          autoComplete="off"
+          value={search}
+          onChange={(event) => setSearch(event.target.value)}
+        />
         <label htmlFor={clientFilterId}>Client</label>
         <select
           id={clientFilterId}
@@ -107,12 +127,18 @@ export function ActivityTab({
         </select>
         {windowFilter}
         <span className="muted filters__count" aria-live="polite">
-          {shown.length} of {activity.length} calls
+          {count(shown.length)} of {count(activity.length)} calls
+          {dropped &&
+            ` (only the newest ${count(ACTIVITY_LIMIT)} are kept; older ones are dropped)`}
         </span>
       </div>
       <div className="activity__body">
         {shown.length === 0 ? (
-          <p className="empty-inline">No calls match these filters.</p>
+          <p className="empty-inline">
+            {needle === ''
+              ? 'No calls match these filters.'
+              : `No calls match “${search.trim()}” with these filters.`}
+          </p>
         ) : (
           <ol className="calls" aria-label="Tool calls">
             {shown.map((entry) => (
@@ -227,10 +253,19 @@ function CallDetails({ entry, onClose }: { entry: ActivityEntry; onClose(): void
         <dd>{bytes(entry.resultBytes)}</dd>
         <dt>Arguments</dt>
         <dd>
-          <pre className="code-block">{prettyJson(entry.argumentsSummary)}</pre>
+          <pre className="code-block" aria-label="Arguments" tabIndex={0}>
+            {prettyJson(entry.argumentsSummary)}
+          </pre>
         </dd>
       </dl>
     </section>
+  );
+}
+
+/** Whether a call mentions the (lower-case) text: its tool, client, arguments or error. */
+function matches(entry: ActivityEntry, needle: string): boolean {
+  return [entry.tool, entry.clientName, entry.argumentsSummary, entry.error ?? ''].some((text) =>
+    text.toLowerCase().includes(needle),
   );
 }
 
