@@ -5,7 +5,9 @@
 // points at the right port, and "Add to Claude Desktop" shows the change first, then keeps the
 // other server and makes a backup; the Cursor entry and its token variable line (the worktree's
 // own) work as copied; the "Allow just tasks" switch offers and takes back the task tools;
-// a rotated token refuses the old one. With GROVE_SCREENSHOTS_DIR set,
+// a rotated token refuses the old one. With a client connected, Stop asks first and says how many
+// it cuts off; the Clients and Activity tabs pass axe-core in both themes; Activity with 1,000
+// calls says older ones are dropped and finds one by a text search. With GROVE_SCREENSHOTS_DIR set,
 // it also saves a screenshot of each view (light and dark) there.
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -25,6 +27,7 @@ import {
   type TempRepo,
 } from '../main/testing/temp-repo.ts';
 import { collectPageErrors, launchChromium, type LaunchedChromium } from './support/chromium.ts';
+import { axeViolations, checkConfirmation } from './support/grove-ui.ts';
 import { startGroveServe, type GroveServe } from './support/grove-serve.ts';
 
 const UI_TIMEOUT_MS = 15_000;
@@ -162,6 +165,68 @@ describe('the Grove window in Chromium', () => {
       await activity.getByLabel('Tool', { exact: true }).selectOption('list_directory');
       await activity.getByText('1 of 1 calls').waitFor();
       await screenshot('03-activity');
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        expect(await axeViolations(page), `Activity, ${scheme}`).toEqual([]);
+        await openTab(region, 'Clients');
+        expect(await axeViolations(page), `Clients, ${scheme}`).toEqual([]);
+        await openTab(region, 'Activity');
+      }
+      await page.emulateMedia({ colorScheme: 'light' });
+
+      // Stop would cut the client off: it says so and asks, on Cancel; Escape leaves it running.
+      const server = await openTab(region, 'Server');
+      const ask = await checkConfirmation(
+        page,
+        server.getByRole('button', { name: 'Stop', exact: true }),
+        'Stop the server?',
+      );
+      await server.getByRole('button', { name: 'Stop', exact: true }).click();
+      expect(await ask.textContent()).toContain('1 client is connected now');
+      await page.keyboard.press('Escape');
+      await ask.waitFor({ state: 'hidden' });
+      expect(await region.getByText(/^Running on port \d+$/).count()).toBe(1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('Activity with 1,000 calls says older ones are dropped and finds one by a text search', async () => {
+    const region = await showWorktree('trunk');
+    const status = await region.getByText(/^Running on port \d+$/).textContent();
+    const { client } = await connectClient(
+      portOf(status ?? ''),
+      'modern-http',
+      await tokenOf(region),
+    );
+    try {
+      // 1,000 reads of files that do not exist (each a failed call with its own path), 25 at a time.
+      for (let batch = 0; batch < 40; batch += 1) {
+        await Promise.all(
+          Array.from({ length: 25 }, (_, i) =>
+            client.callTool({
+              name: 'read_file',
+              arguments: { path: `absent-${batch * 25 + i}.txt` },
+            }),
+          ),
+        );
+      }
+      const activity = await openTab(region, 'Activity');
+      await activity
+        .getByText(
+          /^1,000 of 1,000 calls \(Grove keeps the newest 1,000; older calls are dropped\)$/,
+        )
+        .waitFor({ timeout: UI_TIMEOUT_MS });
+      await activity.getByLabel('Search', { exact: true }).fill('absent-777.txt');
+      await activity.getByText(/^1 of 1,000 calls/).waitFor();
+      const found = activity.getByRole('button', { name: /read_file/ });
+      expect(await found.count()).toBe(1);
+      expect(await found.textContent()).toContain('absent-777.txt');
+      await activity.getByLabel('Search', { exact: true }).fill('no such text anywhere');
+      await activity
+        .getByText('No calls match “no such text anywhere” with these filters.')
+        .waitFor();
+      await activity.getByLabel('Search', { exact: true }).fill('');
     } finally {
       await client.close();
     }

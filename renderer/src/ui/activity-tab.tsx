@@ -128,8 +128,7 @@ export function ActivityTab({
         {windowFilter}
         <span className="muted filters__count" aria-live="polite">
           {count(shown.length)} of {count(activity.length)} calls
-          {dropped &&
-            ` (only the newest ${count(ACTIVITY_LIMIT)} are kept; older ones are dropped)`}
+          {dropped && ` (Grove keeps the newest ${count(ACTIVITY_LIMIT)}; older calls are dropped)`}
         </span>
       </div>
       <div className="activity__body">
