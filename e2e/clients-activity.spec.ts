@@ -66,9 +66,12 @@ describe("the window's clients and activity in Chromium", () => {
 
   /** A tab's accessible name: its label and, with a badge, "(N)". */
   const tabName = (region: Locator, name: string): Promise<string> =>
-    region
-      .getByRole('tab', { name: new RegExp(`^${name}`) })
-      .evaluate((element) => (element.textContent ?? '').replace(/\s+/g, ' ').trim());
+    region.getByRole('tab', { name: new RegExp(`^${name}`) }).evaluate((element) => {
+      // What is seen: the label and the badge's number (its words are for screen readers).
+      const seen = element.cloneNode(true) as typeof element;
+      for (const hidden of seen.querySelectorAll('.visually-hidden')) hidden.remove();
+      return (seen.textContent ?? '').replace(/\s+/g, ' ').trim();
+    });
 
   test("the window's own calls are never counted in the badges, and listed only on request", async () => {
     const region = await showWorktree();

@@ -217,6 +217,14 @@ describe('the Grove window in Chromium', () => {
           /^1,000 of 1,000 calls \(Grove keeps the newest 1,000; older calls are dropped\)$/,
         )
         .waitFor({ timeout: UI_TIMEOUT_MS });
+      // Only the rows in sight are drawn; the keyboard still reaches the oldest call.
+      expect(await activity.locator('.calls li').count()).toBeLessThan(100);
+      const rows = activity.getByRole('list', { name: 'Tool calls' });
+      await rows.getByRole('button').first().focus();
+      await page.keyboard.press('End');
+      await expect
+        .poll(() => page.evaluate('document.activeElement?.textContent ?? ""'))
+        .toMatch(/absent-(\d|1\d|2[0-4])\.txt/);
       await activity.getByLabel('Search', { exact: true }).fill('absent-777.txt');
       await activity.getByText(/^1 of 1,000 calls/).waitFor();
       const found = activity.getByRole('button', { name: /read_file/ });

@@ -12,6 +12,7 @@ import { errorText } from '../common/error-text.ts';
 import { bytes, count, duration, timeOfDay } from '../common/format.ts';
 import { ACTIVITY_LIMIT } from '../store/host-store.ts';
 import { useHostStore } from '../common/store-context.tsx';
+import { CallList } from './call-list.tsx';
 import { useNow } from '../common/use-now.ts';
 
 const ALL = '';
@@ -139,30 +140,7 @@ export function ActivityTab({
               : `No calls match “${search.trim()}” with these filters.`}
           </p>
         ) : (
-          <ol className="calls" aria-label="Tool calls">
-            {shown.map((entry) => (
-              <li key={entry.id}>
-                <button
-                  type="button"
-                  className={entry.id === selectedId ? 'call call--selected' : 'call'}
-                  aria-pressed={entry.id === selectedId}
-                  onClick={() => setSelectedId(entry.id === selectedId ? null : entry.id)}
-                >
-                  <span
-                    className={entry.ok ? 'call__ok' : 'call__failed'}
-                    aria-label={entry.ok ? 'succeeded' : 'failed'}
-                  >
-                    {entry.ok ? '✓' : '✕'}
-                  </span>
-                  <span className="call__time">{timeOfDay(entry.at)}</span>
-                  <span className="call__tool">{entry.tool}</span>
-                  <span className="call__client">{entry.clientName}</span>
-                  <code className="call__args">{entry.argumentsSummary}</code>
-                  <span className="call__duration">{duration(entry.durationMs)}</span>
-                </button>
-              </li>
-            ))}
-          </ol>
+          <CallList calls={shown} selectedId={selectedId} onSelect={setSelectedId} />
         )}
         {selected && <CallDetails entry={selected} onClose={() => setSelectedId(null)} />}
       </div>
