@@ -97,13 +97,22 @@ describe('the Grove window in Chromium', () => {
     return region.getByRole('tabpanel');
   }
 
+  /** Saves the view at 1280 px (`name-light.png`) and 900 px (`name-900-light.png`), both themes. */
   async function screenshot(name: string): Promise<void> {
     if (!SCREENSHOTS) return;
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: scheme });
-      await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${scheme}.png`) });
+    const viewport = page.viewportSize();
+    for (const [width, suffix] of [
+      [1280, ''],
+      [900, '-900'],
+    ] as const) {
+      await page.setViewportSize({ width, height: 800 });
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await page.screenshot({ path: path.join(SCREENSHOTS, `${name}${suffix}-${scheme}.png`) });
+      }
     }
     await page.emulateMedia({ colorScheme: 'light' });
+    if (viewport) await page.setViewportSize(viewport);
   }
 
   /** The current token of a worktree, read from the Server tab (revealed, then hidden again). */
@@ -183,6 +192,7 @@ describe('the Grove window in Chromium', () => {
       );
       await server.getByRole('button', { name: 'Stop', exact: true }).click();
       expect(await ask.textContent()).toContain('1 client is connected now');
+      await screenshot('10-confirm-stop');
       await page.keyboard.press('Escape');
       await ask.waitFor({ state: 'hidden' });
       expect(await region.getByText(/^Running on port \d+$/).count()).toBe(1);

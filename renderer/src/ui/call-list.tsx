@@ -50,16 +50,15 @@ export function CallList({
     pendingFocus.current = null;
   });
 
-  const first = Math.max(0, Math.floor(view.top / CALL_ROW_HEIGHT) - OVERSCAN);
-  const last = Math.min(
-    calls.length,
-    Math.ceil((view.top + view.height) / CALL_ROW_HEIGHT) + OVERSCAN,
-  );
+  // A shorter list (a search) pulls the box's scroll back before its scroll event says so.
+  const top = Math.max(0, Math.min(view.top, calls.length * CALL_ROW_HEIGHT - view.height));
+  const first = Math.max(0, Math.floor(top / CALL_ROW_HEIGHT) - OVERSCAN);
+  const last = Math.min(calls.length, Math.ceil((top + view.height) / CALL_ROW_HEIGHT) + OVERSCAN);
   // The Tab stop: the current row while it is drawn, else the first row in sight.
   const tabStop =
     current >= first && current < last
       ? current
-      : Math.min(calls.length - 1, Math.floor(view.top / CALL_ROW_HEIGHT));
+      : Math.min(calls.length - 1, Math.floor(top / CALL_ROW_HEIGHT));
 
   /** Brings row `index` into the box, scrolling as little as needed, and focuses it. */
   const moveTo = (index: number): void => {
