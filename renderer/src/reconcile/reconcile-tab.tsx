@@ -8,7 +8,7 @@
 import { useId, useRef, useState, type FormEvent } from 'react';
 import type { WorktreeState } from '../../../shared/model.ts';
 import type { ReconcileState } from '../../../shared/reconcile.ts';
-import { plural, relativeTime } from '../common/format.ts';
+import { count as formatCount, plural, relativeTime } from '../common/format.ts';
 import { useHostState, useHostStore } from '../common/store-context.tsx';
 import { errorText } from '../common/error-text.ts';
 import { useNow } from '../common/use-now.ts';
@@ -226,7 +226,7 @@ function Totals({ state }: { state: ReconcileState }) {
                   : undefined
             }
           >
-            {count ?? '—'}
+            {count === null ? '—' : formatCount(count)}
           </dd>
         </div>
       ))}
@@ -334,13 +334,13 @@ function SpecTable({
                     {spec.specInvalidated && <span className="tag tag--warn">spec changed</span>}
                   </div>
                 </th>
-                <td className="num">{spec.governedFiles}</td>
+                <td className="num">{formatCount(spec.governedFiles)}</td>
                 <td
                   className={
                     spec.changedSinceReconciled > 0 ? 'num spec-row__changed--some' : 'num'
                   }
                 >
-                  {spec.changedSinceReconciled}
+                  {formatCount(spec.changedSinceReconciled)}
                 </td>
                 <td>
                   {baseError !== null
