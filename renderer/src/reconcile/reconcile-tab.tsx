@@ -5,10 +5,10 @@
 // spec's detail (spec-detail.tsx), and Clear cache / Snapshot state.
 // Everything shown comes from the mirrored store (reconcile-state events): counts move live. The
 // selected spec is kept in the store too, so it survives switching tabs or worktrees.
-import { useId, useState, type FormEvent } from 'react';
+import { useId, useRef, useState, type FormEvent } from 'react';
 import type { WorktreeState } from '../../../shared/model.ts';
 import type { ReconcileState } from '../../../shared/reconcile.ts';
-import { plural, relativeTime } from '../common/format.ts';
+import { count as formatCount, plural, relativeTime } from '../common/format.ts';
 import { useHostState, useHostStore } from '../common/store-context.tsx';
 import { errorText } from '../common/error-text.ts';
 import { useNow } from '../common/use-now.ts';
@@ -16,7 +16,7 @@ import { clearCache, snapshotState } from './reconcile-calls.ts';
 import type { SnapshotStateResult } from '../../../shared/reconcile-results.ts';
 import { specRows, type SpecRow } from './reconcile-format.ts';
 import { SpecDetail } from './spec-detail.tsx';
-import { ConfirmButtons } from '../common/confirm-buttons.tsx';
+import { ConfirmDialog } from '../common/confirm-dialog.tsx';
 import { DriftWord } from '../common/drift-word.tsx';
 
 export function ReconcileTab({
@@ -226,7 +226,7 @@ function Totals({ state }: { state: ReconcileState }) {
                   : undefined
             }
           >
-            {count ?? '—'}
+            {count === null ? '—' : formatCount(count)}
           </dd>
         </div>
       ))}
@@ -285,7 +285,7 @@ function SpecTable({
 }) {
   const now = useNow();
   return (
-    <div className="table-wrap">
+    <div className="table-wrap spec-table-wrap">
       <table className="table spec-table" aria-label="Specs">
         <thead>
           <tr>
@@ -314,8 +314,6 @@ function SpecTable({
                 ]
                   .filter(Boolean)
                   .join(' ')}
-                aria-selected={selected}
-                aria-level={depth + 1}
               >
                 <th scope="row">
                   <div className="spec-row__cell">
@@ -336,13 +334,13 @@ function SpecTable({
                     {spec.specInvalidated && <span className="tag tag--warn">spec changed</span>}
                   </div>
                 </th>
-                <td className="num">{spec.governedFiles}</td>
+                <td className="num">{formatCount(spec.governedFiles)}</td>
                 <td
                   className={
                     spec.changedSinceReconciled > 0 ? 'num spec-row__changed--some' : 'num'
                   }
                 >
-                  {spec.changedSinceReconciled}
+                  {formatCount(spec.changedSinceReconciled)}
                 </td>
                 <td>
                   {baseError !== null
@@ -391,6 +389,7 @@ function CacheActions({ worktree, live }: { worktree: WorktreeState; live: boole
   const [keepCommitted, setKeepCommitted] = useState(true);
   const [outcome, setOutcome] = useState<ActionOutcome | null>(null);
   const choiceName = useId();
+  const snapshotButton = useRef<HTMLButtonElement>(null);
 
   const clear = async (): Promise<void> => {
     setBusy('clear');
@@ -450,6 +449,7 @@ function CacheActions({ worktree, live }: { worktree: WorktreeState; live: boole
           '). Commit it to share it.',
       });
     } catch (error) {
+      setPlan(null);
       setOutcome({ kind: 'error', text: errorText(error) });
     } finally {
       setBusy(null);
@@ -460,43 +460,50 @@ function CacheActions({ worktree, live }: { worktree: WorktreeState; live: boole
   return (
     <section className="card reconcile-actions" aria-label="Cache">
       <div className="button-row">
-        {confirming ? (
-          <div className="confirm-inline" role="group" aria-label="Clear the cache?">
-            <span>Clear the hash cache? Every governed file will count as changed.</span>
-            <ConfirmButtons
-              confirmLabel="Clear now"
-              confirmDisabled={disabled}
-              onConfirm={() => void clear()}
-              onCancel={() => setConfirming(false)}
-            />
-          </div>
-        ) : (
-          <button
-            type="button"
-            className="button"
-            disabled={disabled}
-            onClick={() => setConfirming(true)}
+        <button
+          type="button"
+          className="button"
+          disabled={disabled}
+          onClick={() => setConfirming(true)}
+        >
+          {busy === 'clear' ? 'Clearing…' : 'Clear cache'}
+        </button>
+        {confirming && (
+          <ConfirmDialog
+            title="Clear the hash cache?"
+            confirmLabel="Clear now"
+            confirmDisabled={disabled}
+            onConfirm={() => void clear()}
+            onCancel={() => setConfirming(false)}
           >
-            {busy === 'clear' ? 'Clearing…' : 'Clear cache'}
-          </button>
+            <p>Every governed file will count as changed until it is reconciled again.</p>
+          </ConfirmDialog>
         )}
-        {!plan && (
-          <button
-            type="button"
-            className="button"
-            disabled={disabled}
-            onClick={() => void planSnapshot()}
-          >
-            {busy === 'planning' ? 'Reading…' : 'Snapshot state…'}
-          </button>
-        )}
+        <button
+          type="button"
+          className="button"
+          ref={snapshotButton}
+          disabled={disabled}
+          onClick={() => void planSnapshot()}
+        >
+          {busy === 'planning' ? 'Reading…' : 'Snapshot state…'}
+        </button>
         {!running && <span className="muted">Start the server to use these.</span>}
       </div>
       {plan && (
-        <div className="snapshot-confirm" role="group" aria-label="Write the snapshot?">
+        <ConfirmDialog
+          title={`Write ${STATE_FILE_NAME}?`}
+          confirmLabel="Write snapshot"
+          busyLabel="Writing…"
+          tone={keepCommitted ? 'primary' : 'danger'}
+          busy={busy === 'snapshot'}
+          confirmDisabled={disabled}
+          returnFocusTo={snapshotButton}
+          onConfirm={() => void writeSnapshot()}
+          onCancel={() => setPlan(null)}
+        >
           <p>
-            <strong>Write {STATE_FILE_NAME}?</strong> It is usually committed: writing changes it
-            for everyone who pulls your commit.{' '}
+            It is usually committed: writing changes it for everyone who pulls your commit.{' '}
             {plan.keep.committed_fingerprints === null ||
             plan.keep.committed_fingerprints === undefined
               ? 'There is no snapshot yet.'
@@ -529,25 +536,7 @@ function CacheActions({ worktree, live }: { worktree: WorktreeState; live: boole
               .
             </label>
           </fieldset>
-          <div className="button-row">
-            <button
-              type="button"
-              className={keepCommitted ? 'button button--primary' : 'button button--danger'}
-              disabled={disabled}
-              onClick={() => void writeSnapshot()}
-            >
-              {busy === 'snapshot' ? 'Writing…' : 'Write snapshot'}
-            </button>
-            <button
-              type="button"
-              className="button"
-              disabled={busy === 'snapshot'}
-              onClick={() => setPlan(null)}
-            >
-              Cancel
-            </button>
-          </div>
-        </div>
+        </ConfirmDialog>
       )}
       {outcome && (
         <p

@@ -221,7 +221,9 @@ function ToolDetail({
       {tool.description && <p className="tool-detail__description">{tool.description}</p>}
       <details className="schema">
         <summary>Input schema</summary>
-        <pre className="code-block">{JSON.stringify(tool.inputSchema, null, 2)}</pre>
+        <pre className="code-block" aria-label={`Input schema of ${tool.name}`} tabIndex={0}>
+          {JSON.stringify(tool.inputSchema, null, 2)}
+        </pre>
       </details>
       <form
         className="call-form"
@@ -258,13 +260,8 @@ function ToolDetail({
           </ul>
         )}
         <div className="button-row">
-          <button
-            type="submit"
-            className="button button--primary"
-            disabled={busy || !live}
-            aria-label={`Call ${tool.name}`}
-          >
-            {busy ? 'Calling…' : 'Call tool'}
+          <button type="submit" className="button button--primary" disabled={busy || !live}>
+            {busy ? 'Calling…' : `Call ${tool.name}`}
           </button>
           <span className="muted">Ctrl+Enter</span>
         </div>
@@ -313,13 +310,13 @@ function ResultView({ result }: { result: ToolCallResult }) {
         <span className="muted">{duration(result.durationMs)}</span>
         <CopyButton value={shown} label="Copy result" />
       </header>
-      <pre className="code-block result__body" aria-label="Tool result">
+      <pre className="code-block result__body" aria-label="Tool result" tabIndex={0}>
         {rest ? JSON.stringify(rest, null, 2) : text}
       </pre>
       {texts.map(([key, value]) => (
         <div key={key} className="result__text">
           <h5 className="result__text-label">{key}</h5>
-          <pre className="code-block result__body" aria-label={`Tool result: ${key}`}>
+          <pre className="code-block result__body" aria-label={`Tool result: ${key}`} tabIndex={0}>
             {value}
           </pre>
         </div>
