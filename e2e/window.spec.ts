@@ -265,12 +265,36 @@ describe('the Grove window in Chromium', () => {
       .getByText(/must be string/)
       .waitFor();
 
-    await args.fill('{"path": "."}');
+    // The form generated from the schema edits the same arguments.
+    const form = tools.getByRole('group', { name: 'Arguments' });
+    await form.getByLabel('path', { exact: false }).first().fill('.');
+    expect(JSON.parse(await args.inputValue())).toMatchObject({ path: '.' });
     await tools.getByRole('button', { name: 'Call list_directory' }).click();
     const result = tools.getByLabel('Tool result');
     await result.getByText(/notes\.txt/).waitFor({ timeout: UI_TIMEOUT_MS });
     expect(await result.textContent()).toContain('docs');
     await screenshot('04-tools');
+
+    // A call the schema refuses: its issues, and no earlier result left under them as if it
+    // answered; sent anyway on purpose, the server's own refusal shows as this call's result.
+    await args.fill('{"path": 42}');
+    await tools.getByRole('button', { name: 'Call list_directory' }).click();
+    await tools
+      .getByRole('alert')
+      .getByText(/must be string/)
+      .waitFor();
+    expect(await tools.getByLabel('Tool result').count()).toBe(0);
+    await tools.getByRole('button', { name: 'Send anyway' }).click();
+    const refused = tools.getByRole('region', { name: 'Tool error' });
+    await refused.getByText(/Input validation error/).waitFor({ timeout: UI_TIMEOUT_MS });
+    expect(await refused.textContent()).toContain('{"path":42}');
+    // Both calls in the history, newest first; the first one's arguments load again.
+    const history = tools.getByRole('region', { name: 'Earlier calls from this window' });
+    const rows = history.getByRole('listitem');
+    expect(await rows.count()).toBe(2);
+    expect(await rows.first().textContent()).toContain('error');
+    await rows.nth(1).getByRole('button', { name: 'Load arguments' }).click();
+    expect(JSON.parse(await args.inputValue())).toEqual({ path: '.' });
 
     // The console is Grove's own window: a note under the Clients table, not one of its rows.
     const clients = await openTab(region, 'Clients');
