@@ -21,6 +21,7 @@ import type Database from 'better-sqlite3';
 import path from 'node:path';
 import { CACHE_DIR, CacheDatabase, inSlicedTransaction, schemaMismatch } from './cache-database.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
+import { UserError } from '../platform/errors.ts';
 import { stageMark } from '../platform/stage-timings.ts';
 import { forEachInSlices, nextSlice, sliceDue, sortInSlices } from '../platform/time-slices.ts';
 import type { SchemaObject } from './sqlite-file.ts';
@@ -188,6 +189,8 @@ export class HashCache {
     stats: readonly StatRow[],
     updatedAt: number,
     signal?: AbortSignal,
+    /** Given: gets the rows the write replaced, read in its transaction (null: none existed). */
+    replaced?: Map<string, ReconciledRow | null>,
   ): Promise<number> {
     let written = 0;
     // In key order, B-tree inserts stay sequential (100,000 shuffled rows take twice as long).
@@ -196,8 +199,9 @@ export class HashCache {
     await this.#notarai.use(true, async (db) => {
       signal?.throwIfAborted(); // (cancelled while waiting for its turn)
       stageMark('db-ready');
-      await inSlicedTransaction(db, () =>
-        upsertRows(
+      await inSlicedTransaction(db, async () => {
+        if (replaced) await readRows(db, ordered, replaced, signal);
+        await upsertRows(
           db,
           NOTARAI_UPSERT,
           ordered,
@@ -207,8 +211,8 @@ export class HashCache {
             values[at + 2] = updatedAt;
           },
           signal,
-        ),
-      );
+        );
+      });
       written = rows.length;
       stageMark('committed');
       const memo = this.#reconciledMemo;
@@ -233,6 +237,72 @@ export class HashCache {
         );
       });
     return written;
+  }
+
+  /**
+   * Undoes a write of `written` (all at `updatedAt`): each row becomes what `replaced` says it
+   * was, a row that did not exist is deleted. Only NotarAI's rows change (the stat rows describe
+   * the files' content, which an undo does not change). Refused whole, nothing written, when a
+   * row no longer holds what the write put there (written again since, by a mark or NotarAI's
+   * CLI) or the database is gone (cleared). Returns the rows restored and deleted.
+   */
+  async restoreReconciled(
+    written: readonly { path: string; hash: string }[],
+    updatedAt: number,
+    replaced: ReadonlyMap<string, ReconciledRow | null>,
+    signal?: AbortSignal,
+  ): Promise<{ restored: number; deleted: number }> {
+    if (!this.#notarai.exists()) {
+      throw new UserError('the hash cache was cleared since the mark: there is nothing to undo');
+    }
+    const ordered = await sortedByPath(written, signal);
+    const restore = ordered.flatMap((row) => {
+      const before = replaced.get(row.path);
+      return before ? [{ path: row.path, hash: before.hash, updatedAt: before.updatedAt }] : [];
+    });
+    const remove = ordered.filter((row) => !replaced.get(row.path));
+    let ran = false;
+    await this.#notarai.use(false, async (db) => {
+      ran = true;
+      await inSlicedTransaction(db, async () => {
+        const now = new Map<string, ReconciledRow | null>();
+        await readRows(db, ordered, now, signal);
+        const moved = ordered.filter((row) => {
+          const current = now.get(row.path);
+          return !current || current.hash !== row.hash || current.updatedAt !== updatedAt;
+        });
+        if (moved.length > 0) {
+          const names = moved.slice(0, 3).map((row) => row.path);
+          throw new UserError(
+            `${moved.length} of the marked files were marked again or unmarked since ` +
+              `(${names.join(', ')}${moved.length > 3 ? ', ...' : ''}): undo would lose that; ` +
+              'nothing was changed',
+          );
+        }
+        await upsertRows(
+          db,
+          NOTARAI_UPSERT,
+          restore,
+          (row, values, at) => {
+            values[at] = row.path;
+            values[at + 1] = row.hash;
+            values[at + 2] = row.updatedAt;
+          },
+          signal,
+        );
+        const statement = db.prepare('DELETE FROM file_cache WHERE path = ?');
+        for (const row of remove) {
+          statement.run(row.path);
+          if (sliceDue(1)) await nextSlice(signal);
+        }
+      });
+      // Our own writes do not move data_version for this connection: read again next time.
+      this.#reconciledMemo = undefined;
+    });
+    if (!ran) {
+      throw new UserError('the hash cache was cleared since the mark: there is nothing to undo');
+    }
+    return { restored: restore.length, deleted: remove.length };
   }
 
   /** Records stat rows, only while NotarAI's database exists (a read never creates it). */
@@ -364,6 +434,32 @@ async function upsertRows<T>(
     fill(rows[start + offset] as T, tail, offset * upsert.columns);
   }
   statement(rest).run(tail);
+}
+
+/** Rows per SELECT of readRows (SQLite allows 32,766 parameters). */
+const PATHS_PER_SELECT = 500;
+
+/** Puts into `into` the row of each of `rows`' paths (null when there is none), in slices. */
+async function readRows(
+  db: Database.Database,
+  rows: readonly { path: string }[],
+  into: Map<string, ReconciledRow | null>,
+  signal?: AbortSignal,
+): Promise<void> {
+  for (let start = 0; start < rows.length; start += PATHS_PER_SELECT) {
+    const paths = rows.slice(start, start + PATHS_PER_SELECT).map((row) => row.path);
+    for (const file of paths) into.set(file, null);
+    const found = db
+      .prepare(
+        `SELECT path, blake3_hash, updated_at FROM file_cache WHERE path IN (${paths
+          .map(() => '?')
+          .join(', ')})`,
+      )
+      .raw(true)
+      .all(paths) as [string, string, number][];
+    for (const [file, hash, updatedAt] of found) into.set(file, { hash, updatedAt });
+    if (sliceDue(PATHS_PER_SELECT)) await nextSlice(signal);
+  }
 }
 
 /** `rows` in SQLite's BINARY order (UTF-8 bytes), sorted in slices unless they are already. */

@@ -11,7 +11,9 @@ import type {
   MarkReconciledResult,
   SnapshotStateResult,
   SpecDiffResult,
+  UndoMarkResult,
 } from '../../shared/reconcile-results.ts';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import type { CheckReport, DriftReport, ExportContext } from '../../shared/notarai-check.ts';
@@ -28,11 +30,12 @@ import {
   type ExportedContexts,
 } from './notarai-export.ts';
 import { writeFileAtomicInsideRoot } from '../platform/confined-fs.ts';
+import { UserError } from '../platform/errors.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 import { FileJobRunner } from './file-job-runner.ts';
 import type { LiveIndex } from './live-index.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
-import { markFilesReconciled } from './mark-reconciled.ts';
+import { markFilesReconciled, type MarkRecord } from './mark-reconciled.ts';
 import { computeReconcileState } from './reconcile-state.ts';
 import { computeSpecDiff, type SpecDiffRequest } from './spec-diff.ts';
 import { checkSpecPath, loadValidSpec } from './spec-request.ts';
@@ -97,6 +100,8 @@ export class ReconcileEngine {
   lastTimings: Record<string, number> = {};
   /** Files the last mark_reconciled read, and those the live index vouched for (diagnostics). */
   lastMark: { read: number; vouched: number } = { read: 0, vouched: 0 };
+  /** The last mark_reconciled, with the rows it replaced: what undoMark restores. */
+  #undoable: (MarkRecord & { id: string }) | undefined;
   /** Clients' calls running now (every public operation but computeState), by number. */
   readonly #callsRunning = new Set<number>();
   #lastCall = 0;
@@ -313,18 +318,54 @@ export class ReconcileEngine {
 
   // ---- mark_reconciled -----------------------------------------------------------------------
 
+  /**
+   * mark_reconciled. The rows it replaced are kept (the last mark only) under the `mark_id` it
+   * returns, for undoMark.
+   */
   markReconciled(files: readonly string[], signal?: AbortSignal): Promise<MarkReconciledResult> {
     const report = (counts: { read: number; vouched: number }) => (this.lastMark = counts);
+    const id = randomUUID();
+    const keep = (record: MarkRecord): void => {
+      this.#undoable = { id, ...record };
+    };
     return this.#call(() =>
-      markFilesReconciled(this.#parts, files, signal, report).then((result) =>
-        this.#withWarnings(result),
+      markFilesReconciled(this.#parts, files, signal, report, keep).then((result) =>
+        this.#withWarnings({ ...result, mark_id: id }),
       ),
     );
+  }
+
+  /**
+   * Undoes the last mark (`markId`, as mark_reconciled returned it): the cache rows it replaced
+   * come back, the rows it added go. Refused (nothing written) for any other mark, after a
+   * clear_cache, or when a row was written again since.
+   */
+  undoMark(markId: string, signal?: AbortSignal): Promise<UndoMarkResult> {
+    return this.#call(async () => {
+      const last = this.#undoable;
+      if (!last || last.id !== markId) {
+        throw new UserError(
+          last
+            ? 'another mark came after this one: only the last mark can be undone'
+            : 'there is no mark to undo here (undone already, the cache cleared, or the server ' +
+                'restarted since)',
+        );
+      }
+      const result = await this.cache.restoreReconciled(
+        last.written,
+        last.updatedAt,
+        last.replaced,
+        signal,
+      );
+      if (this.#undoable === last) this.#undoable = undefined;
+      return result;
+    });
   }
 
   // ---- clear_cache / snapshot_state ----------------------------------------------------------
 
   clearCache(): Promise<{ cleared: boolean }> {
+    this.#undoable = undefined;
     return this.#call(async () => ({ cleared: await this.cache.clear() }));
   }
 
