@@ -138,8 +138,8 @@ function Body({
   if (file.neverReconciled) {
     return (
       <p className="empty-inline">
-        The same as {base}, and never reconciled: there is no earlier reviewed version to compare
-        it with. Review the file as it is.
+        The same as {base}, and never reconciled: there is no earlier reviewed version to compare it
+        with. Review the file as it is.
       </p>
     );
   }

@@ -3,8 +3,7 @@
 // reconciles the files for those too) and where the mark is kept. A modal <dialog>: focus starts
 // on Cancel (the safe answer), Escape cancels, and focus goes back to the button that opened it.
 import { useEffect, useId, useRef } from 'react';
-import { plural } from '../common/format.ts';
-import type { MarkPlan } from './review-files.ts';
+import { counted, type MarkPlan } from './review-files.ts';
 
 /** Other specs named in full; the rest are counted. */
 const SPECS_SHOWN = 5;
@@ -50,7 +49,7 @@ export function MarkDialog({
       }}
     >
       <h2 id={titleId} className="mark-dialog__title">
-        Mark {plural(count, 'file')} reconciled?
+        Mark {counted(count, 'file')} reconciled?
       </h2>
       <div id={bodyId} className="mark-dialog__body">
         <p>
@@ -78,7 +77,7 @@ export function MarkDialog({
                 </li>
               ))}
               {others.length > SPECS_SHOWN && (
-                <li>and {plural(others.length - SPECS_SHOWN, 'other spec')}</li>
+                <li>and {counted(others.length - SPECS_SHOWN, 'other spec')}</li>
               )}
             </ul>
           </div>
@@ -94,7 +93,7 @@ export function MarkDialog({
           Cancel
         </button>
         <button type="button" className="button button--primary" onClick={onConfirm}>
-          Mark {plural(count, 'file')}
+          Mark {counted(count, 'file')}
         </button>
       </div>
     </dialog>

@@ -21,6 +21,11 @@ export interface ReviewFile {
   markable: boolean;
 }
 
+/** `2,000 files`: a count with its noun, thousands separated. */
+export function counted(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+}
+
 /** Code-point order: the order git and the engine list paths in, for ASCII names. */
 const byPath = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -176,7 +181,8 @@ export function markPlan(options: {
   const picked = markable.filter((file) => options.chosen.has(file.path));
   const covered = picked.length === markable.length;
   const withSpec =
-    (covered && (markable.length > 0 || options.specInvalidated)) &&
+    covered &&
+    (markable.length > 0 || options.specInvalidated) &&
     !picked.some((file) => file.path === options.specPath);
   const otherSpecs = new Map<string, string[]>();
   for (const file of picked) {

@@ -11,12 +11,12 @@ import type { WorktreeState } from '../../../shared/model.ts';
 import type { SpecReconcileState } from '../../../shared/reconcile.ts';
 import type { DriftReport } from '../../../shared/notarai-check.ts';
 import type { SpecDiffResult } from '../../../shared/reconcile-results.ts';
-import { plural } from '../common/format.ts';
 import { useHostStore } from '../common/store-context.tsx';
 import { errorText } from '../common/error-text.ts';
 import { DriftWord } from '../common/drift-word.tsx';
 import { getDriftScore, getSpecDiff, markReconciled, undoMark } from './reconcile-calls.ts';
 import {
+  counted,
   filterFiles,
   markPlan,
   reviewFiles,
@@ -84,7 +84,8 @@ export function SpecDetail({
   const [selectedPath, setSelectedPath] = useState<string | null>(null);
   // Viewed files, each with the diff it was viewed at: a file that changes again is not viewed.
   const [viewedAt, setViewedAt] = useState<ReadonlyMap<string, string>>(new Map());
-  const [shown, setShown] = useState<ReadonlySet<string>>(new Set());
+  // Files whose diff this visit showed (the mark's question says how many never were).
+  const shown = useRef(new Set<string>());
   const [asking, setAsking] = useState<MarkPlan | null>(null);
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<MarkOutcome | null>(null);
@@ -141,13 +142,9 @@ export function SpecDetail({
     return set;
   }, [viewedAt, parts, specContents]);
 
-  // The file shown counts as shown (the mark's question says how many never were).
   const selectedShown = selected?.path ?? null;
   useEffect(() => {
-    if (selectedShown === null) return;
-    setShown((previous) =>
-      previous.has(selectedShown) ? previous : new Set(previous).add(selectedShown),
-    );
+    if (selectedShown !== null) shown.current.add(selectedShown);
   }, [selectedShown]);
 
   // The diff vs the snapshot's commit, for a selected file the same as the base.
@@ -194,17 +191,19 @@ export function SpecDetail({
   }, [store, worktree.id, spec.path, snapshotCommit, snapshotKey, needSnapshot, snapshotAnswer]);
 
   const markable = files.filter((file) => file.markable);
-  const planFor = (chosen: ReadonlySet<string>): MarkPlan =>
+  // `seen`: the files shown so far, known in event handlers (the labels need no more).
+  const planFor = (chosen: ReadonlySet<string>, seen: ReadonlySet<string>): MarkPlan =>
     markPlan({
       files,
       chosen,
       viewed,
-      shown,
+      shown: seen,
       specPath: spec.path,
       specInvalidated: spec.specInvalidated,
     });
-  const viewedPlan = planFor(viewed);
-  const allPlan = planFor(new Set(markable.map((file) => file.path)));
+  const everyFile = new Set(markable.map((file) => file.path));
+  const viewedPlan = planFor(viewed, new Set());
+  const allPlan = planFor(everyFile, new Set());
 
   const runMark = async (plan: MarkPlan): Promise<void> => {
     setAsking(null);
@@ -220,7 +219,7 @@ export function SpecDetail({
           : ' "Last reconciled" is when the spec itself was marked: that happens when a mark covers every changed file.';
       setOutcome({
         kind: result.rejected.length > 0 ? 'error' : 'ok',
-        text: `Marked ${plural(result.updated, 'file')} reconciled.${after}`,
+        text: `Marked ${counted(result.updated, 'file')} reconciled.${after}`,
         rejected: result.rejected.map((r) => `${r.path}: ${r.reason}`),
         ...(result.mark_id ? { markId: result.mark_id } : {}),
       });
@@ -230,7 +229,8 @@ export function SpecDetail({
       setBusy(false);
     }
   };
-  const startMark = (plan: MarkPlan): void => {
+  const startMark = (chosen: ReadonlySet<string>): void => {
+    const plan = planFor(chosen, shown.current);
     if (plan.ask) setAsking(plan);
     else void runMark(plan);
   };
@@ -241,7 +241,7 @@ export function SpecDetail({
       const result = await undoMark(store.commands, worktree.id, markId);
       setOutcome({
         kind: 'ok',
-        text: `Mark undone: ${plural(result.restored, 'cache row')} restored, ${plural(
+        text: `Mark undone: ${counted(result.restored, 'cache row')} restored, ${counted(
           result.deleted,
           'row',
         )} the mark had added removed.`,
@@ -322,13 +322,7 @@ export function SpecDetail({
         )}
       </div>
 
-      <ReviewBody
-        load={load}
-        running={running}
-        baseError={baseError}
-        spec={spec}
-        stale={stale}
-      />
+      <ReviewBody load={load} running={running} baseError={baseError} spec={spec} stale={stale} />
 
       {diff && files.length > 0 && (
         <>
@@ -390,15 +384,17 @@ export function SpecDetail({
           className="button button--primary"
           disabled={disabled || viewedPlan.files.length === 0}
           aria-describedby={markHintId}
-          onClick={() => startMark(viewedPlan)}
+          onClick={() => startMark(viewed)}
         >
-          {busy ? 'Marking…' : `Mark ${count(viewedPlan.files.length)} viewed reconciled`}
+          {busy
+            ? 'Marking…'
+            : `Mark ${count(viewedPlan.files.length - (viewedPlan.withSpec ? 1 : 0))} viewed reconciled`}
         </button>
         <button
           type="button"
           className="button"
           disabled={disabled || allPlan.files.length === 0 || diff === null}
-          onClick={() => startMark(allPlan)}
+          onClick={() => startMark(everyFile)}
         >
           Mark all {count(allPlan.files.length)}…
         </button>
@@ -407,7 +403,7 @@ export function SpecDetail({
             ? 'tick Viewed on the files you reviewed'
             : viewedPlan.withSpec
               ? 'every changed file is viewed: the spec file is marked with them'
-              : `${plural(markable.length - viewedPlan.files.length, 'changed file')} left`}
+              : `${counted(markable.length - viewedPlan.files.length, 'changed file')} left`}
         </span>
       </div>
       {asking && (
@@ -513,7 +509,8 @@ function ReviewBody({
     );
   }
   const { diff } = load;
-  const empty = diff.files.length + diff.spec_changes.length + diff.deleted_files.length === 0;
+  // Nothing left to mark (deletions vs the base may still be listed: they cannot be marked).
+  const empty = diff.files.length + diff.spec_changes.length === 0;
   return (
     <>
       {(diff.warnings ?? []).map((warning) => (
@@ -529,7 +526,7 @@ function ReviewBody({
       )}
       {diff.spec_invalidated.length > 0 && (
         <p className="notice">
-          The spec itself changed after {plural(diff.spec_invalidated.length, 'file')} were last
+          The spec itself changed after {counted(diff.spec_invalidated.length, 'file')} were last
           reconciled; review them against it (marking the spec with them clears this).
         </p>
       )}
@@ -568,7 +565,6 @@ function DriftSection({
   useEffect(() => {
     if (!open || !running) return;
     let cancelled = false;
-    setLoad((previous) => (previous.state === 'ready' ? previous : { state: 'loading' }));
     getDriftScore(store.commands, worktree.id, spec.path).then(
       (report) => {
         if (!cancelled) setLoad({ state: 'ready', report });
@@ -585,8 +581,8 @@ function DriftSection({
     <details className="spec-text" onToggle={(event) => setOpen(event.currentTarget.open)}>
       <summary className="spec-text__summary">
         Drift score{' '}
-        {spec.drift ? `${spec.drift.score.toFixed(2)} ${spec.drift.status}` : '(not scored yet)'}
-        : its terms and what would lower it
+        {spec.drift ? `${spec.drift.score.toFixed(2)} ${spec.drift.status}` : '(not scored yet)'}:
+        its terms and what would lower it
       </summary>
       {!running ? (
         <p className="empty-inline">Start the server to see the terms.</p>

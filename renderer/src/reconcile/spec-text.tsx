@@ -1,6 +1,7 @@
 // A spec's own text in its review: the intent, behaviors, constraints and invariants the changes
 // are judged against, in a folded section below the review (open it to read it beside the diff).
 import type { SpecReconcileState } from '../../../shared/reconcile.ts';
+import { plural } from '../common/format.ts';
 
 export function SpecText({ spec }: { spec: SpecReconcileState }) {
   const rules = spec.behaviors.length + spec.constraints.length + spec.invariants.length;
@@ -10,9 +11,9 @@ export function SpecText({ spec }: { spec: SpecReconcileState }) {
         Spec text: intent
         {rules > 0 &&
           `, ${[
-            spec.behaviors.length > 0 ? `${spec.behaviors.length} behaviors` : '',
-            spec.constraints.length > 0 ? `${spec.constraints.length} constraints` : '',
-            spec.invariants.length > 0 ? `${spec.invariants.length} invariants` : '',
+            spec.behaviors.length > 0 ? plural(spec.behaviors.length, 'behavior') : '',
+            spec.constraints.length > 0 ? plural(spec.constraints.length, 'constraint') : '',
+            spec.invariants.length > 0 ? plural(spec.invariants.length, 'invariant') : '',
           ]
             .filter(Boolean)
             .join(', ')}`}
