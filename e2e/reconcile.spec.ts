@@ -162,7 +162,7 @@ describe('the Reconciliation tab in Chromium', () => {
     await detail.getByText(/never reconciled: there is no earlier reviewed version/).waitFor();
 
     // Mark every file: nobody viewed them, so it asks first; then marks them and the spec.
-    await detail.getByRole('button', { name: /^Mark all 3…$/ }).click();
+    await detail.getByRole('button', { name: /^Mark all 2…$/ }).click();
     const dialog = page.getByRole('dialog', { name: 'Mark 3 files reconciled?' });
     await dialog.getByText(/never shown in this review/).waitFor();
     await dialog.getByRole('button', { name: 'Mark 3 files' }).click();
@@ -227,6 +227,15 @@ describe('the Reconciliation tab in Chromium', () => {
   test('Snapshot state asks first, then reports where it wrote', async () => {
     const panel = await openReconciliation();
     await panel.getByRole('button', { name: 'Snapshot state…' }).click();
+    // Before writing: the counts, added up, and the change to the JSON file.
+    const choices = panel.getByRole('group', { name: 'Write the snapshot?' });
+    const keep = await choices.getByRole('radio').first().locator('..').textContent();
+    const [, cache, files, specs] =
+      /(\d+) from this machine's cache = (\d+) files? \+ (\d+) specs?/.exec(keep ?? '') ?? [];
+    expect(Number(files) + Number(specs)).toBe(Number(cache));
+    const change = choices.getByLabel('Change to .notarai/reconciliation_state.json');
+    await change.getByText(/^\+ "last_reconciliation\.timestamp": "\d+Z"/).waitFor();
+    await change.getByText(/^\+ src\/server\.ts \(added\)/).waitFor();
     await panel.getByRole('button', { name: 'Write snapshot' }).click();
     await panel
       .getByRole('status')

@@ -194,5 +194,34 @@ export const SnapshotStateResultSchema = z.object({
       "Grove addition (with keep_committed or dry_run): the state file's fingerprints kept " +
         'because the cache has no row for their file (0 without keep_committed).',
     ),
+  cli_version: z
+    .string()
+    .optional()
+    .describe(
+      "Grove addition (with keep_committed or dry_run): the cli_version written: Grove's, or " +
+        'the one the file held when it is higher (a snapshot never lowers it).',
+    ),
+  change: z
+    .object({
+      fields: z.array(
+        z.object({
+          field: z.string(),
+          before: z.string().nullable(),
+          after: z.string().nullable(),
+        }),
+      ),
+      added: z.number().int(),
+      changed: z.number().int(),
+      removed: z.number().int(),
+      sample: z.array(
+        z.object({ path: z.string(), change: z.enum(['added', 'changed', 'removed']) }),
+      ),
+    })
+    .optional()
+    .describe(
+      'Grove addition (with keep_committed or dry_run): what the write changes in the file: ' +
+        'the fields whose value changes, fingerprints added, changed and removed, and the first ' +
+        '20 of those in path order.',
+    ),
 });
 export type SnapshotStateResult = z.infer<typeof SnapshotStateResultSchema>;

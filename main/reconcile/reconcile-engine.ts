@@ -53,7 +53,13 @@ import {
   withUntracked,
 } from './git-queries.ts';
 import { HashCache } from './hash-cache.ts';
-import { readCommittedSnapshot, STATE_FILE, withSnapshot } from './state-file.ts';
+import {
+  cliVersionToWrite,
+  readCommittedSnapshot,
+  snapshotChange,
+  STATE_FILE,
+  withSnapshot,
+} from './state-file.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import {
   filterInSlices,
@@ -384,7 +390,8 @@ export class ReconcileEngine {
     // NotarAI snapshots through open_cache_db, which creates it; a dry run creates nothing.
     if (!options.dryRun) await this.cache.create();
     const cacheRows = await this.cache.readReconciled();
-    const committed = groveOptions ? (await readCommittedSnapshot(this.root)).snapshot : undefined;
+    // Read always: the cli_version written is never lower than the one committed.
+    const committed = (await readCommittedSnapshot(this.root)).snapshot;
     const rows = options.keepCommitted ? withSnapshot(cacheRows, committed) : cacheRows;
     const [gitHash, branch] = await Promise.all([headSha(this.root), currentBranch(this.root)]);
     const fileFingerprints: Record<string, { blake3: string }> = {};
@@ -402,7 +409,7 @@ export class ReconcileEngine {
     // no commit or no branch (detached); the tool's own answer says "" for a missing hash.
     const state = {
       schema_version: '1',
-      cli_version: GROVE_VERSION,
+      cli_version: cliVersionToWrite(committed?.cliVersion, GROVE_VERSION),
       last_reconciliation: {
         timestamp: `${Math.floor(this.#now() / 1000)}Z`,
         git_hash: gitHash,
@@ -432,6 +439,14 @@ export class ReconcileEngine {
       cache_fingerprints: cacheRows.size,
       committed_fingerprints: committed ? committed.rows.size : null,
       kept_committed: rows.size - cacheRows.size,
+      cli_version: state.cli_version,
+      change: snapshotChange(committed, {
+        cliVersion: state.cli_version,
+        timestamp: state.last_reconciliation.timestamp,
+        gitHash,
+        branch,
+        rows,
+      }),
     };
   }
 

@@ -58,6 +58,8 @@ export interface SpecDetailProps {
 }
 
 const count = (n: number): string => n.toLocaleString('en-US');
+/** The changed files a mark covers (the spec file it adds aside). */
+const changedIn = (plan: MarkPlan): number => plan.files.length - (plan.withSpec ? 1 : 0);
 
 export function SpecDetail({
   worktree,
@@ -70,7 +72,12 @@ export function SpecDetail({
 }: SpecDetailProps) {
   const sectionRef = useRef<HTMLElement>(null);
   useEffect(() => {
-    if (reveal) sectionRef.current?.scrollIntoView({ block: 'start', behavior: 'smooth' });
+    if (!reveal) return;
+    // After the commit's other effects (the tab that opened it takes focus, which scrolls too).
+    const frame = requestAnimationFrame(() =>
+      sectionRef.current?.scrollIntoView({ block: 'start' }),
+    );
+    return () => cancelAnimationFrame(frame);
   }, [reveal]);
   const store = useHostStore();
   const headingId = useId();
@@ -388,7 +395,9 @@ export function SpecDetail({
         >
           {busy
             ? 'Marking…'
-            : `Mark ${count(viewedPlan.files.length - (viewedPlan.withSpec ? 1 : 0))} viewed reconciled`}
+            : viewed.size === 0
+              ? 'Mark viewed reconciled'
+              : `Mark ${count(changedIn(viewedPlan))} viewed reconciled`}
         </button>
         <button
           type="button"
@@ -396,7 +405,7 @@ export function SpecDetail({
           disabled={disabled || allPlan.files.length === 0 || diff === null}
           onClick={() => startMark(everyFile)}
         >
-          Mark all {count(allPlan.files.length)}…
+          Mark all {count(changedIn(allPlan))}…
         </button>
         <span id={markHintId} className="muted">
           {viewedPlan.files.length === 0
