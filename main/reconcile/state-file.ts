@@ -16,7 +16,8 @@ export const MAX_STATE_FILE_BYTES = 64 * 1024 * 1024;
 const Blake3 = z.string().regex(/^[0-9a-f]{64}$/);
 
 const StateFileSchema = z.object({
-  cli_version: z.string().max(100).optional(),
+  /** Anything: only a short string is used (cliVersionToWrite), never a reason to ignore the file. */
+  cli_version: z.unknown().optional(),
   last_reconciliation: z
     .object({
       /** Unix seconds followed by `Z` (NotarAI's format). */
@@ -80,7 +81,10 @@ export async function readCommittedSnapshot(
       at: seconds === null ? null : seconds * 1000,
       gitHash: parsed.last_reconciliation?.git_hash ?? null,
       branch: parsed.last_reconciliation?.branch ?? null,
-      cliVersion: parsed.cli_version ?? null,
+      cliVersion:
+        typeof parsed.cli_version === 'string' && parsed.cli_version.length <= 100
+          ? parsed.cli_version
+          : null,
       rows,
     },
   };
