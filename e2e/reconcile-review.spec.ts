@@ -4,7 +4,7 @@
 // spec's text, and moves between files with j / k. Marking every file asks first (focus on
 // Cancel, Escape cancels and gives focus back), then marks; Undo brings the files back. The drift
 // score shows its terms and weights, and says the spec was never reconciled.
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
@@ -16,6 +16,7 @@ const UI_TIMEOUT_MS = 20_000;
 const LIVE_TIMEOUT_MS = 30_000;
 const GENERATED = 1_997;
 const SPEC = '.notarai/big.spec.yaml';
+const SCREENSHOTS = process.env['GROVE_SCREENSHOTS_DIR'];
 
 const BIG_SPEC = `schema_version: '0.7'
 intent: |
@@ -53,7 +54,22 @@ describe('a spec review in Chromium', () => {
     await writeFile(path.join(repo.root, 'src/added.ts'), 'added\n');
     ui = await openGroveUi({ repos: [repo.root], pageErrors });
     ({ page } = ui);
+    if (SCREENSHOTS) await mkdir(SCREENSHOTS, { recursive: true });
   });
+
+  /** Saves the review (light and dark), the detail's top at the top of the view. */
+  async function screenshot(name: string, detail: Locator): Promise<void> {
+    if (!SCREENSHOTS) return;
+    const viewport = page.viewportSize();
+    await page.setViewportSize({ width: 1100, height: 900 });
+    await detail.evaluate('(element) => element.scrollIntoView({ block: "start" })');
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${scheme}.png`) });
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    if (viewport) await page.setViewportSize(viewport);
+  }
 
   afterAll(async () => {
     await ui?.close();
@@ -115,7 +131,17 @@ describe('a spec review in Chromium', () => {
     await detail.getByLabel('Diff of src/gone.ts').getByText('-gone').waitFor();
     await files.press('k');
     await detail.getByLabel('Diff of src/edit.ts').waitFor();
-
+    await filter.fill('');
+    // Home goes to the first row, gen/; Enter folds it (and unfolds it again).
+    await files.press('Home');
+    await files.press('Enter');
+    await expect
+      .poll(() =>
+        files.getByRole('treeitem', { name: /^gen\/ 1,997$/ }).getAttribute('aria-expanded'),
+      )
+      .toBe('false');
+    await screenshot('10-reconciliation-review', detail);
+    await files.press('Enter');
     // Every file is reachable: End reaches the last row of the whole list.
     await filter.fill('');
     await files.focus();

@@ -152,7 +152,7 @@ export function FileTree({
             );
           }
           const { file } = row;
-          const isSelected = file.path === selected && cursorFolder === null;
+          const isSelected = file.path === selected;
           const status = STATUS_LABEL[file.status];
           return (
             <div

@@ -311,7 +311,7 @@ export function SpecDetail({
             {[...byStatus]
               .map(([status, n]) => `${count(n)} ${STATUS_LABEL[status as 'added'].words}`)
               .join(' · ')}
-            {deleted > 0 && ` (${count(deleted)} deleted vs ${base}: nothing to mark)`}
+            {deleted > 0 && ` (a deletion vs ${base} cannot be marked)`}
           </span>
         )}
         {running && baseError === null && (
