@@ -49,7 +49,7 @@ describe('undoMark', () => {
     clock.ms += 86_400_000; // a day later: every row the mark writes differs from before
     const mark = await engine.markReconciled(['a.txt', 'b.txt', 'c.txt', 'd.txt', 'gone.txt']);
     expect(mark.updated).toBe(4);
-    expect(mark.mark_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(mark.mark_id).toMatch(/^mark-\d+-[0-9a-z]+$/);
     const marked = rows(root);
     expect(marked).toHaveLength(4);
     expect(marked).not.toEqual(before);

@@ -13,7 +13,6 @@ import type {
   SpecDiffResult,
   UndoMarkResult,
 } from '../../shared/reconcile-results.ts';
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import type { CheckReport, DriftReport, ExportContext } from '../../shared/notarai-check.ts';
@@ -108,6 +107,7 @@ export class ReconcileEngine {
   lastMark: { read: number; vouched: number } = { read: 0, vouched: 0 };
   /** The last mark_reconciled, with the rows it replaced: what undoMark restores. */
   #undoable: (MarkRecord & { id: string }) | undefined;
+  #marks = 0;
   /** Clients' calls running now (every public operation but computeState), by number. */
   readonly #callsRunning = new Set<number>();
   #lastCall = 0;
@@ -330,7 +330,8 @@ export class ReconcileEngine {
    */
   markReconciled(files: readonly string[], signal?: AbortSignal): Promise<MarkReconciledResult> {
     const report = (counts: { read: number; vouched: number }) => (this.lastMark = counts);
-    const id = randomUUID();
+    // Unique in this process, which alone keeps the mark (node:crypto stays unloaded at rest).
+    const id = `mark-${++this.#marks}-${Date.now().toString(36)}`;
     const keep = (record: MarkRecord): void => {
       this.#undoable = { id, ...record };
     };
