@@ -2,8 +2,14 @@
 // last reconciliation, open decisions, orphaned globs, open questions, unspecced files) with its
 // ratio, its weight from .notarai/scoring.yaml and what it adds, then what would lower the score —
 // from get_drift_score (with the window's rule: the committed snapshot counts where the cache has
-// no row). A spec never reconciled says so first.
+// no row), asked when its folded section is opened. A spec never reconciled says so first.
+import { useEffect, useState } from 'react';
+import type { WorktreeState } from '../../../shared/model.ts';
 import type { DriftReport, DriftTerms } from '../../../shared/notarai-check.ts';
+import type { SpecReconcileState } from '../../../shared/reconcile.ts';
+import { errorText } from '../common/error-text.ts';
+import { useHostStore } from '../common/store-context.tsx';
+import { getDriftScore } from './reconcile-calls.ts';
 
 type TermName = keyof DriftTerms;
 
@@ -126,5 +132,69 @@ export function DriftTermsView({
         </div>
       )}
     </div>
+  );
+}
+
+type DriftLoad =
+  | { state: 'idle' }
+  | { state: 'loading' }
+  | { state: 'ready'; report: DriftReport }
+  | { state: 'error'; message: string };
+
+/** The drift score, folded: its terms are asked (get_drift_score) when it is opened. */
+export function DriftSection({
+  worktree,
+  spec,
+  running,
+  diffKey,
+}: {
+  worktree: WorktreeState;
+  spec: SpecReconcileState;
+  running: boolean;
+  diffKey: string;
+}) {
+  const store = useHostStore();
+  const [open, setOpen] = useState(false);
+  const [load, setLoad] = useState<DriftLoad>({ state: 'idle' });
+  useEffect(() => {
+    if (!open || !running) return;
+    let cancelled = false;
+    getDriftScore(store.commands, worktree.id, spec.path).then(
+      (report) => {
+        if (!cancelled) setLoad({ state: 'ready', report });
+      },
+      (error: unknown) => {
+        if (!cancelled) setLoad({ state: 'error', message: errorText(error) });
+      },
+    );
+    return () => {
+      cancelled = true;
+    };
+  }, [open, running, store, worktree.id, spec.path, diffKey]);
+  return (
+    <details className="spec-text" onToggle={(event) => setOpen(event.currentTarget.open)}>
+      <summary className="spec-text__summary">
+        Drift score{' '}
+        {spec.drift ? `${spec.drift.score.toFixed(2)} ${spec.drift.status}` : '(not scored yet)'}:
+        its terms and what would lower it
+      </summary>
+      {!running ? (
+        <p className="empty-inline">Start the server to see the terms.</p>
+      ) : load.state === 'loading' || load.state === 'idle' ? (
+        <p className="empty-inline" role="status">
+          <span className="spinner spinner--small" aria-hidden="true" /> Scoring…
+        </p>
+      ) : load.state === 'error' ? (
+        <p className="notice notice--error" role="alert">
+          Could not get the score: {load.message}
+        </p>
+      ) : (
+        <DriftTermsView
+          report={load.report}
+          specPath={spec.path}
+          neverReconciled={spec.lastReconciledAt === null}
+        />
+      )}
+    </details>
   );
 }

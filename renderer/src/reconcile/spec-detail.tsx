@@ -9,12 +9,11 @@
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import type { WorktreeState } from '../../../shared/model.ts';
 import type { SpecReconcileState } from '../../../shared/reconcile.ts';
-import type { DriftReport } from '../../../shared/notarai-check.ts';
 import type { SpecDiffResult } from '../../../shared/reconcile-results.ts';
 import { useHostStore } from '../common/store-context.tsx';
 import { errorText } from '../common/error-text.ts';
 import { DriftWord } from '../common/drift-word.tsx';
-import { getDriftScore, getSpecDiff, markReconciled, undoMark } from './reconcile-calls.ts';
+import { getSpecDiff, markReconciled, undoMark } from './reconcile-calls.ts';
 import {
   counted,
   filterFiles,
@@ -29,7 +28,7 @@ import {
 import { FileTree } from './file-tree.tsx';
 import { FileDiffPane, type SnapshotDiffLoad } from './file-diff-pane.tsx';
 import { MarkDialog } from './mark-dialog.tsx';
-import { DriftTermsView } from './drift-terms.tsx';
+import { DriftSection } from './drift-terms.tsx';
 import { SpecText } from './spec-text.tsx';
 
 type DiffLoad =
@@ -547,69 +546,5 @@ function ReviewBody({
         </p>
       )}
     </>
-  );
-}
-
-type DriftLoad =
-  | { state: 'idle' }
-  | { state: 'loading' }
-  | { state: 'ready'; report: DriftReport }
-  | { state: 'error'; message: string };
-
-/** The drift score, folded: its terms are asked (get_drift_score) when it is opened. */
-function DriftSection({
-  worktree,
-  spec,
-  running,
-  diffKey,
-}: {
-  worktree: WorktreeState;
-  spec: SpecReconcileState;
-  running: boolean;
-  diffKey: string;
-}) {
-  const store = useHostStore();
-  const [open, setOpen] = useState(false);
-  const [load, setLoad] = useState<DriftLoad>({ state: 'idle' });
-  useEffect(() => {
-    if (!open || !running) return;
-    let cancelled = false;
-    getDriftScore(store.commands, worktree.id, spec.path).then(
-      (report) => {
-        if (!cancelled) setLoad({ state: 'ready', report });
-      },
-      (error: unknown) => {
-        if (!cancelled) setLoad({ state: 'error', message: errorText(error) });
-      },
-    );
-    return () => {
-      cancelled = true;
-    };
-  }, [open, running, store, worktree.id, spec.path, diffKey]);
-  return (
-    <details className="spec-text" onToggle={(event) => setOpen(event.currentTarget.open)}>
-      <summary className="spec-text__summary">
-        Drift score{' '}
-        {spec.drift ? `${spec.drift.score.toFixed(2)} ${spec.drift.status}` : '(not scored yet)'}:
-        its terms and what would lower it
-      </summary>
-      {!running ? (
-        <p className="empty-inline">Start the server to see the terms.</p>
-      ) : load.state === 'loading' || load.state === 'idle' ? (
-        <p className="empty-inline" role="status">
-          <span className="spinner spinner--small" aria-hidden="true" /> Scoring…
-        </p>
-      ) : load.state === 'error' ? (
-        <p className="notice notice--error" role="alert">
-          Could not get the score: {load.message}
-        </p>
-      ) : (
-        <DriftTermsView
-          report={load.report}
-          specPath={spec.path}
-          neverReconciled={spec.lastReconciledAt === null}
-        />
-      )}
-    </details>
   );
 }
