@@ -226,11 +226,15 @@ describe('the window as a careful user meets it', () => {
     const panel = await openTab('Reconciliation');
     await panel.getByRole('button', { name: /\.notarai\/api\.spec\.yaml/ }).click();
     const detail = panel.getByRole('region', { name: '.notarai/api.spec.yaml' });
-    await detail.getByRole('checkbox', { name: 'src/b.ts' }).waitFor({ timeout: UI_TIMEOUT_MS });
-    const since = detail.getByRole('region', { name: 'Changes not in the diff vs the base' });
-    const diff = since.getByLabel('Changes since the committed snapshot');
+    const files = detail.getByRole('tree', { name: 'Files of .notarai/api.spec.yaml' });
+    const b = files.getByRole('treeitem', { name: 'src/b.ts, same as the base' });
+    await b.click({ timeout: UI_TIMEOUT_MS });
+    const diff = detail.getByLabel('Diff of src/b.ts');
     await diff.waitFor({ timeout: UI_TIMEOUT_MS });
     expect(await diff.textContent()).toContain('+export const b = 2;');
+    await detail
+      .getByText(/Its change since the committed snapshot \(commit [0-9a-f]{10}\)/)
+      .waitFor();
     // The diff's colours read in both themes, like the rest of the tab.
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
@@ -238,12 +242,13 @@ describe('the window as a careful user meets it', () => {
     }
     await page.emulateMedia({ colorScheme: 'light' });
 
-    // A partial mark says what it left: the spec itself, and so "Last reconciled".
-    await detail.getByRole('checkbox', { name: 'src/b.ts' }).check();
-    await detail.getByRole('button', { name: 'Mark reconciled' }).click();
+    // Viewed, it is every changed file: the mark takes the spec file with it.
+    await files.getByRole('checkbox', { name: 'Viewed src/b.ts' }).check();
+    await detail.getByText(/the spec file is marked with them/).waitFor();
+    await detail.getByRole('button', { name: 'Mark 1 viewed reconciled' }).click();
     await detail
       .getByRole('status')
-      .getByText(/^Marked 1 file reconciled\. "Last reconciled" is when the spec itself was marked/)
+      .getByText(/^Marked 2 files reconciled\./)
       .waitFor({ timeout: UI_TIMEOUT_MS });
   });
 
@@ -311,15 +316,14 @@ describe('the window as a careful user meets it', () => {
     await panel.getByRole('button', { name: 'Snapshot state…' }).click();
     const ask = page.getByRole('alertdialog', { name: `Write ${STATE_FILE}?` });
     await ask.waitFor({ timeout: UI_TIMEOUT_MS });
-    // The snapshot holds 3 fingerprints (2 files, the spec); this machine's cache holds 1 (b's mark).
+    // The snapshot holds 3 fingerprints (2 files, the spec); this machine's cache holds 2 (b and
+    // the spec, marked with it).
     expect(await ask.textContent()).toMatch(/The snapshot there now holds 3 fingerprints;/);
-    expect(await ask.textContent()).toMatch(/this machine's cache holds 1 fingerprint\./);
+    expect(await ask.textContent()).toMatch(/this machine's cache holds 2 fingerprints\./);
     expect(
       await ask.getByRole('radio', { name: /^Keep the committed fingerprints/ }).isChecked(),
     ).toBe(true);
-    await ask
-      .getByText(/replaces 2 committed fingerprints this machine never reconciled/)
-      .waitFor();
+    await ask.getByText(/drops 1 committed fingerprint this machine never reconciled/).waitFor();
     expect(await readFile(path.join(repo!.root, STATE_FILE), 'utf8')).toBe(committedState);
     await ask.getByRole('button', { name: 'Cancel' }).click();
     expect(await readFile(path.join(repo!.root, STATE_FILE), 'utf8')).toBe(committedState);
@@ -329,7 +333,7 @@ describe('the window as a careful user meets it', () => {
     await panel
       .getByRole('status')
       .getByText(
-        /^Snapshot written to .*reconciliation_state\.json \(2 files, 1 spec.*2 committed fingerprints kept/,
+        /^Snapshot written to .*reconciliation_state\.json \(2 files, 1 spec.*1 committed fingerprint kept/,
       )
       .waitFor({ timeout: UI_TIMEOUT_MS });
     type State = {

@@ -37,6 +37,12 @@ export const HostToWorktreeSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('cancel-call'), callId: z.string() }),
   /** The user stopped a running just task in the window. */
   z.object({ type: z.literal('stop-task'), runId: z.string() }),
+  /** The window's Undo of the last mark_reconciled; answered by `undo-mark-result`. */
+  z.object({
+    type: z.literal('undo-mark'),
+    requestId: z.number().int(),
+    markId: z.string().min(1).max(100),
+  }),
 ]);
 export type HostToWorktree = z.infer<typeof HostToWorktreeSchema>;
 

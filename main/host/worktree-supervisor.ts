@@ -17,6 +17,8 @@ import type {
   ServerStatus,
 } from '../../shared/model.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
+import type { UndoMarkResult } from '../../shared/reconcile-results.ts';
+import { UserError } from '../platform/errors.ts';
 import { WorktreeToHostSchema } from '../../shared/worktree-to-host.ts';
 import type { WorktreeLauncher, WorktreeProcessHandle } from './worktree-launcher.ts';
 
@@ -94,6 +96,16 @@ export class WorktreeSupervisor {
   private lastPongAt = 0;
   private toolLayerPendingMs = 0;
   private pingId = 0;
+  private requestId = 0;
+  /** Requests to the process awaiting their answer (undoMark), by id. */
+  private readonly pendingRequests = new Map<
+    number,
+    {
+      handle: WorktreeProcessHandle;
+      resolve(result: UndoMarkResult): void;
+      reject(error: Error): void;
+    }
+  >();
   /** Why the supervisor killed the current process, so its exit is reported with that reason. */
   private killReason: string | undefined;
 
@@ -146,6 +158,31 @@ export class WorktreeSupervisor {
   /** Asks the running process to end one of its tool calls now. */
   cancelCall(callId: string): void {
     this.current?.send({ type: 'cancel-call', callId });
+  }
+
+  /**
+   * Asks the running process to undo its last mark_reconciled (`markId`); rejects with the
+   * process's reason when it refuses, or when it is not running or exits before answering.
+   */
+  undoMark(markId: string): Promise<UndoMarkResult> {
+    const handle = this.current;
+    if (!handle || this.statusValue.state !== 'running') {
+      return Promise.reject(new UserError('the server is not running: start it to undo the mark'));
+    }
+    const requestId = ++this.requestId;
+    return new Promise<UndoMarkResult>((resolve, reject) => {
+      this.pendingRequests.set(requestId, { handle, resolve, reject });
+      handle.send({ type: 'undo-mark', requestId, markId });
+    });
+  }
+
+  /** Ends the requests `handle` (a process that exited) can no longer answer. */
+  private failRequests(handle: WorktreeProcessHandle): void {
+    for (const [id, pending] of this.pendingRequests) {
+      if (pending.handle !== handle) continue;
+      this.pendingRequests.delete(id);
+      pending.reject(new UserError('the server stopped before it answered'));
+    }
   }
 
   /** Sets the port used from the next start on. */
@@ -240,6 +277,12 @@ export class WorktreeSupervisor {
           this.options.onRunningTasks?.(message.tasks);
         } else if (message.type === 'reconcile-state') {
           this.options.onReconcileState?.(message.state);
+        } else if (message.type === 'undo-mark-result') {
+          const pending = this.pendingRequests.get(message.requestId);
+          if (!pending) return;
+          this.pendingRequests.delete(message.requestId);
+          if (message.result) pending.resolve(message.result);
+          else pending.reject(new UserError(message.error ?? 'the undo failed'));
         } else if (message.type === 'log') {
           this.options.log?.forward(message.record);
         } else if (message.type === 'fatal') {
@@ -251,6 +294,7 @@ export class WorktreeSupervisor {
       });
 
       handle.onExit((code, signal) => {
+        this.failRequests(handle);
         if (handle !== this.current) return;
         this.current = undefined;
         this.stopHealthChecks();

@@ -225,6 +225,18 @@ export function runWorktreeProcess(channel: HostChannel): void {
       case 'stop-task':
         server?.stopTask(message.runId, 'from the Grove window');
         return;
+      case 'undo-mark': {
+        const { requestId } = message;
+        try {
+          if (!reconcile) throw new Error('the server is not running');
+          const result = await (await reconcile.engine()).undoMark(message.markId);
+          channel.send({ type: 'undo-mark-result', requestId, result });
+        } catch (error) {
+          const text = error instanceof Error ? error.message : String(error);
+          channel.send({ type: 'undo-mark-result', requestId, error: text });
+        }
+        return;
+      }
       case 'ping':
         channel.send({
           type: 'pong',
