@@ -27,7 +27,7 @@ import {
 import { discoverSpecPaths } from '../reconcile/spec-paths.ts';
 import { gitDirectories } from '../reconcile/git-queries.ts';
 import { BOOTSTRAP_PROMPT } from '../tools/reconcile-mcp.ts';
-import { checkReportToSarif } from './check-sarif.ts';
+import { cutNote, sarifText } from './check-sarif.ts';
 import { Float, notaraiJson } from './notarai-json.ts';
 
 export const NOTARAI_COMMANDS = ['check', 'score', 'export-context'] as const;
@@ -262,7 +262,9 @@ async function checkCommand(args: string[], out: CommandOutput): Promise<number>
   if (format === 'json') out.stdout(formatCheckJson(report));
   else if (format === 'sarif') {
     const rootUri = pathToFileURL(`${root}${path.sep}`).href;
-    out.stdout(`${JSON.stringify(checkReportToSarif(report, rootUri), null, 2)}\n`);
+    const { text, cut } = sarifText(report, rootUri);
+    if (cut.omitted > 0) out.stderr(`warning: ${cutNote(cut)}\n`);
+    out.stdout(text);
   } else out.stdout(formatCheckHuman(report, out.colours));
   return report.exit_code;
 }
