@@ -102,7 +102,7 @@ export const HIDDEN_CHARACTERS = '\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u
 // Characters that must not reach the prompt as they are: C0 controls (newline, CR, tab, ESC ...),
 // DEL, C1 controls (NEL among them) and HIDDEN_CHARACTERS. CommonMark ends a line at LF or CR;
 // the others end one in some readers, are invisible or reorder the line.
-// eslint-disable-next-line no-control-regex
+ 
 const UNSAFE_IN_A_LINE = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${HIDDEN_CHARACTERS}]`);
 
 /** Git's C escapes (quote.c); any other unsafe character is written as octal UTF-8 bytes. */
