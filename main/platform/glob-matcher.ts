@@ -17,6 +17,8 @@
 // GlobBudget, which a caller can share between compiles, as the spec loader does for a worktree's
 // specs); identical patterns (YAML aliases repeat one) are compiled once.
 
+import { compareUtf8 } from './path-order.ts';
+
 /** The most alternatives one pattern's braces may expand to. */
 export const MAX_ALTERNATIVES = 1024;
 
@@ -53,6 +55,14 @@ export interface GlobSet {
   test(path: string): boolean;
   /** True when no pattern was given (matches nothing). */
   readonly empty: boolean;
+  /** The paths the set matches by name alone (patterns without wildcards). */
+  readonly literals: ReadonlySet<string>;
+  /**
+   * For each other alternative, the directory every path it matches is inside: its leading
+   * segments without wildcards, each followed by `/` (`src/lib/` for `src/lib/**\/*.ts`), or ''.
+   * What candidateRanges narrows a sorted listing with.
+   */
+  readonly prefixes: readonly string[];
 }
 
 /** Removes a leading `./` (any number) so `./src/*` and `src/*` mean the same. */
@@ -401,6 +411,8 @@ export function compileGlobs(
   return {
     patterns: [...patterns],
     empty: none,
+    literals,
+    prefixes: [...new Set(matchers.map(literalDirectory))],
     test(path: string): boolean {
       if (literals.has(path)) return true;
       if (matchers.length === 0) return false;
@@ -409,6 +421,58 @@ export function compileGlobs(
       return false;
     },
   };
+}
+
+/** The leading segments of an alternative that are literal names, as `a/b/` ('' for none). */
+function literalDirectory(segments: readonly Segment[]): string {
+  let directory = '';
+  for (const segment of segments.slice(0, -1)) {
+    const exact = segment === GLOBSTAR ? undefined : segment.plain?.exact;
+    if (exact === undefined) break;
+    directory += `${exact}/`;
+  }
+  return directory;
+}
+
+/**
+ * Where in `sorted` (paths in UTF-8 byte order, as git lists them) the paths `sets` may match are:
+ * the index ranges `[start, end)` of the paths inside one of their prefixes (no two overlapping,
+ * in order), plus their literal paths. Any path the sets match is a literal or in a range, so a
+ * spec is matched against the files under its own directories instead of every file (10,000 specs
+ * of one file each were 100 million tests). Binary searches: O(prefixes · log n).
+ */
+export function candidateRanges(
+  sets: readonly GlobSet[],
+  sorted: readonly string[],
+): { ranges: [number, number][]; literals: string[] } {
+  const prefixes = [...new Set(sets.flatMap((set) => set.prefixes))].sort(compareUtf8);
+  const ranges: [number, number][] = [];
+  let covering: string | undefined;
+  for (const prefix of prefixes) {
+    // Sorted: a prefix inside an earlier one comes right after it, and its range is inside it.
+    if (covering !== undefined && prefix.startsWith(covering)) continue;
+    covering = prefix;
+    const start = firstIndex(sorted, 0, (path) => compareUtf8(path, prefix) >= 0);
+    const end = firstIndex(sorted, start, (path) => !path.startsWith(prefix));
+    if (end > start) ranges.push([start, end]);
+  }
+  return { ranges, literals: [...new Set(sets.flatMap((set) => [...set.literals]))] };
+}
+
+/** The first index from `from` at which `past` holds (it holds from there on), or the length. */
+function firstIndex(
+  sorted: readonly string[],
+  from: number,
+  past: (path: string) => boolean,
+): number {
+  let low = from;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (past(sorted[middle]!)) high = middle;
+    else low = middle + 1;
+  }
+  return low;
 }
 
 /** Any character that may make an alternative more than a literal path (`\\` escapes one). */

@@ -255,6 +255,8 @@ function anyOf(sets: readonly GlobSet[]): GlobSet {
     patterns: sets.flatMap((set) => set.patterns),
     empty: sets.every((set) => set.empty),
     test: (file) => sets.some((set) => set.test(file)),
+    literals: new Set(sets.flatMap((set) => [...set.literals])),
+    prefixes: [...new Set(sets.flatMap((set) => set.prefixes))],
   };
 }
 
