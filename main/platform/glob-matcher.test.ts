@@ -6,6 +6,7 @@ import { sortedUtf8 } from './path-order.ts';
 import {
   candidateRanges,
   compileGlobs,
+  matchingInSlices,
   globBudget,
   matchesGlob,
   MAX_COMPILED_CHARACTERS,
@@ -204,7 +205,7 @@ describe('linear time, the same answers', () => {
     expect(compileGlobs(literals, globBudget(10)).test(literals[999]!)).toBe(true);
   });
 
-  it('candidateRanges: every path a set matches is one of its literals or inside a range', () => {
+  it('candidateRanges: every path a set matches is one of its literals or inside a range', async () => {
     const patterns = [
       'src/**/*.ts',
       'src/lib/*.ts', // inside src/: no range of its own
@@ -253,11 +254,16 @@ describe('linear time, the same answers', () => {
         ranges.some(([start, end]) => index >= start && index < end);
       listing.forEach((file, index) => {
         if (sets.some((set) => set.test(file))) {
-          expect(literals.includes(file) || inRange(index), `${sets[0]!.patterns[0]} ${file}`).toBe(
-            true,
-          );
+          expect(
+            literals.includes(index) || inRange(index),
+            `${sets[0]!.patterns[0]} ${file}`,
+          ).toBe(true);
         }
       });
+      // matchingInSlices: exactly the files a test of every file finds, in the listing's order.
+      expect(await matchingInSlices(sets, listing)).toEqual(
+        listing.filter((file) => sets.some((set) => set.test(file))),
+      );
       for (let i = 1; i < ranges.length; i++)
         expect(ranges[i]![0]).toBeGreaterThanOrEqual(ranges[i - 1]![1]);
     }
@@ -270,7 +276,7 @@ describe('linear time, the same answers', () => {
     ]);
     expect(candidateRanges([compileGlobs(['docs/a.md', 'docs/{b,c}.md'])], listing)).toEqual({
       ranges: [],
-      literals: ['docs/a.md', 'docs/b.md', 'docs/c.md'],
+      literals: ['docs/a.md', 'docs/b.md', 'docs/c.md'].map((file) => listing.indexOf(file)),
     });
     expect(candidateRanges([compileGlobs(['**/*.json'])], listing).ranges).toEqual([
       [0, listing.length],

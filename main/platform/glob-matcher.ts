@@ -18,6 +18,7 @@
 // specs); identical patterns (YAML aliases repeat one) are compiled once.
 
 import { compareUtf8 } from './path-order.ts';
+import { nextSlice, sliceDue } from './time-slices.ts';
 
 /** The most alternatives one pattern's braces may expand to. */
 export const MAX_ALTERNATIVES = 1024;
@@ -437,14 +438,15 @@ function literalDirectory(segments: readonly Segment[]): string {
 /**
  * Where in `sorted` (paths in UTF-8 byte order, as git lists them) the paths `sets` may match are:
  * the index ranges `[start, end)` of the paths inside one of their prefixes (no two overlapping,
- * in order), plus their literal paths. Any path the sets match is a literal or in a range, so a
- * spec is matched against the files under its own directories instead of every file (10,000 specs
- * of one file each were 100 million tests). Binary searches: O(prefixes · log n).
+ * in order), and the indexes of their literal paths that `sorted` holds. Any path the sets match
+ * is at one of those, so a spec is matched against the files under its own directories instead
+ * of every file (10,000 specs of one file each were 100 million tests). Binary searches:
+ * O((prefixes + literals) · log n).
  */
 export function candidateRanges(
   sets: readonly GlobSet[],
   sorted: readonly string[],
-): { ranges: [number, number][]; literals: string[] } {
+): { ranges: [number, number][]; literals: number[] } {
   const prefixes = [...new Set(sets.flatMap((set) => set.prefixes))].sort(compareUtf8);
   const ranges: [number, number][] = [];
   let covering: string | undefined;
@@ -456,7 +458,36 @@ export function candidateRanges(
     const end = firstIndex(sorted, start, (path) => !path.startsWith(prefix));
     if (end > start) ranges.push([start, end]);
   }
-  return { ranges, literals: [...new Set(sets.flatMap((set) => [...set.literals]))] };
+  const literals = new Set<number>();
+  for (const set of sets) {
+    for (const literal of set.literals) {
+      const index = firstIndex(sorted, 0, (path) => compareUtf8(path, literal) >= 0);
+      if (sorted[index] === literal) literals.add(index);
+    }
+  }
+  return { ranges, literals: [...literals].sort((a, b) => a - b) };
+}
+
+/**
+ * The paths of `sorted` (UTF-8 byte order) that any of `sets` matches, in that order: their
+ * literal paths, and the paths in their candidateRanges tested one by one, in slices of the event
+ * loop (time-slices.ts).
+ */
+export async function matchingInSlices(
+  sets: readonly GlobSet[],
+  sorted: readonly string[],
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const { ranges, literals } = candidateRanges(sets, sorted);
+  const found = new Set(literals);
+  for (const [start, end] of ranges) {
+    for (let index = start; index < end; index++) {
+      const path = sorted[index]!;
+      if (sets.some((set) => set.test(path))) found.add(index);
+      if (sliceDue()) await nextSlice(signal);
+    }
+  }
+  return [...found].sort((a, b) => a - b).map((index) => sorted[index]!);
 }
 
 /** The first index from `from` at which `past` holds (it holds from there on), or the length. */

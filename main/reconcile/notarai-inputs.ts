@@ -4,7 +4,7 @@
 // cache, then the committed snapshot). A running worktree process reads them from the live index
 // while it vouches for them; a CLI call opens its own parts (`standaloneParts`).
 import { realWorktreeRoot } from '../platform/confined-fs.ts';
-import { candidateRanges, compileGlobs } from '../platform/glob-matcher.ts';
+import { compileGlobs, matchingInSlices } from '../platform/glob-matcher.ts';
 import type { GlobSet } from '../platform/glob-matcher.ts';
 import { forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
@@ -61,16 +61,14 @@ export async function gatherInputs(
   const governedAll = new Set<string>();
   const orphaned = new Map<string, CheckSpec['globs']>();
   const valid = new Set(specSet.valid.map((loaded) => loaded.path));
-  let listed: Map<string, number> | undefined;
   for (const spec of specs) {
     const files =
       (valid.has(spec.path) ? known?.governed.get(spec.path) : undefined) ??
       (spec.globs.length === 0
         ? []
-        : await matchingFiles(
+        : await matchingInSlices(
             spec.globs.map((glob) => glob.set),
             listing.present,
-            (listed ??= new Map(listing.present.map((file, index) => [file, index]))),
             signal,
           ));
     governed.set(spec.path, files);
@@ -162,33 +160,6 @@ export async function gatherInputs(
     changed,
     changedByCacheAlone,
   };
-}
-
-/**
- * The files of `sorted` (the listing, UTF-8 byte order) that any of `sets` matches, in that order:
- * their literal paths, and the files under their patterns' directories tested one by one in
- * slices (candidateRanges), never the whole listing for a spec that governs one directory.
- */
-async function matchingFiles(
-  sets: readonly GlobSet[],
-  sorted: readonly string[],
-  indexOf: ReadonlyMap<string, number>,
-  signal?: AbortSignal,
-): Promise<string[]> {
-  const { ranges, literals } = candidateRanges(sets, sorted);
-  const found: number[] = [];
-  for (const literal of literals) {
-    const index = indexOf.get(literal);
-    if (index !== undefined) found.push(index);
-  }
-  for (const [start, end] of ranges) {
-    for (let index = start; index < end; index++) {
-      const file = sorted[index]!;
-      if (sets.some((set) => set.test(file))) found.push(index);
-      if (sliceDue()) await nextSlice(signal);
-    }
-  }
-  return [...new Set(found)].sort((a, b) => a - b).map((index) => sorted[index]!);
 }
 
 /** Engine parts for one call outside a worktree process; closed by the returned function. */
