@@ -95,9 +95,9 @@ export async function hasNotaraiDir(root: string): Promise<boolean> {
 }
 
 // C0 controls, DEL, C1 controls and the characters that show nothing or reorder a line.
- 
+
 const CONTROL = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${HIDDEN_CHARACTERS}]`, 'g');
- 
+
 const CONTROL_BUT_NEWLINE = new RegExp(
   `[\\u0000-\\u0009\\u000b-\\u001f\\u007f-\\u009f${HIDDEN_CHARACTERS}]`,
   'g',

@@ -97,12 +97,13 @@ export function codeFence(content: string): string {
  * end a line in some readers). A character-class body, for the prompt's names here (markdownName)
  * and the terminal's text (main/notarai-cli's `printable`).
  */
-export const HIDDEN_CHARACTERS = '\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff';
+export const HIDDEN_CHARACTERS =
+  '\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff';
 
 // Characters that must not reach the prompt as they are: C0 controls (newline, CR, tab, ESC ...),
 // DEL, C1 controls (NEL among them) and HIDDEN_CHARACTERS. CommonMark ends a line at LF or CR;
 // the others end one in some readers, are invisible or reorder the line.
- 
+
 const UNSAFE_IN_A_LINE = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${HIDDEN_CHARACTERS}]`);
 
 /** Git's C escapes (quote.c); any other unsafe character is written as octal UTF-8 bytes. */
