@@ -14,8 +14,9 @@
 // written; a log that cannot be read or is not valid is an error naming the problem (NotarAI
 // takes it for an empty log); keys NotarAI does not know are kept; the spec's comments and layout
 // are kept and a rationale's line breaks survive (decisions-spec-edit.ts). Mutations of one
-// worktree's log run one at a time in this process, and each checks before writing that neither
-// file changed since it was read (another process), so nothing is lost to a race.
+// worktree's log run one at a time in this process, and each checks, once its new text is on disk
+// and right before the rename, that the file it replaces did not change since it was read
+// (another process), so no other writer's change is lost to a race.
 import path from 'node:path';
 import {
   DecisionLogSchema,
@@ -231,9 +232,12 @@ async function writeLog(root: string, loaded: LoadedDecisionLog, log: DecisionLo
       { code: 'too-large' },
     );
   }
-  await unchangedSinceRead(root, DECISION_LOG_PATH, loaded.text, MAX_DECISION_LOG_BYTES);
   await writeFileAtomicInsideRoot(root, DECISION_LOG_PATH, text, {
     mode: modeOf(root, DECISION_LOG_PATH),
+    // Checked once the new text is on disk, right before the rename: the write and flush are no
+    // window for another process's write to be lost.
+    beforeRename: () =>
+      unchangedSinceRead(root, DECISION_LOG_PATH, loaded.text, MAX_DECISION_LOG_BYTES),
   });
   return text;
 }
@@ -317,6 +321,12 @@ export async function planAcceptDecision(
       `${specPath} is not UTF-8 text, so Grove does not rewrite it (nothing was written)`,
     );
   }
+  if ([entry.date, entry.choice, entry.rationale].some((text) => LONE_SURROGATE.test(text))) {
+    throw new UserError(
+      `the proposal at index ${index} is not valid Unicode text (a lone surrogate), so it ` +
+        `cannot go into ${specPath} (nothing was written)`,
+    );
+  }
   let specAfter: string;
   try {
     specAfter = appendDecisionToSpecText(specBefore, entry);
@@ -353,13 +363,21 @@ export async function planAcceptDecision(
 export function acceptDecision(root: string, specPath: string, index: number): Promise<Decision> {
   return serialised(root, async () => {
     const plan = await planAcceptDecision(root, specPath, index);
-    await unchangedSinceRead(root, plan.specPath, plan.specBefore, MAX_SPEC_BYTES);
-    await unchangedSinceRead(root, DECISION_LOG_PATH, plan.logBefore, MAX_DECISION_LOG_BYTES);
+    const logUnchanged = () =>
+      unchangedSinceRead(root, DECISION_LOG_PATH, plan.logBefore, MAX_DECISION_LOG_BYTES);
     const specMode = modeOf(root, plan.specPath);
-    await writeFileAtomicInsideRoot(root, plan.specPath, plan.specAfter, { mode: specMode });
+    // Each file checked right before its rename (once its new text is on disk).
+    await writeFileAtomicInsideRoot(root, plan.specPath, plan.specAfter, {
+      mode: specMode,
+      beforeRename: async () => {
+        await unchangedSinceRead(root, plan.specPath, plan.specBefore, MAX_SPEC_BYTES);
+        await logUnchanged();
+      },
+    });
     try {
       await writeFileAtomicInsideRoot(root, DECISION_LOG_PATH, plan.logAfter, {
         mode: modeOf(root, DECISION_LOG_PATH),
+        beforeRename: logUnchanged,
       });
     } catch (error) {
       await writeFileAtomicInsideRoot(root, plan.specPath, plan.specBefore, { mode: specMode });
@@ -426,6 +444,12 @@ function isFullDate(value: string): boolean {
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+/**
+ * A lone surrogate: JSON.stringify writes it as a `\ud800` escape, which NotarAI's serde_json
+ * refuses (so it takes the whole log for an empty one), and UTF-8 cannot hold it (an accepted
+ * decision would put U+FFFD in the spec).
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 function checkText(name: string, value: string, max: number, { line = false } = {}): void {
   if (value.trim() === '') throw new UserError(`${name} must not be empty`);
@@ -436,6 +460,9 @@ function checkText(name: string, value: string, max: number, { line = false } = 
   }
   if (line && /[\r\n]/.test(value)) throw new UserError(`${name} must be one line`);
   if (CONTROL.test(value)) throw new UserError(`${name} must not contain control characters`);
+  if (LONE_SURROGATE.test(value)) {
+    throw new UserError(`${name} is not valid Unicode text (a lone surrogate)`);
+  }
 }
 
 /** A proposal checked: what the log will hold. A UserError names the first problem. */
@@ -481,6 +508,7 @@ async function checkedProposal(
       normal !== file ||
       normal.startsWith('../') ||
       CONTROL.test(file) ||
+      LONE_SURROGATE.test(file) ||
       /[\r\n]/.test(file)
     ) {
       throw new UserError(
