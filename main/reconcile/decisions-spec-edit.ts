@@ -11,19 +11,10 @@
 // breaks survive. Its value ends with one newline, as NotarAI's block does. The result is parsed
 // again and must equal the spec before plus the entry, or nothing is returned (an error).
 import { isDeepStrictEqual } from 'node:util';
-import {
-  isMap,
-  isPair,
-  isScalar,
-  isSeq,
-  parseDocument,
-  Scalar,
-  stringify,
-  YAMLMap,
-  YAMLSeq,
-} from 'yaml';
+import { isMap, isPair, isScalar, isSeq, Scalar, stringify, YAMLMap, YAMLSeq } from 'yaml';
 import type { Document, Pair } from 'yaml';
 import { UserError } from '../platform/errors.ts';
+import { parseSpecYaml } from './spec-yaml.ts';
 
 /** What a spec's `decisions` entry holds (NotarAI writes these three keys). */
 export interface SpecDecision {
@@ -34,8 +25,6 @@ export interface SpecDecision {
 
 /** Where NotarAI puts a new `decisions:` section: before the first of these it finds. */
 const SECTION_BEFORE = ['artifacts', 'constraints', 'invariants'] as const;
-
-const YAML_OPTIONS = { uniqueKeys: true } as const;
 
 /** The value NotarAI's block scalar gives a rationale: its text and one final newline. */
 export function rationaleValue(rationale: string): string {
@@ -199,7 +188,7 @@ function documentEdit(doc: Document, decision: SpecDecision): string {
  * not YAML Grove can edit; the caller validates the result against the schema.
  */
 export function appendDecisionToSpecText(text: string, decision: SpecDecision): string {
-  const doc = parseDocument(text, YAML_OPTIONS);
+  const doc = parseSpecYaml(text);
   if (doc.errors.length > 0) {
     throw new UserError(`the spec is not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
   }
@@ -230,7 +219,7 @@ export function appendDecisionToSpecText(text: string, decision: SpecDecision): 
   for (const attempt of attempts) {
     const edited = attempt();
     if (edited === undefined) continue;
-    const after = parseDocument(edited, YAML_OPTIONS);
+    const after = parseSpecYaml(edited);
     if (after.errors.length === 0 && isDeepStrictEqual(specData(after), expected)) return edited;
   }
   throw new UserError(

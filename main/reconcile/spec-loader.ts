@@ -7,7 +7,7 @@
 // glob-matcher.ts). As in NotarAI, a spec governs what its artifact globs match: its `exclude` list
 // only narrows coverage (which files count as unspecced) and never removes a governed file.
 import path from 'node:path';
-import { LineCounter, isMap, isPair, isScalar, parseDocument } from 'yaml';
+import { LineCounter, isMap, isPair, isScalar } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 import type { SpecError } from '../../shared/reconcile.ts';
@@ -28,6 +28,7 @@ import { nextSlice, sliceUsedUp } from '../platform/time-slices.ts';
 import { WorkersUnavailableError, workerPool, type WorkerPool } from '../platform/worker-pool.ts';
 import { mapLimit } from './concurrency.ts';
 import { specLineTable, type SpecLineTable } from './spec-lines.ts';
+import { parseSpecYaml } from './spec-yaml.ts';
 import { discoverSpecs, NOTARAI_DIR, readSpecText, SPEC_SUFFIX } from './spec-paths.ts';
 
 export {
@@ -126,7 +127,7 @@ export interface ValidatedSpec {
  */
 export function validateSpecText(relative: string, text: string): ValidatedSpec | InvalidSpec {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  const doc = parseSpecYaml(text, { lineCounter, prettyErrors: true });
   if (doc.errors.length > 0) {
     return {
       ok: false,
