@@ -43,6 +43,18 @@ export const WorktreeToHostSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('waiting'), detail: z.string() }),
   /** The process cannot serve (root missing, no free port...); it exits after sending this. */
   z.object({ type: z.literal('fatal'), message: z.string() }),
+  /**
+   * The answer to a `decision-request` with this `id`: its result (checked by the host against
+   * the action's schema, shared/decisions.ts), or the refusal, with the UserError's code.
+   */
+  z.object({
+    type: z.literal('decision-answer'),
+    id: z.number().int(),
+    ok: z.boolean(),
+    result: z.unknown().optional(),
+    message: z.string().optional(),
+    code: z.string().optional(),
+  }),
   /** A record of the worktree process's log: the host writes it to its log file. */
   z.object({ type: z.literal('log'), record: LogRecordSchema }),
 ]);

@@ -16,7 +16,9 @@ import type {
   RunningTask,
   ServerStatus,
 } from '../../shared/model.ts';
+import type { DecisionRequest } from '../../shared/decisions.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
+import { UserError, type UserErrorCode } from '../platform/errors.ts';
 import { WorktreeToHostSchema } from '../../shared/worktree-to-host.ts';
 import type { WorktreeLauncher, WorktreeProcessHandle } from './worktree-launcher.ts';
 
@@ -77,6 +79,32 @@ export const HANG_AFTER_MS = 30_000;
 export const TOOL_LAYER_HANG_AFTER_MS = 60_000;
 /** A start slower than this says what it waits for (status detail, log). */
 export const SLOW_START_MS = 5_000;
+/**
+ * How long the host waits for the answer to a decision request: reading and checking a spec of
+ * MAX_SPEC_BYTES and a log of a MiB takes well under a second; a process busy far longer than
+ * that is reported as not answering (its health check says more).
+ */
+export const DECISION_ANSWER_TIMEOUT_MS = 60_000;
+/** The codes a refusal from the process may carry (anything else is reported as invalid input). */
+const USER_ERROR_CODES: readonly UserErrorCode[] = [
+  'invalid-argument',
+  'not-found',
+  'refused',
+  'too-large',
+  'busy',
+  'timed-out',
+  'cancelled',
+  'unavailable',
+];
+
+/** A decision request sent and not answered yet. */
+interface PendingAnswer {
+  handle: WorktreeProcessHandle;
+  resolve(result: unknown): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
 /** A process that ran this long without crashing resets the backoff. */
 const STABLE_AFTER_MS = 30_000;
 
@@ -96,6 +124,8 @@ export class WorktreeSupervisor {
   private pingId = 0;
   /** Why the supervisor killed the current process, so its exit is reported with that reason. */
   private killReason: string | undefined;
+  private requestId = 0;
+  private readonly pendingAnswers = new Map<number, PendingAnswer>();
 
   constructor(options: SupervisorOptions) {
     this.options = options;
@@ -146,6 +176,73 @@ export class WorktreeSupervisor {
   /** Asks the running process to end one of its tool calls now. */
   cancelCall(callId: string): void {
     this.current?.send({ type: 'cancel-call', callId });
+  }
+
+  /**
+   * Sends a decision request to the running process; resolves with its result, rejects with its
+   * refusal (a UserError with the process's code), or when the process is not running, stops
+   * before answering, or does not answer within `timeoutMs`.
+   */
+  decisionRequest(
+    request: DecisionRequest,
+    timeoutMs = DECISION_ANSWER_TIMEOUT_MS,
+  ): Promise<unknown> {
+    const handle = this.current;
+    if (!handle || this.statusValue.state !== 'running') {
+      return Promise.reject(
+        new UserError('the server of this worktree is not running: start it on the Server tab', {
+          code: 'unavailable',
+        }),
+      );
+    }
+    const id = ++this.requestId;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pendingAnswers.delete(id);
+        reject(
+          new UserError(
+            `the server did not answer within ${timeoutMs / 1000} s; it may still be working ` +
+              '(list the decisions again to see what was written)',
+            { code: 'timed-out' },
+          ),
+        );
+      }, timeoutMs);
+      this.pendingAnswers.set(id, { handle, resolve, reject, timer });
+      handle.send({ type: 'decision-request', id, request });
+    });
+  }
+
+  /** The answer `message` settles its request (if still waited for, and from the same process). */
+  private settleAnswer(
+    handle: WorktreeProcessHandle,
+    message: { id: number; ok: boolean; result?: unknown; message?: string; code?: string },
+  ): void {
+    const pending = this.pendingAnswers.get(message.id);
+    if (!pending || pending.handle !== handle) return;
+    this.pendingAnswers.delete(message.id);
+    clearTimeout(pending.timer);
+    if (message.ok) return pending.resolve(message.result);
+    const code = USER_ERROR_CODES.find((known) => known === message.code);
+    pending.reject(
+      code === undefined
+        ? new Error(`the server failed: ${message.message ?? 'no reason given'}`)
+        : new UserError(message.message ?? 'refused', { code }),
+    );
+  }
+
+  /** Requests `handle` will never answer (it exited) fail, saying so. */
+  private failAnswers(handle: WorktreeProcessHandle): void {
+    for (const [id, pending] of this.pendingAnswers) {
+      if (pending.handle !== handle) continue;
+      this.pendingAnswers.delete(id);
+      clearTimeout(pending.timer);
+      pending.reject(
+        new UserError(
+          'the server stopped before answering (list the decisions again to see what was written)',
+          { code: 'unavailable' },
+        ),
+      );
+    }
   }
 
   /** Sets the port used from the next start on. */
@@ -240,6 +337,8 @@ export class WorktreeSupervisor {
           this.options.onRunningTasks?.(message.tasks);
         } else if (message.type === 'reconcile-state') {
           this.options.onReconcileState?.(message.state);
+        } else if (message.type === 'decision-answer') {
+          this.settleAnswer(handle, message);
         } else if (message.type === 'log') {
           this.options.log?.forward(message.record);
         } else if (message.type === 'fatal') {
@@ -251,6 +350,7 @@ export class WorktreeSupervisor {
       });
 
       handle.onExit((code, signal) => {
+        this.failAnswers(handle);
         if (handle !== this.current) return;
         this.current = undefined;
         this.stopHealthChecks();

@@ -346,13 +346,28 @@ export async function planAcceptDecision(
 }
 
 /**
+ * A last check of what is about to be written, run after the files were read and before anything
+ * is written, in turn with the log's other mutations (the window's: the proposal it showed is
+ * still the one at that index; decision-review.ts). Throwing refuses, nothing written.
+ */
+export interface DecisionCheck<T> {
+  check?(what: T): void;
+}
+
+/**
  * Accepts proposal `index` of `specPath` (`decisions accept`): the spec gets the decision, the log
  * loses the entry; both written atomically, the spec first and put back if the log cannot be
  * written. Returns the decision, status "accepted".
  */
-export function acceptDecision(root: string, specPath: string, index: number): Promise<Decision> {
+export function acceptDecision(
+  root: string,
+  specPath: string,
+  index: number,
+  options: DecisionCheck<AcceptPlan> = {},
+): Promise<Decision> {
   return serialised(root, async () => {
     const plan = await planAcceptDecision(root, specPath, index);
+    options.check?.(plan);
     await unchangedSinceRead(root, plan.specPath, plan.specBefore, MAX_SPEC_BYTES);
     await unchangedSinceRead(root, DECISION_LOG_PATH, plan.logBefore, MAX_DECISION_LOG_BYTES);
     const specMode = modeOf(root, plan.specPath);
@@ -381,10 +396,11 @@ export function rejectDecision(
   specPath: string,
   index: number,
   reason?: string,
+  options: DecisionCheck<Decision> = {},
 ): Promise<Decision> {
   return serialised(root, async () => {
     const loaded = await readDecisionLog(root);
-    proposalFor(loaded.log, specPath, index, 'reject');
+    options.check?.(toDecision(proposalFor(loaded.log, specPath, index, 'reject'), index));
     const proposals = loaded.log.proposals.map((entry, position) => {
       if (position !== index) return entry;
       const { reject_reason: _old, ...rest } = entry;
