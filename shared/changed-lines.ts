@@ -73,6 +73,11 @@ export function changedLines(before: string, after: string, context = 3): Change
   };
 }
 
+/** A hunk header's range as git writes it: "start,count", or "start" for one line. */
+function range(start: number, count: number): string {
+  return count === 1 ? String(start) : `${start},${count}`;
+}
+
 /** `before` → `after` of the file `path` as a unified diff (`--- a/`, `+++ b/`, one hunk). */
 export function unifiedDiff(path: string, before: string, after: string, context = 3): string {
   if (before.replace(/\r\n/g, '\n') === after.replace(/\r\n/g, '\n')) return '';
@@ -80,7 +85,7 @@ export function unifiedDiff(path: string, before: string, after: string, context
   return [
     `--- a/${path}`,
     `+++ b/${path}`,
-    `@@ -${hunk.oldStart},${hunk.oldCount} +${hunk.newStart},${hunk.newCount} @@`,
+    `@@ -${range(hunk.oldStart, hunk.oldCount)} +${range(hunk.newStart, hunk.newCount)} @@`,
     ...hunk.lines,
   ].join('\n');
 }
