@@ -11,6 +11,7 @@ import { plural } from '../common/format.ts';
 import { useHostStore } from '../common/store-context.tsx';
 import { errorText } from '../common/error-text.ts';
 import { DiffView } from './diff-view.tsx';
+import { SpecDecisions } from './decisions-panel.tsx';
 import type { SpecDiffResult } from '../../../shared/reconcile-results.ts';
 import { getSpecDiff, markReconciled } from './reconcile-calls.ts';
 import { filesToMark } from './reconcile-format.ts';
@@ -249,6 +250,8 @@ export function SpecDetail({
           )}
         </div>
       )}
+
+      <SpecDecisions worktree={worktree} specPath={spec.path} base={base} live={live} />
 
       <p className="spec-detail__intent">{spec.intent}</p>
       <SpecRules spec={spec} />

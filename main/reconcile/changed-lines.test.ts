@@ -1,4 +1,6 @@
-// The one-hunk unified diff of two texts against git's own (`git diff --no-index -U3`) for edits
+// shared/changed-lines.ts (it needs Node and git to be checked, so the test lives here, beside
+// the preview of an accepted decision that uses it, main/reconcile/decision-review.ts):
+// the one-hunk unified diff of two texts against git's own (`git diff --no-index -U3`) for edits
 // of one span: an entry appended to a list, lines inserted, replaced, removed, a section added at
 // the end of a file with and without a final newline, a file created. Its hunk header and lines
 // must be git's, so the preview of an accepted decision reads like any diff in the window.
@@ -6,8 +8,8 @@ import { execFile } from 'node:child_process';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTempDir } from '../main/testing/temp-repo.ts';
-import { changedLines, unifiedDiff } from './changed-lines.ts';
+import { makeTempDir } from '../testing/temp-repo.ts';
+import { changedLines, unifiedDiff } from '../../shared/changed-lines.ts';
 
 let dir = '';
 beforeAll(async () => {
