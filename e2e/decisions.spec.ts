@@ -117,7 +117,8 @@ describe('decision proposals in Chromium', () => {
   }
 
   const read = (root: string, file: string) => readFile(path.join(root, file), 'utf8');
-  const focused = () => page.evaluate(() => document.activeElement?.textContent?.trim() ?? '');
+  /** The text of the element that has the focus. */
+  const focused = () => page.evaluate<string>("document.activeElement?.textContent?.trim() ?? ''");
 
   async function openReconciliation(): Promise<Locator> {
     const sidebar = page.getByRole('navigation', { name: 'Repositories and worktrees' });

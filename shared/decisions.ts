@@ -151,9 +151,7 @@ export const DecisionsSummarySchema = z.object({
   /** Entries awaiting a person (status "proposed"). */
   proposed: z.number().int().nonnegative(),
   /** Specs with proposals awaiting a person, sorted by path. */
-  bySpec: z.array(
-    z.object({ specPath: z.string(), proposed: z.number().int().nonnegative() }),
-  ),
+  bySpec: z.array(z.object({ specPath: z.string(), proposed: z.number().int().nonnegative() })),
   revision: z.string().nullable(),
   /** Why the log cannot be read or is not valid (counts are then 0); null when fine. */
   problem: z.string().nullable(),

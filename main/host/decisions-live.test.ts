@@ -238,8 +238,9 @@ describe('decisions from the window, through the worktree process', () => {
       "proposal at index 0 belongs to '.notarai/api.spec.yaml', not '.notarai/app.spec.yaml'",
     );
     // Bad input never reaches the process.
-    await expect(command('acceptDecision', { specPath: '.notarai/app.spec.yaml', index: -1 }))
-      .rejects.toThrow(/invalid input for acceptDecision/);
+    await expect(
+      command('acceptDecision', { specPath: '.notarai/app.spec.yaml', index: -1 }),
+    ).rejects.toThrow(/invalid input for acceptDecision/);
   });
 
   it('says so when the server is stopped, and no MCP tool accepts or rejects', async () => {
