@@ -237,6 +237,16 @@ describe('decisions from the window, through the worktree process', () => {
     ).rejects.toThrow(
       "proposal at index 0 belongs to '.notarai/api.spec.yaml', not '.notarai/app.spec.yaml'",
     );
+    // ... and a proposal already rejected, as `grove decisions reject` says.
+    const settled = listed.decisions[2]!;
+    await expect(
+      command('rejectDecision', {
+        specPath: settled.spec_path,
+        index: 2,
+        expected: { decision: settled },
+      }),
+    ).rejects.toThrow("Cannot reject: decision is already 'rejected'");
+    expect(await read('.notarai/decision-log.json')).toBe(changedLog);
     // Bad input never reaches the process.
     await expect(
       command('acceptDecision', { specPath: '.notarai/app.spec.yaml', index: -1 }),

@@ -400,7 +400,8 @@ export function rejectDecision(
 ): Promise<Decision> {
   return serialised(root, async () => {
     const loaded = await readDecisionLog(root);
-    options.check?.(toDecision(proposalFor(loaded.log, specPath, index, 'reject'), index));
+    const entry = proposalFor(loaded.log, specPath, index, 'reject');
+    options.check?.(toDecision(entry, index));
     const proposals = loaded.log.proposals.map((entry, position) => {
       if (position !== index) return entry;
       const { reject_reason: _old, ...rest } = entry;
