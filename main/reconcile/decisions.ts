@@ -32,9 +32,8 @@ import {
   writeFileAtomicInsideRoot,
 } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
-import { appendDecisionToSpecText } from './decisions-spec-edit.ts';
+import { editAndValidateSpecOffTheLoop } from './decisions-spec-edit.ts';
 import { MAX_CONFIG_BYTES } from './notarai-configs.ts';
-import { formatSpecError, validateSpecText } from './spec-loader.ts';
 import { isSpecPath, MAX_SPEC_BYTES, NOTARAI_DIR } from './spec-paths.ts';
 
 export const DECISION_LOG_PATH = `${NOTARAI_DIR}/decision-log.json`;
@@ -317,22 +316,20 @@ export async function planAcceptDecision(
       `${specPath} is not UTF-8 text, so Grove does not rewrite it (nothing was written)`,
     );
   }
-  let specAfter: string;
-  try {
-    specAfter = appendDecisionToSpecText(specBefore, entry);
-  } catch (error) {
+  // Two YAML parses and a schema check: off the event loop for a big spec.
+  const edit = await editAndValidateSpecOffTheLoop(specPath, specBefore, entry);
+  if (!edit.ok && edit.stage === 'edit') {
     throw new UserError(
-      `cannot add the decision to ${specPath}: ${(error as Error).message} (nothing was written)`,
+      `cannot add the decision to ${specPath}: ${edit.message} (nothing was written)`,
     );
   }
-  const validated = validateSpecText(specPath, specAfter);
-  if (!validated.ok) {
+  if (!edit.ok) {
     throw new UserError(
-      'Spec validation failed after accepting decision: ' +
-        `${validated.errors.map(formatSpecError).join('; ')} (nothing was written: ${specPath} ` +
-        `and ${DECISION_LOG_PATH} are as they were)`,
+      `Spec validation failed after accepting decision: ${edit.message} (nothing was written: ` +
+        `${specPath} and ${DECISION_LOG_PATH} are as they were)`,
     );
   }
+  const specAfter = edit.text;
   const proposals = loaded.log.proposals.filter((_, position) => position !== index);
   return {
     decision: toDecision(entry, index),
