@@ -197,6 +197,12 @@ describe('decision proposals in Chromium', () => {
       .getByRole('status')
       .getByText(/^Accepted “Retry idempotent requests”/)
       .waitFor({ timeout: UI_TIMEOUT_MS });
+    // The proposal left the list: focus is on its Decisions section, not lost.
+    expect(
+      await page.evaluate<string>(
+        "document.activeElement?.tagName + ' ' + document.activeElement?.querySelector('h4')?.textContent",
+      ),
+    ).toMatch(/^SECTION Decisions \(\d proposed\)$/);
     await groveDecisions(copy, 'accept', SPEC, '0');
     expect(await read(repo!.root, SPEC)).toBe(await read(copy, SPEC));
     expect(await read(repo!.root, LOG_FILE)).toBe(await read(copy, LOG_FILE));

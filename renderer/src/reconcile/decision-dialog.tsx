@@ -1,8 +1,8 @@
 // The confirmation a decision's accept or reject opens: a modal <dialog> (the browser keeps focus
 // inside it and the page behind inert), titled by its heading, that opens with focus on the safe
 // button (Cancel), cancels on Escape (unless the action is running), and gives focus back to the
-// button that opened it — or, when that button is gone (the proposal was accepted), to
-// `fallbackFocus`. Nothing is written until the confirm button is pressed.
+// button that opened it — or, when that button is gone or going (the proposal was accepted), to
+// `focusAfterClose` or `fallbackFocus`. Nothing is written until the confirm button is pressed.
 import { useEffect, useId, useRef, type ReactNode, type RefObject } from 'react';
 
 export interface DecisionDialogProps {
@@ -18,6 +18,11 @@ export interface DecisionDialogProps {
   onCancel(): void;
   /** Where focus goes on close when the opener is no longer in the page. */
   fallbackFocus?: RefObject<HTMLElement | null>;
+  /**
+   * Set before closing when the opener is about to go (the proposal was accepted or rejected and
+   * leaves the list): focus goes there instead of the opener.
+   */
+  focusAfterClose?: RefObject<HTMLElement | null>;
 }
 
 export function DecisionDialog({
@@ -30,14 +35,15 @@ export function DecisionDialog({
   onConfirm,
   onCancel,
   fallbackFocus,
+  focusAfterClose,
 }: DecisionDialogProps) {
   const dialogRef = useRef<HTMLDialogElement>(null);
   const cancelRef = useRef<HTMLButtonElement>(null);
   const titleId = useId();
   // Latest values for the listeners registered once.
-  const latest = useRef({ busy, onCancel, fallbackFocus });
+  const latest = useRef({ busy, onCancel, fallbackFocus, focusAfterClose });
   useEffect(() => {
-    latest.current = { busy, onCancel, fallbackFocus };
+    latest.current = { busy, onCancel, fallbackFocus, focusAfterClose };
   });
 
   useEffect(() => {
@@ -55,7 +61,8 @@ export function DecisionDialog({
     return () => {
       dialog.removeEventListener('cancel', onCancelEvent);
       if (dialog.open) dialog.close();
-      const back = opener?.isConnected ? opener : latest.current.fallbackFocus?.current;
+      const { fallbackFocus: fallback, focusAfterClose: after } = latest.current;
+      const back = after?.current ?? (opener?.isConnected ? opener : fallback?.current);
       back?.focus();
     };
   }, []);

@@ -41,6 +41,12 @@ export function SpecDecisions({
   const mine =
     load.state === 'ready' ? load.list.decisions.filter((d) => d.spec_path === specPath) : [];
   const proposed = mine.filter((d) => d.status === 'proposed');
+  const { snapshot } = useHostState();
+  const counted = snapshot?.reconcile[worktree.id]?.decisions?.bySpec.some(
+    (entry) => entry.specPath === specPath,
+  );
+  // A spec nobody proposed anything for shows no section (most specs, most of the time).
+  if (mine.length === 0 && !counted && outcome === null && load.state !== 'error') return null;
   return (
     <section ref={sectionRef} className="decisions" aria-labelledby={headingId} tabIndex={-1}>
       <h4 id={headingId} className="spec-detail__subheading">
@@ -223,10 +229,13 @@ function Proposal({
   const headingId = useId();
   const reasonId = useId();
   const [dialog, setDialog] = useState<Dialog | null>(null);
+  // Set when the proposal was decided: it leaves the list, so focus goes to the section.
+  const focusAfterClose = useRef<HTMLElement | null>(null);
   const running = worktree.status.state === 'running';
   const ref = { worktreeId: worktree.id, specPath: decision.spec_path, index: decision.index };
 
   const openAccept = async (): Promise<void> => {
+    focusAfterClose.current = null;
     setDialog({ kind: 'accept', preview: null, error: null, busy: false });
     try {
       const preview = await store.commands.previewAcceptDecision(ref);
@@ -243,6 +252,7 @@ function Proposal({
         ...ref,
         expected: { decision: preview.decision, specSha256: preview.specSha256 },
       });
+      focusAfterClose.current = fallbackFocus.current;
       setDialog(null);
       onOutcome({
         kind: 'ok',
@@ -262,6 +272,7 @@ function Proposal({
         ...(trimmed === '' ? {} : { reason: trimmed }),
         expected: { decision },
       });
+      focusAfterClose.current = fallbackFocus.current;
       setDialog(null);
       onOutcome({
         kind: 'ok',
@@ -298,7 +309,10 @@ function Proposal({
           type="button"
           className="button button--small"
           disabled={disabled}
-          onClick={() => setDialog({ kind: 'reject', reason: '', error: null, busy: false })}
+          onClick={() => {
+            focusAfterClose.current = null;
+            setDialog({ kind: 'reject', reason: '', error: null, busy: false });
+          }}
         >
           Reject…
         </button>
@@ -315,6 +329,7 @@ function Proposal({
           busy={dialog.busy}
           confirmDisabled={dialog.preview === null}
           fallbackFocus={fallbackFocus}
+          focusAfterClose={focusAfterClose}
           onCancel={() => setDialog(null)}
           onConfirm={() => dialog.preview && void accept(dialog.preview)}
         >
@@ -352,6 +367,7 @@ function Proposal({
           tone="danger"
           busy={dialog.busy}
           fallbackFocus={fallbackFocus}
+          focusAfterClose={focusAfterClose}
           onCancel={() => setDialog(null)}
           onConfirm={() => void reject(dialog.reason)}
         >
