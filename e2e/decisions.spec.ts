@@ -2,12 +2,12 @@
 // .notarai/decision-log.json holds proposals on two specs (api: with a `decisions:` section; app:
 // none), driven in real Chromium. The counts show in the totals, the spec table and the worktree's
 // list; a spec's detail lists its proposals with their rationale, and a related file opens its
-// diff. Accept… shows the spec's change in a dialog (focus on Cancel, Escape cancels, focus back on
+// diff (in the spec's review, or under the proposal in the worktree's list). Accept… shows the spec's change in a dialog (focus on Cancel, Escape cancels, focus back on
 // the opener, nothing written), then writes on confirm; a proposal of the other spec is rejected
 // with a reason from the worktree's list. After each, the spec and the log are byte for byte what
 // `grove decisions accept|reject` (the real command) writes on a copy of the same files, and the
 // counts follow live. With GROVE_SCREENSHOTS_DIR set, it saves the accept's dialog and the spec's
-// proposals (10-decision-*-light|dark.png) there.
+// proposals (11-decision-*-light|dark.png) there.
 import { execFile } from 'node:child_process';
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -88,6 +88,7 @@ describe('decision proposals in Chromium', () => {
       [SPEC]: API_SPEC,
       '.notarai/app.spec.yaml': APP_SPEC,
       [LOG_FILE]: LOG,
+      'src/api/a.ts': 'export const a = 1;\n',
       'src/api/http.ts': 'export const retries = 3;\n',
       'src/app.ts': 'export const app = 1;\n',
     });
@@ -163,22 +164,34 @@ describe('decision proposals in Chromium', () => {
     expect(await proposal.locator('.decision__rationale').innerText()).toBe(
       'The client now retries.\nSee src/api/http.ts for the policy.',
     );
+    // A related file the review lists opens there: selected, its diff beside the list.
+    const review = detail.getByRole('region', { name: /^Changes of / });
+    await review.waitFor({ timeout: UI_TIMEOUT_MS });
+    expect(await review.getAttribute('aria-label')).toBe('Changes of src/api/a.ts');
     await proposal.getByRole('button', { name: 'src/api/http.ts' }).click();
-    await proposal
+    await detail
+      .getByRole('region', { name: 'Changes of src/api/http.ts' })
+      .getByText('+export const retries = 5;')
+      .waitFor({ timeout: UI_TIMEOUT_MS });
+    await proposal.getByText('its diff is shown in the review above').waitFor();
+    // In the worktree's list, which has no review, it opens under the proposal.
+    const listed = worktreeList.getByRole('article', { name: 'Retry idempotent requests' });
+    await listed.getByRole('button', { name: 'src/api/http.ts' }).click();
+    await listed
       .getByLabel('Diff of src/api/http.ts vs main')
       .getByText('+export const retries = 5;')
       .waitFor({ timeout: UI_TIMEOUT_MS });
 
     await proposal.scrollIntoViewIfNeeded();
-    await screenshot('10-decision-proposals');
+    await screenshot('11-decision-proposals');
     // Accept… shows the spec's change first; Escape cancels, focus goes back, nothing written.
     const acceptButton = proposal.getByRole('button', { name: 'Accept…' });
     await acceptButton.click();
-    const dialog = page.getByRole('dialog', { name: `Accept into ${SPEC}?` });
+    const dialog = page.getByRole('alertdialog', { name: `Accept into ${SPEC}?` });
     const change = dialog.getByLabel(`What changes in ${SPEC}`);
     await change.waitFor({ timeout: UI_TIMEOUT_MS });
     expect(await focused()).toBe('Cancel');
-    await screenshot('10-decision-accept');
+    await screenshot('11-decision-accept');
     const shown = await change.innerText();
     expect(shown).toContain("+  - date: '2026-04-13'");
     expect(shown).toContain("+    choice: 'Retry idempotent requests'");
@@ -231,7 +244,9 @@ describe('decision proposals in Chromium', () => {
       .getByRole('region', { name: 'Proposals for .notarai/app.spec.yaml' })
       .getByRole('article', { name: 'Drop the legacy endpoint' });
     await drop.getByRole('button', { name: 'Reject…' }).click();
-    const rejectDialog = page.getByRole('dialog', { name: 'Reject “Drop the legacy endpoint”?' });
+    const rejectDialog = page.getByRole('alertdialog', {
+      name: 'Reject “Drop the legacy endpoint”?',
+    });
     await rejectDialog.waitFor();
     expect(await focused()).toBe('Cancel');
     await rejectDialog.getByLabel('Reason (optional)').fill('Still called by the mobile app');

@@ -65,6 +65,7 @@ const handlers: Handlers = {
     host.cancelToolCall(input.worktreeId, input.callId);
     return ok;
   },
+  undoMark: (host, input: Input<'undoMark'>) => host.undoMark(input.worktreeId, input.markId),
   stopTask: (host, input: Input<'stopTask'>) => {
     host.stopTask(input.worktreeId, input.runId);
     return ok;

@@ -20,6 +20,7 @@ import {
 } from '../../shared/model.ts';
 import type { DecisionRequest } from '../../shared/decisions.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
+import type { UndoMarkResult } from '../../shared/reconcile-results.ts';
 import { ChatService, type ChatServiceOptions } from '../chat/chat-service.ts';
 import { AppDatabase, FIRST_WORKTREE_PORT, newToken } from './app-database.ts';
 import { discoverRepo, type DiscoveredWorktree } from './worktree-discovery.ts';
@@ -339,6 +340,11 @@ export class Host {
   /** Ends a running tool call of a worktree's server (its client gets a "cancelled" error). */
   cancelToolCall(worktreeId: string, callId: string): void {
     this.worktree(worktreeId).supervisor.cancelCall(callId);
+  }
+
+  /** Undoes the last mark_reconciled of a worktree's server (the window's Undo). */
+  undoMark(worktreeId: string, markId: string): Promise<UndoMarkResult> {
+    return this.worktree(worktreeId).supervisor.undoMark(markId);
   }
 
   /** Stops a running just task of a worktree's server (its client gets a "stopped" error). */

@@ -367,10 +367,8 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
           const refusedArguments = args instanceof RefusedArguments ? args : undefined;
           const argumentsSummary = summarizeArguments(refusedArguments?.raw ?? args);
           const { sessionId } = ctx;
-          if (refusedArguments !== undefined) {
-            const message =
-              `Input validation error: Invalid arguments for tool ${tool.name}: ` +
-              refusedArguments.issues;
+          /** A call refused before it runs: recorded as every call is, then answered. */
+          const refuse = (message: string): CallToolResult => {
             onToolCalled?.({
               callId,
               tool: tool.name,
@@ -384,24 +382,16 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
               error: message,
             });
             return toolErrorResult(message);
+          };
+          if (refusedArguments !== undefined) {
+            return refuse(
+              `Input validation error: Invalid arguments for tool ${tool.name}: ` +
+                refusedArguments.issues,
+            );
           }
           const runsTask = tool.runsTask === true;
           const refused = refusal(sessionId, runsTask);
-          if (refused !== undefined) {
-            onToolCalled?.({
-              callId,
-              tool: tool.name,
-              leg,
-              sessionId,
-              ...withEnvelope(ctx),
-              isError: true,
-              durationMs: performance.now() - started,
-              argumentsSummary,
-              resultBytes: Buffer.byteLength(refused),
-              error: refused,
-            });
-            return toolErrorResult(refused);
-          }
+          if (refused !== undefined) return refuse(refused);
           if (runsTask) tasksRunning++;
           else {
             if (sessionId !== undefined) {

@@ -229,8 +229,20 @@ export function runWorktreeProcess(channel: HostChannel): void {
       case 'stop-task':
         server?.stopTask(message.runId, 'from the Grove window');
         return;
+      case 'undo-mark': {
+        const { requestId } = message;
+        try {
+          if (!reconcile) throw new Error('the server is not running');
+          const result = await (await reconcile.engine()).undoMark(message.markId);
+          channel.send({ type: 'undo-mark-result', requestId, result });
+        } catch (error) {
+          const text = error instanceof Error ? error.message : String(error);
+          channel.send({ type: 'undo-mark-result', requestId, error: text });
+        }
+        return;
+      }
       case 'decision-request':
-        answerDecision(message.id, message.request);
+        answerDecision(message.requestId, message.request);
         return;
       case 'ping':
         channel.send({
@@ -245,7 +257,7 @@ export function runWorktreeProcess(channel: HostChannel): void {
   };
 
   /** Answers one decision request, in the background (the process keeps answering pings). */
-  const answerDecision = (id: number, request: unknown): void => {
+  const answerDecision = (requestId: number, request: unknown): void => {
     const root = worktreeRoot;
     const answer = async (): Promise<unknown> => {
       if (root === undefined) {
@@ -255,12 +267,12 @@ export function runWorktreeProcess(channel: HostChannel): void {
       return answerDecisionRequest(root, request);
     };
     answer().then(
-      (result) => channel.send({ type: 'decision-answer', id, ok: true, result }),
+      (result) => channel.send({ type: 'decision-answer', requestId, ok: true, result }),
       (error: unknown) => {
         if (!(error instanceof UserError)) log.error(`decision request: ${String(error)}`);
         channel.send({
           type: 'decision-answer',
-          id,
+          requestId,
           ok: false,
           message: error instanceof Error ? error.message : String(error),
           ...(error instanceof UserError ? { code: error.code } : {}),

@@ -2,7 +2,7 @@
 // SpecDecisions in a spec's detail (that spec's proposals) and WorktreeDecisions under the table
 // (every proposal of the worktree, by spec — those of a spec that does not load included). Each
 // proposal shows its choice, rationale, date, origin and related files, each of which opens its
-// diff vs the base. Accept… shows the exact change to the spec file (asked from the worktree's
+// diff vs the base (in the spec's review when it lists the file, else under the proposal). Accept… shows the exact change to the spec file (asked from the worktree's
 // process, nothing written) and writes only on confirm, refused if the proposal or the spec changed
 // since it was shown; Reject… asks for a reason (optional, as in NotarAI). Both write what
 // `grove decisions accept|reject` writes. The lists follow the log live (decisions-calls.ts).
@@ -10,10 +10,10 @@ import { useId, useRef, useState, type RefObject } from 'react';
 import type { AcceptPreview, Decision } from '../../../shared/decisions.ts';
 import { MAX_REJECT_REASON_CHARS } from '../../../shared/decisions.ts';
 import type { WorktreeState } from '../../../shared/model.ts';
+import { ConfirmDialog } from '../common/confirm-dialog.tsx';
 import { errorText } from '../common/error-text.ts';
 import { plural } from '../common/format.ts';
 import { useHostState, useHostStore } from '../common/store-context.tsx';
-import { DecisionDialog } from './decision-dialog.tsx';
 import { diffOfFile, useDecisionList, type DecisionList } from './decisions-calls.ts';
 import { DiffView } from './diff-view.tsx';
 import { getSpecDiff } from './reconcile-calls.ts';
@@ -23,6 +23,11 @@ interface PanelProps {
   /** The base the related files' diffs compare against (the state's). */
   base: string;
   live: boolean;
+  /**
+   * Shows a related file in the spec's review (selected, its diff beside the list); false when the
+   * review does not list it (its diff then opens under the proposal).
+   */
+  showInReview?: (file: string) => boolean;
 }
 
 type Outcome = { kind: 'ok' | 'error'; text: string };
@@ -33,6 +38,7 @@ export function SpecDecisions({
   specPath,
   base,
   live,
+  showInReview,
 }: PanelProps & { specPath: string }) {
   const { load, reload } = useDecisionList(worktree);
   const headingId = useId();
@@ -61,6 +67,7 @@ export function SpecDecisions({
         worktree={worktree}
         base={base}
         live={live}
+        showInReview={showInReview}
         fallbackFocus={sectionRef}
         onOutcome={(next) => {
           setOutcome(next);
@@ -192,6 +199,7 @@ function Settled({ decisions }: { decisions: Decision[] }) {
 }
 
 interface ProposalsProps {
+  showInReview?: ((file: string) => boolean) | undefined;
   decisions: Decision[];
   worktree: WorktreeState;
   base: string;
@@ -224,6 +232,7 @@ function Proposal({
   live,
   fallbackFocus,
   onOutcome,
+  showInReview,
 }: Omit<ProposalsProps, 'decisions'> & { decision: Decision }) {
   const store = useHostStore();
   const headingId = useId();
@@ -294,7 +303,12 @@ function Proposal({
       </p>
       <p className="decision__rationale">{decision.rationale}</p>
       {decision.related_files.length > 0 && (
-        <RelatedFiles decision={decision} worktree={worktree} base={base} />
+        <RelatedFiles
+          decision={decision}
+          worktree={worktree}
+          base={base}
+          showInReview={showInReview}
+        />
       )}
       <div className="button-row">
         <button
@@ -318,18 +332,15 @@ function Proposal({
         </button>
       </div>
       {dialog?.kind === 'accept' && (
-        <DecisionDialog
-          title={
-            <>
-              Accept into <code>{decision.spec_path}</code>?
-            </>
-          }
+        <ConfirmDialog
+          title={`Accept into ${decision.spec_path}?`}
           confirmLabel="Accept and write the spec"
+          busyLabel="Writing…"
           tone="primary"
+          wide
           busy={dialog.busy}
           confirmDisabled={dialog.preview === null}
-          fallbackFocus={fallbackFocus}
-          focusAfterClose={focusAfterClose}
+          returnFocusTo={focusAfterClose}
           onCancel={() => setDialog(null)}
           onConfirm={() => dialog.preview && void accept(dialog.preview)}
         >
@@ -358,16 +369,16 @@ function Proposal({
               {dialog.error}
             </p>
           )}
-        </DecisionDialog>
+        </ConfirmDialog>
       )}
       {dialog?.kind === 'reject' && (
-        <DecisionDialog
-          title={<>Reject “{decision.choice}”?</>}
+        <ConfirmDialog
+          title={`Reject “${decision.choice}”?`}
           confirmLabel="Reject"
+          busyLabel="Rejecting…"
           tone="danger"
           busy={dialog.busy}
-          fallbackFocus={fallbackFocus}
-          focusAfterClose={focusAfterClose}
+          returnFocusTo={focusAfterClose}
           onCancel={() => setDialog(null)}
           onConfirm={() => void reject(dialog.reason)}
         >
@@ -375,12 +386,12 @@ function Proposal({
             The proposal stays in <code>.notarai/decision-log.json</code>, marked rejected; the spec
             is not changed.
           </p>
-          <label htmlFor={reasonId} className="decision-dialog__label">
+          <label htmlFor={reasonId} className="decision__reason-label">
             Reason (optional)
           </label>
           <textarea
             id={reasonId}
-            className="textarea decision-dialog__reason"
+            className="textarea"
             rows={3}
             maxLength={MAX_REJECT_REASON_CHARS}
             value={dialog.reason}
@@ -395,29 +406,38 @@ function Proposal({
               {dialog.error}
             </p>
           )}
-        </DecisionDialog>
+        </ConfirmDialog>
       )}
     </article>
   );
 }
 
 type FileDiff =
-  { state: 'loading' } | { state: 'ready'; diff: string } | { state: 'error'; message: string };
+  | { state: 'review' }
+  | { state: 'loading' }
+  | { state: 'ready'; diff: string }
+  | { state: 'error'; message: string };
 
-/** The proposal's related files; each opens its diff vs the base (from the spec's diff). */
+/**
+ * The proposal's related files; each opens its diff vs the base: in the spec's review when it lists
+ * the file, else under the proposal (from the spec's diff).
+ */
 function RelatedFiles({
   decision,
   worktree,
   base,
+  showInReview,
 }: {
   decision: Decision;
   worktree: WorktreeState;
   base: string;
+  showInReview?: ((file: string) => boolean) | undefined;
 }) {
   const store = useHostStore();
   const [open, setOpen] = useState<{ file: string; load: FileDiff } | null>(null);
   const show = async (file: string): Promise<void> => {
     if (open?.file === file) return setOpen(null);
+    if (showInReview?.(file)) return setOpen({ file, load: { state: 'review' } });
     setOpen({ file, load: { state: 'loading' } });
     try {
       const result = await getSpecDiff(store.commands, worktree.id, decision.spec_path, base);
@@ -447,6 +467,11 @@ function RelatedFiles({
           </li>
         ))}
       </ul>
+      {open && open.load.state === 'review' && (
+        <p className="muted" role="status">
+          <code>{open.file}</code>: its diff is shown in the review above.
+        </p>
+      )}
       {open && open.load.state === 'loading' && (
         <p className="empty-inline" role="status">
           <span className="spinner spinner--small" aria-hidden="true" /> Loading the diff of{' '}
