@@ -177,6 +177,9 @@ function OutcomeNotice({ outcome }: { outcome: Outcome | null }) {
   );
 }
 
+/** Settled entries listed at most (the rest are counted; the CLI lists them all). */
+const SETTLED_SHOWN = 100;
+
 /** Accepted or rejected entries still in the log (NotarAI keeps rejected ones), folded. */
 function Settled({ decisions }: { decisions: Decision[] }) {
   if (decisions.length === 0) return null;
@@ -184,7 +187,7 @@ function Settled({ decisions }: { decisions: Decision[] }) {
     <details className="decisions__settled">
       <summary>{plural(decisions.length, 'settled proposal')} kept in the log</summary>
       <ul className="decisions__settled-list">
-        {decisions.map((d) => (
+        {decisions.slice(0, SETTLED_SHOWN).map((d) => (
           <li key={d.index}>
             <span className="tag tag--quiet">{d.status}</span> {d.choice}{' '}
             <span className="muted">
@@ -193,6 +196,12 @@ function Settled({ decisions }: { decisions: Decision[] }) {
             </span>
           </li>
         ))}
+        {decisions.length > SETTLED_SHOWN && (
+          <li className="muted">
+            and {decisions.length - SETTLED_SHOWN} more (<code>grove decisions list</code> shows
+            them all)
+          </li>
+        )}
       </ul>
     </details>
   );
@@ -208,16 +217,32 @@ interface ProposalsProps {
   onOutcome(outcome: Outcome): void;
 }
 
+/** Proposals shown at first in one list (a log of a MiB holds thousands); "Show more" adds as many. */
+const PROPOSALS_SHOWN = 50;
+
 function Proposals({ decisions, ...props }: ProposalsProps) {
+  const [shown, setShown] = useState(PROPOSALS_SHOWN);
   if (decisions.length === 0) return null;
+  const more = decisions.length - shown;
   return (
-    <ol className="decisions__list">
-      {decisions.map((decision) => (
-        <li key={`${decision.index}:${decision.choice}`}>
-          <Proposal decision={decision} {...props} />
-        </li>
-      ))}
-    </ol>
+    <>
+      <ol className="decisions__list">
+        {decisions.slice(0, shown).map((decision) => (
+          <li key={`${decision.index}:${decision.choice}`}>
+            <Proposal decision={decision} {...props} />
+          </li>
+        ))}
+      </ol>
+      {more > 0 && (
+        <button
+          type="button"
+          className="button button--small"
+          onClick={() => setShown((n) => n + PROPOSALS_SHOWN)}
+        >
+          Show {Math.min(more, PROPOSALS_SHOWN)} more (of {decisions.length})
+        </button>
+      )}
+    </>
   );
 }
 
