@@ -212,7 +212,7 @@ describe('a spec review in Chromium', () => {
       .getByRole('status')
       .getByText(/^Mark undone: 0 cache rows restored, 2,001 rows the mark had added removed\./)
       .waitFor({ timeout: UI_TIMEOUT_MS });
-    await expect.poll(changed, { timeout: LIVE_TIMEOUT_MS }).toBe('2000');
+    await expect.poll(changed, { timeout: LIVE_TIMEOUT_MS }).toBe('2,000');
     await detail.getByRole('heading', { name: 'Changed since reconciled (2,000)' }).waitFor();
     expect(pageErrors).toEqual([]);
   });

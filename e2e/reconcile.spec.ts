@@ -229,8 +229,11 @@ describe('the Reconciliation tab in Chromium', () => {
   test('Snapshot state asks first, then reports where it wrote', async () => {
     const panel = await openReconciliation();
     await panel.getByRole('button', { name: 'Snapshot state…' }).click();
-    // Before writing: the counts, added up, and the change to the JSON file.
-    const choices = panel.getByRole('group', { name: 'Write the snapshot?' });
+    // Before writing, in the window's confirmation: the counts, added up, and the change to the
+    // JSON file.
+    const choices = page.getByRole('alertdialog', {
+      name: 'Write .notarai/reconciliation_state.json?',
+    });
     const keep = await choices.getByRole('radio').first().locator('..').textContent();
     const [, cache, files, specs] =
       /(\d+) from this machine's cache = (\d+) files? \+ (\d+) specs?/.exec(keep ?? '') ?? [];
@@ -238,7 +241,7 @@ describe('the Reconciliation tab in Chromium', () => {
     const change = choices.getByLabel('Change to .notarai/reconciliation_state.json');
     await change.getByText(/^\+ "last_reconciliation\.timestamp": "\d+Z"/).waitFor();
     await change.getByText(/^\+ src\/server\.ts \(added\)/).waitFor();
-    await panel.getByRole('button', { name: 'Write snapshot' }).click();
+    await choices.getByRole('button', { name: 'Write snapshot' }).click();
     await panel
       .getByRole('status')
       .getByText(/^Snapshot written to .*reconciliation_state\.json/)

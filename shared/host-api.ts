@@ -4,6 +4,7 @@
 // host validates every input with the same schemas.
 import { z } from 'zod';
 import { chatCommands, ChatHostEventSchema } from './chat.ts';
+import { decisionCommands } from './decisions.ts';
 import {
   ActivityEntrySchema,
   ConnectionInfoSchema,
@@ -155,6 +156,8 @@ export const hostCommands = {
   },
   /** The chat panel (shared/chat.ts): settings, conversations, send, stop, reconcile. */
   ...chatCommands,
+  /** Decision proposals (shared/decisions.ts): list, preview an accept, accept, reject. */
+  ...decisionCommands,
 } as const;
 
 export type HostCommandName = keyof typeof hostCommands;

@@ -43,6 +43,17 @@ export const HostToWorktreeSchema = z.discriminatedUnion('type', [
     requestId: z.number().int(),
     markId: z.string().min(1).max(100),
   }),
+  /**
+   * The window lists, previews, accepts or rejects a decision proposal (people only: no MCP tool
+   * accepts or rejects). `request` is a shared/decisions.ts DecisionRequest, validated by the
+   * process when it handles it (main/worktree/decision-requests.ts, loaded then); the process
+   * answers with `decision-answer` and the same `requestId`.
+   */
+  z.object({
+    type: z.literal('decision-request'),
+    requestId: z.number().int(),
+    request: z.unknown(),
+  }),
 ]);
 export type HostToWorktree = z.infer<typeof HostToWorktreeSchema>;
 

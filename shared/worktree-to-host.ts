@@ -51,6 +51,19 @@ export const WorktreeToHostSchema = z.discriminatedUnion('type', [
     result: UndoMarkResultSchema.optional(),
     error: z.string().optional(),
   }),
+  /**
+   * The answer to a `decision-request` with this `requestId`: its result (checked by the host
+   * against the command's output schema, shared/decisions.ts), or the refusal, with the
+   * UserError's code.
+   */
+  z.object({
+    type: z.literal('decision-answer'),
+    requestId: z.number().int(),
+    ok: z.boolean(),
+    result: z.unknown().optional(),
+    message: z.string().optional(),
+    code: z.string().optional(),
+  }),
   /** A record of the worktree process's log: the host writes it to its log file. */
   z.object({ type: z.literal('log'), record: LogRecordSchema }),
 ]);

@@ -18,6 +18,7 @@ import {
   type RepoState,
   type WorktreeState,
 } from '../../shared/model.ts';
+import type { DecisionRequest } from '../../shared/decisions.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import type { UndoMarkResult } from '../../shared/reconcile-results.ts';
 import { ChatService, type ChatServiceOptions } from '../chat/chat-service.ts';
@@ -349,6 +350,18 @@ export class Host {
   /** Stops a running just task of a worktree's server (its client gets a "stopped" error). */
   stopTask(worktreeId: string, runId: string): void {
     this.worktree(worktreeId).supervisor.stopTask(runId);
+  }
+
+  /**
+   * Asks a worktree's server process about its decision proposals (list, preview an accept,
+   * accept, reject: main/worktree/decision-requests.ts answers); a refusal is a UserError.
+   */
+  decisionRequest(worktreeId: string, request: DecisionRequest): Promise<unknown> {
+    const worktree = this.worktree(worktreeId);
+    if (worktree.missingMessage) {
+      throw new UserError(worktree.missingMessage, { code: 'unavailable' });
+    }
+    return worktree.supervisor.decisionRequest(request);
   }
 
   /** The OS process id of a worktree's server process, while it has one. */

@@ -5,7 +5,13 @@
 import type Database from 'better-sqlite3';
 import { compareUtf8 } from '../platform/path-order.ts';
 import { nextSlice, sliceDue, sortInSlices } from '../platform/time-slices.ts';
-import type { ReconciledRow } from './hash-cache.ts';
+
+/** A row of NotarAI's table. */
+export interface ReconciledRow {
+  hash: string;
+  /** Unix seconds. */
+  updatedAt: number;
+}
 
 /** An upsert: the INSERT's head, its columns, and what a conflicting row updates. */
 export interface Upsert {

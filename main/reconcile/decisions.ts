@@ -33,9 +33,8 @@ import {
   writeFileAtomicInsideRoot,
 } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
-import { appendDecisionToSpecText } from './decisions-spec-edit.ts';
+import { editAndValidateSpecOffTheLoop } from './decisions-spec-edit.ts';
 import { MAX_CONFIG_BYTES } from './notarai-configs.ts';
-import { formatSpecError, validateSpecText } from './spec-loader.ts';
 import { isSpecPath, MAX_SPEC_BYTES, NOTARAI_DIR } from './spec-paths.ts';
 
 export const DECISION_LOG_PATH = `${NOTARAI_DIR}/decision-log.json`;
@@ -327,22 +326,20 @@ export async function planAcceptDecision(
         `cannot go into ${specPath} (nothing was written)`,
     );
   }
-  let specAfter: string;
-  try {
-    specAfter = appendDecisionToSpecText(specBefore, entry);
-  } catch (error) {
+  // Two YAML parses and a schema check: off the event loop for a big spec.
+  const edit = await editAndValidateSpecOffTheLoop(specPath, specBefore, entry);
+  if (!edit.ok && edit.stage === 'edit') {
     throw new UserError(
-      `cannot add the decision to ${specPath}: ${(error as Error).message} (nothing was written)`,
+      `cannot add the decision to ${specPath}: ${edit.message} (nothing was written)`,
     );
   }
-  const validated = validateSpecText(specPath, specAfter);
-  if (!validated.ok) {
+  if (!edit.ok) {
     throw new UserError(
-      'Spec validation failed after accepting decision: ' +
-        `${validated.errors.map(formatSpecError).join('; ')} (nothing was written: ${specPath} ` +
-        `and ${DECISION_LOG_PATH} are as they were)`,
+      `Spec validation failed after accepting decision: ${edit.message} (nothing was written: ` +
+        `${specPath} and ${DECISION_LOG_PATH} are as they were)`,
     );
   }
+  const specAfter = edit.text;
   const proposals = loaded.log.proposals.filter((_, position) => position !== index);
   return {
     decision: toDecision(entry, index),
@@ -356,13 +353,28 @@ export async function planAcceptDecision(
 }
 
 /**
+ * A last check of what is about to be written, run after the files were read and before anything
+ * is written, in turn with the log's other mutations (the window's: the proposal it showed is
+ * still the one at that index; decision-review.ts). Throwing refuses, nothing written.
+ */
+export interface DecisionCheck<T> {
+  check?(what: T): void;
+}
+
+/**
  * Accepts proposal `index` of `specPath` (`decisions accept`): the spec gets the decision, the log
  * loses the entry; both written atomically, the spec first and put back if the log cannot be
  * written. Returns the decision, status "accepted".
  */
-export function acceptDecision(root: string, specPath: string, index: number): Promise<Decision> {
+export function acceptDecision(
+  root: string,
+  specPath: string,
+  index: number,
+  options: DecisionCheck<AcceptPlan> = {},
+): Promise<Decision> {
   return serialised(root, async () => {
     const plan = await planAcceptDecision(root, specPath, index);
+    options.check?.(plan);
     const logUnchanged = () =>
       unchangedSinceRead(root, DECISION_LOG_PATH, plan.logBefore, MAX_DECISION_LOG_BYTES);
     const specMode = modeOf(root, plan.specPath);
@@ -399,10 +411,12 @@ export function rejectDecision(
   specPath: string,
   index: number,
   reason?: string,
+  options: DecisionCheck<Decision> = {},
 ): Promise<Decision> {
   return serialised(root, async () => {
     const loaded = await readDecisionLog(root);
-    proposalFor(loaded.log, specPath, index, 'reject');
+    const entry = proposalFor(loaded.log, specPath, index, 'reject');
+    options.check?.(toDecision(entry, index));
     const proposals = loaded.log.proposals.map((entry, position) => {
       if (position !== index) return entry;
       const { reject_reason: _old, ...rest } = entry;

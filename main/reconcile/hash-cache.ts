@@ -24,7 +24,14 @@ import { UserError } from '../platform/errors.ts';
 import { stageMark } from '../platform/stage-timings.ts';
 import { forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
 import type { SchemaObject } from './sqlite-file.ts';
-import { NOTARAI_UPSERT, readRows, sortedByPath, STATS_UPSERT, upsertRows } from './cache-rows.ts';
+import {
+  NOTARAI_UPSERT,
+  readRows,
+  sortedByPath,
+  STATS_UPSERT,
+  upsertRows,
+  type ReconciledRow,
+} from './cache-rows.ts';
 import type { StatRow } from './stat-fast-path.ts';
 
 export type { StatRow } from './stat-fast-path.ts';
@@ -54,12 +61,7 @@ export const STAT_CACHE_DDL =
 export const CACHE_DB = `${CACHE_DIR}/notarai.db`;
 export const STATS_DB = `${CACHE_DIR}/grove-stats.db`;
 
-/** A row of NotarAI's table. */
-export interface ReconciledRow {
-  hash: string;
-  /** Unix seconds. */
-  updatedAt: number;
-}
+export type { ReconciledRow } from './cache-rows.ts';
 
 /** Rows of one database kept in memory, valid for one connection while data_version holds. */
 interface Memo<T> {

@@ -30,7 +30,7 @@ import { FileJobRunner } from './file-job-runner.ts';
 import type { LiveIndex } from './live-index.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
 import { markFilesReconciled, type MarkRecord } from './mark-reconciled.ts';
-import { computeReconcileState } from './reconcile-state.ts';
+import { computeReconcileState, summarizeDecisions } from './reconcile-state.ts';
 import { computeSpecDiff, type SpecDiffRequest } from './spec-diff.ts';
 import { checkSpecPath, loadValidSpec } from './spec-request.ts';
 import type { WorkerPool } from '../platform/worker-pool.ts';
@@ -458,7 +458,8 @@ export class ReconcileEngine {
     const signal = caller ? AbortSignal.any([caller]) : new AbortController().signal;
     pauseAtSlices(signal, () => this.#callsFirst());
     await pauseIfAsked(signal);
-    const state = await computeReconcileState(this.#parts, base, signal);
+    const computed = await computeReconcileState(this.#parts, base, signal);
+    const state = { ...computed, decisions: await summarizeDecisions(this.root) };
     try {
       const live = await liveCheckWithParts(this.#parts, signal);
       const bySpec = new Map(live.drift.specs.map((spec) => [spec.spec_path, spec]));

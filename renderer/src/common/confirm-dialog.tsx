@@ -1,6 +1,6 @@
 // The one confirmation of the window (Remove repository, Clear cache, Snapshot state, Rotate token,
-// Stop with clients connected, Delete conversation): a native modal <dialog> (showModal), so the
-// rest of the window is inert while it asks. It opens with focus on Cancel — the safe choice, so
+// Stop with clients connected, Delete conversation, Accept or Reject a decision): a native modal
+// <dialog> (showModal), so the rest of the window is inert while it asks. It opens with focus on Cancel — the safe choice, so
 // Enter right after opening never destroys anything — Escape cancels, and focus goes back to the
 // control that opened it. Mount it to ask, unmount it (onCancel / after onConfirm) to close.
 import { useEffect, useId, useRef, type ReactNode, type RefObject } from 'react';
@@ -23,6 +23,8 @@ export interface ConfirmDialogProps {
   /** Where focus goes back to, when not the element focused at opening (an opener disabled while
    * it prepared the question). */
   returnFocusTo?: RefObject<HTMLElement | null>;
+  /** Wide enough for a diff (an accepted decision's change to its spec). */
+  wide?: boolean;
   onConfirm(): void;
   onCancel(): void;
 }
@@ -36,6 +38,7 @@ export function ConfirmDialog({
   busy = false,
   confirmDisabled = false,
   returnFocusTo,
+  wide = false,
   onConfirm,
   onCancel,
 }: ConfirmDialogProps) {
@@ -78,7 +81,7 @@ export function ConfirmDialog({
   return (
     <dialog
       ref={dialogRef}
-      className="confirm-dialog"
+      className={wide ? 'confirm-dialog confirm-dialog--wide' : 'confirm-dialog'}
       role="alertdialog"
       aria-labelledby={titleId}
       aria-describedby={children ? bodyId : undefined}

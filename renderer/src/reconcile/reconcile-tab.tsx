@@ -15,6 +15,7 @@ import { useNow } from '../common/use-now.ts';
 import { specRows, type SpecRow } from './reconcile-format.ts';
 import { SpecDetail } from './spec-detail.tsx';
 import { CacheActions } from './cache-actions.tsx';
+import { WorktreeDecisions } from './decisions-panel.tsx';
 import { DriftWord } from '../common/drift-word.tsx';
 
 export function ReconcileTab({
@@ -81,6 +82,9 @@ export function ReconcileTab({
               setRevealed(path);
             }}
             baseError={state.baseError}
+            proposed={
+              new Map(state.decisions?.bySpec.map((spec) => [spec.specPath, spec.proposed]) ?? [])
+            }
           />
           {selected && (
             <SpecDetail
@@ -96,6 +100,7 @@ export function ReconcileTab({
           )}
         </div>
       )}
+      <WorktreeDecisions worktree={worktree} base={state.base} live={live} />
       <CacheActions worktree={worktree} live={live} />
     </div>
   );
@@ -202,6 +207,7 @@ function Totals({ state }: { state: ReconcileState }) {
     ['Changed since reconciled', t.changedSinceReconciled],
     ['Changed vs base', vsBase(t.changedVsBase)],
     ['Invalid specs', t.invalidSpecs],
+    ['Decisions proposed', state.decisions?.proposed ?? 0],
   ];
   return (
     <dl className="reconcile-totals" aria-label="Reconciliation totals">
@@ -209,7 +215,11 @@ function Totals({ state }: { state: ReconcileState }) {
         <div
           key={label}
           className={
-            count !== null && count > 0 && (label === 'To reconcile' || label === 'Invalid specs')
+            count !== null &&
+            count > 0 &&
+            (label === 'To reconcile' ||
+              label === 'Invalid specs' ||
+              label === 'Decisions proposed')
               ? 'reconcile-totals__item reconcile-totals__item--attention'
               : 'reconcile-totals__item'
           }
@@ -275,11 +285,14 @@ function SpecTable({
   selectedPath,
   onSelect,
   baseError,
+  proposed,
 }: {
   rows: SpecRow[];
   selectedPath: string | null;
   onSelect(path: string): void;
   baseError: string | null;
+  /** Decision proposals awaiting a person, by spec path. */
+  proposed: ReadonlyMap<string, number>;
 }) {
   const now = useNow();
   return (
@@ -330,6 +343,11 @@ function SpecTable({
                     {spec.isSystemSpec && <span className="tag">system</span>}
                     {depth === 1 && <span className="tag tag--quiet">subsystem</span>}
                     {spec.specInvalidated && <span className="tag tag--warn">spec changed</span>}
+                    {(proposed.get(spec.path) ?? 0) > 0 && (
+                      <span className="tag" title="Decision proposals awaiting a person">
+                        {plural(proposed.get(spec.path) ?? 0, 'decision')} proposed
+                      </span>
+                    )}
                   </div>
                 </th>
                 <td className="num">{formatCount(spec.governedFiles)}</td>

@@ -4,7 +4,8 @@
 // virtualised list), the selected file's diff beside it (file-diff-pane.tsx), j/k between files.
 // "Viewed" per file as in a pull-request review: the main action marks the viewed files; a mark
 // covering files nobody viewed, or more than a handful, asks first (mark-dialog.tsx); the last
-// mark can be undone (undoMark: the cache rows it replaced come back). Then the drift score's
+// mark can be undone (undoMark: the cache rows it replaced come back). Then the spec's decision
+// proposals (decisions-panel.tsx: a related file the review lists opens there), the drift score's
 // terms (drift-terms.tsx) and the spec's own text, folded (spec-text.tsx).
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import type { WorktreeState } from '../../../shared/model.ts';
@@ -30,6 +31,7 @@ import { FileDiffPane, type SnapshotDiffLoad } from './file-diff-pane.tsx';
 import { MarkDialog } from './mark-dialog.tsx';
 import { DriftSection } from './drift-terms.tsx';
 import { SpecText } from './spec-text.tsx';
+import { SpecDecisions } from './decisions-panel.tsx';
 
 type DiffLoad =
   | { state: 'loading' }
@@ -70,6 +72,7 @@ export function SpecDetail({
   reveal = false,
 }: SpecDetailProps) {
   const sectionRef = useRef<HTMLElement>(null);
+  const reviewRef = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!reveal) return;
     // After the commit's other effects (the tab that opened it takes focus, which scrolls too).
@@ -354,7 +357,7 @@ export function SpecDetail({
               {count(viewed.size)} viewed · j/k or arrows move, v ticks Viewed
             </span>
           </div>
-          <div className="review">
+          <div className="review" ref={reviewRef}>
             <div className="review__list">
               {rows.length === 0 ? (
                 <p className="empty-inline">No file matches “{filter}”.</p>
@@ -449,6 +452,20 @@ export function SpecDetail({
         </div>
       )}
 
+      <SpecDecisions
+        worktree={worktree}
+        specPath={spec.path}
+        base={base}
+        live={live}
+        showInReview={(file) => {
+          // A related file the review lists: select it there, its diff beside the list.
+          if (!files.some((candidate) => candidate.path === file)) return false;
+          setFilter('');
+          setSelectedPath(file);
+          reviewRef.current?.scrollIntoView({ block: 'nearest' });
+          return true;
+        }}
+      />
       <DriftSection worktree={worktree} spec={spec} running={running} diffKey={diffKey} />
       <SpecText spec={spec} />
     </section>
