@@ -8,25 +8,40 @@
 //   file changed since the snapshot but not vs the base shows its change since the snapshot; a
 //   partial mark says what it left; Require token's help matches the switch; after the host stops
 //   the header says the servers' state is unknown;
-// - fit and flow: at 900 and 800 px every tab is reachable and the page never scrolls sideways;
-//   axe-core finds no contrast failure on any tab in either theme; the tool console's first call
+// - fit and flow: at 900 and 800 px every tab is reachable, nothing scrolls sideways (the page, the
+//   main pane, a table) and the sidebar shows every branch name whole (feature-a, feature-b,
+//   fix/1234-port-reuse-after-restart); axe-core finds no serious or critical violation on any tab
+//   in either theme, nor on a diff; the tool console's first call
 //   succeeds; the user's tab and worktree survive a switch and a reload; adding a repository by
-//   `~/…` selects it and says so, and adding it again says it is already open.
+//   `~/…` selects it and says so, and adding it again says it is already open;
+// - the keyboard: a skip link is the first Tab stop and the worktrees come before any Remove
+//   button; every confirmation (Clear cache, Snapshot state, Rotate token, Remove repository)
+//   opens on Cancel, Escape cancels, and focus goes back to the button that opened it.
 // With GROVE_SCREENSHOTS_DIR set, it saves the narrow window (09-narrow-*.png) there.
-import { createRequire } from 'node:module';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import { git, makeTempDir, makeTempRepo, type TempRepo } from '../main/testing/temp-repo.ts';
+import {
+  addWorktree,
+  git,
+  makeTempDir,
+  makeTempRepo,
+  type TempRepo,
+} from '../main/testing/temp-repo.ts';
 import { serverName } from '../shared/client-configs.ts';
 import { ReconcileEngine } from '../main/reconcile/reconcile-engine.ts';
 import type { GroveServe } from './support/grove-serve.ts';
-import { openGroveUi, type GroveUi } from './support/grove-ui.ts';
+import {
+  axeViolations,
+  checkConfirmation,
+  isFocused,
+  openGroveUi,
+  type GroveUi,
+} from './support/grove-ui.ts';
 
 const UI_TIMEOUT_MS = 15_000;
 const SCREENSHOTS = process.env['GROVE_SCREENSHOTS_DIR'];
-const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 const STATE_FILE = '.notarai/reconciliation_state.json';
 const API_SPEC = `schema_version: '0.7'
@@ -48,7 +63,18 @@ const MCP_JSON =
   '    }\n' +
   '}\n';
 
-const TABS = ['Server', 'Clients', 'Activity', 'Reconciliation', 'Tools', 'Chat', 'Connect'];
+const TABS = [
+  'Server',
+  'Clients',
+  'Activity',
+  'Reconciliation',
+  'Coverage',
+  'Tools',
+  'Chat',
+  'Connect',
+];
+// Worktrees whose names a narrow sidebar used to cut ("feat…", "fix/1…").
+const BRANCHES = ['feature-a', 'feature-b', 'fix/1234-port-reuse-after-restart'];
 
 describe('the window as a careful user meets it', () => {
   let repo: TempRepo | undefined;
@@ -80,6 +106,7 @@ describe('the window as a careful user meets it', () => {
     await writeFile(path.join(repo.root, 'src/b.ts'), 'export const b = 2;\n');
     await git(repo.root, 'commit', '-q', '-am', 'b changes');
     committedState = await readFile(path.join(repo.root, STATE_FILE), 'utf8');
+    for (const branch of BRANCHES) await addWorktree(repo, branch);
 
     // A second repository in a home of its own, to be added as ~/other.
     home = await makeTempDir('grove-home-');
@@ -116,30 +143,32 @@ describe('the window as a careful user meets it', () => {
     await panel.getByText(/^Running on port \d+$/).waitFor({ timeout: UI_TIMEOUT_MS });
   }
 
-  /** Contrast failures axe-core finds in the page as it is now. */
-  async function contrastFailures(): Promise<string[]> {
-    // Evaluated through the DevTools protocol: the page's CSP (script-src 'self') refuses a tag.
-    if (!(await page.evaluate('typeof window.axe !== "undefined"'))) {
-      await page.evaluate(await readFile(AXE_SOURCE, 'utf8'));
-    }
-    const violations = (await page.evaluate(
-      `axe.run(document, { runOnly: { type: 'rule', values: ['color-contrast'] } }).then((r) =>
-        r.violations.flatMap((v) => v.nodes.map((n) => n.target.join(' ') + ': ' + n.failureSummary)))`,
-    )) as string[];
-    return violations;
-  }
-
-  /** The page and the main pane scroll sideways by this many pixels (0: they do not). */
+  /** The page, the main pane and any table scroll sideways by this many pixels (0: they do not). */
   const sidewaysScroll = (): Promise<number> =>
-    page.evaluate(`Math.max(
-      document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth,
-      document.querySelector('.layout__main').scrollWidth - document.querySelector('.layout__main').clientWidth)`) as Promise<number>;
+    page.evaluate(`Math.max(0, ...[
+      document.scrollingElement, document.querySelector('.layout__main'),
+      ...document.querySelectorAll('.table-wrap')].map((e) => e.scrollWidth - e.clientWidth))`) as Promise<number>;
 
-  test('at 900 and 800 px every tab is reachable and nothing scrolls sideways; contrast passes in both themes', async () => {
+  /** The sidebar's branch names that do not show whole (cut, or wider than their box). */
+  const cutNames = (): Promise<string[]> =>
+    page.evaluate(`[...document.querySelectorAll('.worktree-item__name')]
+      .filter((e) => e.scrollWidth > e.clientWidth || e.getBoundingClientRect().right >
+        document.querySelector('.sidebar').getBoundingClientRect().right)
+      .map((e) => e.textContent)`) as Promise<string[]>;
+
+  test('at 900 and 800 px every tab is reachable, names show whole and nothing scrolls sideways; axe passes in both themes', async () => {
     await waitRunning();
-    const contrast: string[] = [];
+    const violations: string[] = [];
     for (const width of [900, 800]) {
       await page.setViewportSize({ width, height: 700 });
+      for (const branch of BRANCHES) {
+        await sidebar().getByRole('button', { name: branch, exact: true }).waitFor();
+        expect(
+          await sidebar().getByText(branch, { exact: true }).isVisible(),
+          `${branch} at ${width} px`,
+        ).toBe(true);
+      }
+      expect(await cutNames(), `names cut at ${width} px`).toEqual([]);
       for (const name of TABS) {
         const tab = region().getByRole('tab', { name: new RegExp(`^${name}`) });
         const box = await tab.boundingBox();
@@ -151,15 +180,15 @@ describe('the window as a careful user meets it', () => {
         if (width === 900) {
           for (const scheme of ['light', 'dark'] as const) {
             await page.emulateMedia({ colorScheme: scheme });
-            for (const failure of await contrastFailures()) {
-              contrast.push(`${name}, ${scheme}: ${failure}`);
+            for (const failure of await axeViolations(page)) {
+              violations.push(`${name}, ${scheme}: ${failure}`);
             }
           }
           await page.emulateMedia({ colorScheme: 'light' });
         }
       }
     }
-    expect(contrast).toEqual([]);
+    expect(violations).toEqual([]);
     await openTab('Reconciliation');
     await page.setViewportSize({ width: 900, height: 700 });
     if (SCREENSHOTS) {
@@ -197,18 +226,29 @@ describe('the window as a careful user meets it', () => {
     const panel = await openTab('Reconciliation');
     await panel.getByRole('button', { name: /\.notarai\/api\.spec\.yaml/ }).click();
     const detail = panel.getByRole('region', { name: '.notarai/api.spec.yaml' });
-    await detail.getByRole('checkbox', { name: 'src/b.ts' }).waitFor({ timeout: UI_TIMEOUT_MS });
-    const since = detail.getByRole('region', { name: 'Changes not in the diff vs the base' });
-    const diff = since.getByLabel('Changes since the committed snapshot');
+    const files = detail.getByRole('tree', { name: 'Files of .notarai/api.spec.yaml' });
+    const b = files.getByRole('treeitem', { name: 'src/b.ts, same as the base' });
+    await b.click({ timeout: UI_TIMEOUT_MS });
+    const diff = detail.getByLabel('Diff of src/b.ts');
     await diff.waitFor({ timeout: UI_TIMEOUT_MS });
     expect(await diff.textContent()).toContain('+export const b = 2;');
+    await detail
+      .getByText(/Its change since the committed snapshot \(commit [0-9a-f]{10}\)/)
+      .waitFor();
+    // The diff's colours read in both themes, like the rest of the tab.
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      expect(await axeViolations(page), `the diff, ${scheme}`).toEqual([]);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
 
-    // A partial mark says what it left: the spec itself, and so "Last reconciled".
-    await detail.getByRole('checkbox', { name: 'src/b.ts' }).check();
-    await detail.getByRole('button', { name: 'Mark reconciled' }).click();
+    // Viewed, it is every changed file: the mark takes the spec file with it.
+    await files.getByRole('checkbox', { name: 'Viewed src/b.ts' }).check();
+    await detail.getByText(/the spec file is marked with them/).waitFor();
+    await detail.getByRole('button', { name: 'Mark 1 viewed reconciled' }).click();
     await detail
       .getByRole('status')
-      .getByText(/^Marked 1 file reconciled\. "Last reconciled" is when the spec itself was marked/)
+      .getByText(/^Marked 2 files reconciled\./)
       .waitFor({ timeout: UI_TIMEOUT_MS });
   });
 
@@ -228,30 +268,72 @@ describe('the window as a careful user meets it', () => {
     await form.getByText(/^Comparing against main/).waitFor({ timeout: UI_TIMEOUT_MS });
   });
 
+  test('a skip link comes first, then the worktrees; each confirmation opens on Cancel, Escape cancels, focus returns', async () => {
+    await page.reload();
+    await sidebar().getByRole('button', { name: 'main', exact: true }).waitFor({
+      timeout: UI_TIMEOUT_MS,
+    });
+    await page.keyboard.press('Tab');
+    const skip = page.getByRole('link', { name: 'Skip to the worktree' });
+    expect(await isFocused(skip)).toBe(true);
+    await page.keyboard.press('Tab');
+    // The first worktree, not the repository's Remove button.
+    expect(await isFocused(sidebar().getByRole('button', { name: 'main', exact: true }))).toBe(
+      true,
+    );
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+    expect(await isFocused(page.getByRole('main'))).toBe(true);
+
+    const reconciliation = await openTab('Reconciliation');
+    await checkConfirmation(
+      page,
+      reconciliation.getByRole('button', { name: 'Clear cache' }),
+      'Clear the hash cache?',
+    );
+    await checkConfirmation(
+      page,
+      reconciliation.getByRole('button', { name: 'Snapshot state…' }),
+      `Write ${STATE_FILE}?`,
+    );
+    expect(await readFile(path.join(repo!.root, STATE_FILE), 'utf8')).toBe(committedState);
+    const server = await openTab('Server');
+    await checkConfirmation(
+      page,
+      server.getByRole('button', { name: 'Rotate token' }),
+      'Rotate the token?',
+    );
+    await checkConfirmation(
+      page,
+      sidebar().getByRole('button', { name: 'Remove repository repo' }),
+      'Remove repo?',
+    );
+    await sidebar().getByRole('button', { name: 'main', exact: true }).waitFor();
+  });
+
   test('Snapshot state changes the committed file only when confirmed, keeping the committed fingerprints by default', async () => {
     const panel = await openTab('Reconciliation');
     await panel.getByRole('button', { name: 'Snapshot state…' }).click();
-    const ask = panel.getByRole('group', { name: 'Write the snapshot?' });
+    const ask = page.getByRole('alertdialog', { name: `Write ${STATE_FILE}?` });
     await ask.waitFor({ timeout: UI_TIMEOUT_MS });
-    // The snapshot holds 3 fingerprints (2 files, the spec); this machine's cache holds 1 (b's mark).
+    // The snapshot holds 3 fingerprints (2 files, the spec); this machine's cache holds 2 (b and
+    // the spec, marked with it).
     expect(await ask.textContent()).toMatch(/The snapshot there now holds 3 fingerprints;/);
-    expect(await ask.textContent()).toMatch(/this machine's cache holds 1 fingerprint\./);
+    expect(await ask.textContent()).toMatch(/this machine's cache holds 2 fingerprints\./);
     expect(
       await ask.getByRole('radio', { name: /^Keep the committed fingerprints/ }).isChecked(),
     ).toBe(true);
-    await ask
-      .getByText(/replaces 2 committed fingerprints this machine never reconciled/)
-      .waitFor();
+    await ask.getByText(/drops 1 committed fingerprint this machine never reconciled/).waitFor();
     expect(await readFile(path.join(repo!.root, STATE_FILE), 'utf8')).toBe(committedState);
     await ask.getByRole('button', { name: 'Cancel' }).click();
     expect(await readFile(path.join(repo!.root, STATE_FILE), 'utf8')).toBe(committedState);
 
     await panel.getByRole('button', { name: 'Snapshot state…' }).click();
-    await panel.getByRole('button', { name: 'Write snapshot' }).click();
+    await ask.getByRole('button', { name: 'Write snapshot' }).click();
     await panel
       .getByRole('status')
       .getByText(
-        /^Snapshot written to .*reconciliation_state\.json \(2 files, 1 spec.*2 committed fingerprints kept/,
+        /^Snapshot written to .*reconciliation_state\.json \(2 files, 1 spec.*1 committed fingerprint kept/,
       )
       .waitFor({ timeout: UI_TIMEOUT_MS });
     type State = {
@@ -334,15 +416,35 @@ describe('the window as a careful user meets it', () => {
     expect(await region().locator('.worktree-view__path').textContent()).toBe(
       path.join(home!, 'other'),
     );
+
+    // Removing it takes a deliberate Tab from Cancel to Remove.
+    const remove = sidebar().getByRole('button', { name: 'Remove repository other' });
+    await remove.focus();
+    await page.keyboard.press('Enter');
+    const ask = page.getByRole('alertdialog', { name: 'Remove other?' });
+    await ask.waitFor();
+    await page.keyboard.press('Tab');
+    expect(await isFocused(ask.getByRole('button', { name: 'Remove', exact: true }))).toBe(true);
+    await page.keyboard.press('Enter');
+    await sidebar()
+      .getByRole('region', { name: 'other' })
+      .waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
     expect(pageErrors).toEqual([]);
   });
 
   test("after the host stops, the header says the servers' state is unknown", async () => {
-    await page.getByText(/^\d+ of 2 servers running/).waitFor({ timeout: UI_TIMEOUT_MS });
+    await openTab('Server');
+    await page.getByText(/^\d+ of 4 servers running/).waitFor({ timeout: UI_TIMEOUT_MS });
     await serve!.stop();
     await page
-      .getByText(/^2 servers' state unknown: the host cannot be reached$/)
+      .getByText(/^4 servers' state unknown: the host cannot be reached$/)
       .waitFor({ timeout: UI_TIMEOUT_MS });
+    // What to do, not only what is wrong.
+    await page
+      .getByRole('alert')
+      .getByText(/restart grove serve .* and open the URL it prints/)
+      .waitFor({ timeout: UI_TIMEOUT_MS });
+    expect(await page.getByRole('button', { name: 'Copy SSE URL' }).isDisabled()).toBe(true);
     expect(await page.getByText(/servers running/).count()).toBe(0);
     await region().getByText('state unknown', { exact: true }).waitFor();
     expect(await page.locator('.pill--running').count()).toBe(0);

@@ -2,7 +2,8 @@
 // window's own calls (the tool console) are not the worktree's activity — the Activity list leaves
 // them out unless "This window's calls" is ticked, and no badge ever counts them; the Clients
 // badge counts the rows its table lists and the sidebar's connected count agrees; and the
-// activity survives a SIGTERM and restart of the host, the last call before the stop included.
+// activity survives a SIGTERM and restart of the host, the last call before the stop included,
+// while Clients (known from this run only) says why it is empty.
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
@@ -66,9 +67,12 @@ describe("the window's clients and activity in Chromium", () => {
 
   /** A tab's accessible name: its label and, with a badge, "(N)". */
   const tabName = (region: Locator, name: string): Promise<string> =>
-    region
-      .getByRole('tab', { name: new RegExp(`^${name}`) })
-      .evaluate((element) => (element.textContent ?? '').replace(/\s+/g, ' ').trim());
+    region.getByRole('tab', { name: new RegExp(`^${name}`) }).evaluate((element) => {
+      // What is seen: the label and the badge's number (its words are for screen readers).
+      const seen = element.cloneNode(true) as typeof element;
+      for (const hidden of seen.querySelectorAll('.visually-hidden')) hidden.remove();
+      return (seen.textContent ?? '').replace(/\s+/g, ' ').trim();
+    });
 
   test("the window's own calls are never counted in the badges, and listed only on request", async () => {
     const region = await showWorktree();
@@ -148,5 +152,13 @@ describe("the window's clients and activity in Chromium", () => {
     expect(await tabName(region, 'Activity')).toBe('Activity3');
     // The window's two calls were kept as well, still apart.
     await activity.getByLabel(/This window's calls \(2\)/).waitFor();
+    // Clients are known from this run only: the tab says why it is empty while Activity is not.
+    const clients = await openTab(region, 'Clients');
+    await clients.getByText('No clients since Grove started').waitFor();
+    await clients
+      .getByText(
+        /^Activity keeps 3 earlier calls from .*grove-test-client.*: clients that connected before/,
+      )
+      .waitFor();
   });
 });

@@ -183,10 +183,18 @@ describe('the Coverage tab in Chromium', () => {
     const reconciliation = region().getByRole('tab', { name: /^Reconciliation/ });
     expect(await reconciliation.getAttribute('aria-selected')).toBe('true');
     const recPanel = region().getByRole('tabpanel');
-    await recPanel
+    const specHeading = recPanel
       .getByRole('region', { name: '.notarai/api.spec.yaml' })
-      .getByText('The HTTP API answers requests.')
-      .waitFor({ timeout: UI_TIMEOUT_MS });
+      .getByRole('heading', { name: '.notarai/api.spec.yaml' });
+    await specHeading.waitFor({ timeout: UI_TIMEOUT_MS });
+    // The spec's detail is scrolled into view.
+    const viewport = page.viewportSize();
+    await expect
+      .poll(async () => {
+        const box = await specHeading.boundingBox();
+        return box !== null && box.y >= 0 && box.y + box.height <= (viewport?.height ?? 0);
+      })
+      .toBe(true);
     // Each spec's drift: the score and its word.
     const table = recPanel.getByRole('table', { name: 'Specs' });
     const driftHeader = await table.getByRole('columnheader').allTextContents();

@@ -94,7 +94,10 @@ describe('the Reconciliation tab in Chromium', () => {
   }
 
   const specRow = (panel: Locator, file: string): Locator =>
-    panel.getByRole('table', { name: 'Specs' }).getByRole('row', { name: new RegExp(file) });
+    // The row's name starts with its path (another spec's drift reason may name this one's file).
+    panel
+      .getByRole('table', { name: 'Specs' })
+      .getByRole('row', { name: new RegExp(`^\\.notarai/${file}`) });
 
   /** The "Changed" cell of a spec's row (cells after the row header: governed, changed...). */
   const changedCount = (panel: Locator, file: string): Promise<string | null> =>
@@ -123,43 +126,58 @@ describe('the Reconciliation tab in Chromium', () => {
     const worktreeItem = page
       .getByRole('navigation', { name: 'Repositories and worktrees' })
       .getByRole('button', { name: 'main', exact: true });
-    expect(Number(await worktreeItem.locator('.count--drift').textContent())).toBeGreaterThan(0);
+    expect(await worktreeItem.locator('.count--drift').textContent()).toMatch(
+      /^[1-9]\d* to reconcile$/,
+    );
 
-    // Select the api spec: its intent and its changed files show; mark them all reconciled.
+    // Select the api spec: its changed files show first, the spec's text folded below.
     await specRow(panel, 'api\\.spec\\.yaml')
       .getByRole('button', { name: /api\.spec\.yaml/ })
       .click();
     // The api spec is the system spec's subsystem: nested under it.
     await specRow(panel, 'api\\.spec\\.yaml').getByText('subsystem', { exact: true }).waitFor();
     const detail = panel.getByRole('region', { name: '.notarai/api.spec.yaml' });
-    await detail.getByText('The HTTP API answers requests.').waitFor();
+    const files = detail.getByRole('tree', { name: 'Files of .notarai/api.spec.yaml' });
+    // Committed on main and never reconciled: the same as the base.
+    await files
+      .getByRole('treeitem', { name: 'src/server.ts, same as the base' })
+      .waitFor({ timeout: UI_TIMEOUT_MS });
     // The selection outlives the tab: to Clients and back, the api spec's detail is still shown.
     const region = page.getByRole('main').getByRole('region', { name: 'main', exact: true });
     await region.getByRole('tab', { name: /^Clients/ }).click();
     await detail.waitFor({ state: 'detached' });
     await region.getByRole('tab', { name: /^Reconciliation/ }).click();
-    await detail.getByText('The HTTP API answers requests.').waitFor();
+    await files.waitFor();
     expect(
       await specRow(panel, 'api\\.spec\\.yaml')
         .getByRole('button', { name: /api\.spec\.yaml/ })
         .getAttribute('aria-pressed'),
     ).toBe('true');
-    // Its behaviors, which the diff is judged against.
+    // The spec's text, folded: its intent and behaviors, which the diff is judged against.
+    await detail.getByText(/^Spec text: intent, 1 behavior$/).click();
+    const specText = detail.getByRole('group').filter({ hasText: 'Spec text' });
+    await specText.getByText('The HTTP API answers requests.').waitFor();
     const behaviors = detail.getByRole('region', { name: 'Behaviors' });
     await behaviors.getByText('answers', { exact: true }).waitFor();
     await behaviors.getByText('a request').waitFor();
-    await detail.getByRole('checkbox', { name: 'src/server.ts' }).waitFor();
-    await detail.getByRole('button', { name: 'Mark reconciled' }).click();
+    // Never reconciled and the same as main: nothing to compare with, and it says why.
+    await detail.getByText(/never reconciled: there is no earlier reviewed version/).waitFor();
+
+    // Mark every file: nobody viewed them, so it asks first; then marks them and the spec.
+    await detail.getByRole('button', { name: /^Mark all 2…$/ }).click();
+    const dialog = page.getByRole('dialog', { name: 'Mark 3 files reconciled?' });
+    await dialog.getByText(/never shown in this review/).waitFor();
+    await dialog.getByRole('button', { name: 'Mark 3 files' }).click();
     await detail
       .getByRole('status')
-      .getByText(/^Marked \d+ files? reconciled\.$/)
-      .waitFor({
-        timeout: UI_TIMEOUT_MS,
-      });
+      .getByText(/^Marked 3 files reconciled\./)
+      .waitFor({ timeout: UI_TIMEOUT_MS });
     await expect
       .poll(() => changedCount(panel, 'api\\.spec\\.yaml'), { timeout: LIVE_TIMEOUT_MS })
       .toBe('0');
-    await detail.getByText('Every governed file is reconciled.').waitFor();
+    await detail
+      .getByText('Every governed file is reconciled.')
+      .waitFor({ timeout: UI_TIMEOUT_MS });
     // The spec file was marked with its files: the spec no longer counts as changed.
     await expect
       .poll(() => specRow(panel, 'api\\.spec\\.yaml').textContent())
@@ -170,20 +188,23 @@ describe('the Reconciliation tab in Chromium', () => {
     await expect
       .poll(() => changedCount(panel, 'api\\.spec\\.yaml'), { timeout: LIVE_TIMEOUT_MS })
       .toBe('1');
-    await detail.getByRole('checkbox', { name: 'src/server.ts' }).waitFor();
-    // The diff vs main shows the edit, coloured line by line.
-    const diff = detail.getByLabel('Diff of .notarai/api.spec.yaml');
+    await files
+      .getByRole('treeitem', { name: 'src/server.ts, modified' })
+      .waitFor({ timeout: UI_TIMEOUT_MS });
+    // The selected file's diff vs main shows the edit, coloured line by line.
+    const diff = detail.getByLabel('Diff of src/server.ts');
     await diff.getByText('+export const port = 2;').waitFor({ timeout: UI_TIMEOUT_MS });
     expect(await diff.locator('.diff__line--add').count()).toBeGreaterThan(0);
     expect(await diff.locator('.diff__line--del').count()).toBeGreaterThan(0);
     await screenshot('07-reconciliation');
 
-    // Mark the selected file reconciled: the count falls back to 0.
-    await detail.getByRole('checkbox', { name: 'src/server.ts' }).check();
-    await detail.getByRole('button', { name: 'Mark reconciled' }).click();
+    // Tick it Viewed and mark the viewed file: one viewed file, so no question.
+    await files.getByRole('checkbox', { name: 'Viewed src/server.ts' }).check();
+    await detail.getByRole('button', { name: 'Mark 1 viewed reconciled' }).click();
     await expect
       .poll(() => changedCount(panel, 'api\\.spec\\.yaml'), { timeout: LIVE_TIMEOUT_MS })
       .toBe('0');
+    expect(await page.getByRole('dialog').count()).toBe(0);
   });
 
   test('lists an invalid spec with its file, line and message', async () => {
@@ -208,7 +229,19 @@ describe('the Reconciliation tab in Chromium', () => {
   test('Snapshot state asks first, then reports where it wrote', async () => {
     const panel = await openReconciliation();
     await panel.getByRole('button', { name: 'Snapshot state…' }).click();
-    await panel.getByRole('button', { name: 'Write snapshot' }).click();
+    // Before writing, in the window's confirmation: the counts, added up, and the change to the
+    // JSON file.
+    const choices = page.getByRole('alertdialog', {
+      name: 'Write .notarai/reconciliation_state.json?',
+    });
+    const keep = await choices.getByRole('radio').first().locator('..').textContent();
+    const [, cache, files, specs] =
+      /(\d+) from this machine's cache = (\d+) files? \+ (\d+) specs?/.exec(keep ?? '') ?? [];
+    expect(Number(files) + Number(specs)).toBe(Number(cache));
+    const change = choices.getByLabel('Change to .notarai/reconciliation_state.json');
+    await change.getByText(/^\+ "last_reconciliation\.timestamp": "\d+Z"/).waitFor();
+    await change.getByText(/^\+ src\/server\.ts \(added\)/).waitFor();
+    await choices.getByRole('button', { name: 'Write snapshot' }).click();
     await panel
       .getByRole('status')
       .getByText(/^Snapshot written to .*reconciliation_state\.json/)

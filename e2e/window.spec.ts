@@ -5,7 +5,9 @@
 // points at the right port, and "Add to Claude Desktop" shows the change first, then keeps the
 // other server and makes a backup; the Cursor entry and its token variable line (the worktree's
 // own) work as copied; the "Allow just tasks" switch offers and takes back the task tools;
-// a rotated token refuses the old one. With GROVE_SCREENSHOTS_DIR set,
+// a rotated token refuses the old one. With a client connected, Stop asks first and says how many
+// it cuts off; the Clients and Activity tabs pass axe-core in both themes; Activity with 1,000
+// calls says older ones are dropped and finds one by a text search. With GROVE_SCREENSHOTS_DIR set,
 // it also saves a screenshot of each view (light and dark) there.
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -25,6 +27,7 @@ import {
   type TempRepo,
 } from '../main/testing/temp-repo.ts';
 import { collectPageErrors, launchChromium, type LaunchedChromium } from './support/chromium.ts';
+import { axeViolations, checkConfirmation } from './support/grove-ui.ts';
 import { startGroveServe, type GroveServe } from './support/grove-serve.ts';
 
 const UI_TIMEOUT_MS = 15_000;
@@ -94,13 +97,22 @@ describe('the Grove window in Chromium', () => {
     return region.getByRole('tabpanel');
   }
 
+  /** Saves the view at 1280 px (`name-light.png`) and 900 px (`name-900-light.png`), both themes. */
   async function screenshot(name: string): Promise<void> {
     if (!SCREENSHOTS) return;
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: scheme });
-      await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${scheme}.png`) });
+    const viewport = page.viewportSize();
+    for (const [width, suffix] of [
+      [1280, ''],
+      [900, '-900'],
+    ] as const) {
+      await page.setViewportSize({ width, height: 800 });
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await page.screenshot({ path: path.join(SCREENSHOTS, `${name}${suffix}-${scheme}.png`) });
+      }
     }
     await page.emulateMedia({ colorScheme: 'light' });
+    if (viewport) await page.setViewportSize(viewport);
   }
 
   /** The current token of a worktree, read from the Server tab (revealed, then hidden again). */
@@ -162,6 +174,77 @@ describe('the Grove window in Chromium', () => {
       await activity.getByLabel('Tool', { exact: true }).selectOption('list_directory');
       await activity.getByText('1 of 1 calls').waitFor();
       await screenshot('03-activity');
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        expect(await axeViolations(page), `Activity, ${scheme}`).toEqual([]);
+        await openTab(region, 'Clients');
+        expect(await axeViolations(page), `Clients, ${scheme}`).toEqual([]);
+        await openTab(region, 'Activity');
+      }
+      await page.emulateMedia({ colorScheme: 'light' });
+
+      // Stop would cut the client off: it says so and asks, on Cancel; Escape leaves it running.
+      const server = await openTab(region, 'Server');
+      const ask = await checkConfirmation(
+        page,
+        server.getByRole('button', { name: 'Stop', exact: true }),
+        'Stop the server?',
+      );
+      await server.getByRole('button', { name: 'Stop', exact: true }).click();
+      expect(await ask.textContent()).toContain('1 client is connected now');
+      await screenshot('10-confirm-stop');
+      await page.keyboard.press('Escape');
+      await ask.waitFor({ state: 'hidden' });
+      expect(await region.getByText(/^Running on port \d+$/).count()).toBe(1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('Activity with 1,000 calls says older ones are dropped and finds one by a text search', async () => {
+    const region = await showWorktree('trunk');
+    const status = await region.getByText(/^Running on port \d+$/).textContent();
+    const { client } = await connectClient(
+      portOf(status ?? ''),
+      'modern-http',
+      await tokenOf(region),
+    );
+    try {
+      // 1,000 reads of files that do not exist (each a failed call with its own path), 25 at a time.
+      for (let batch = 0; batch < 40; batch += 1) {
+        await Promise.all(
+          Array.from({ length: 25 }, (_, i) =>
+            client.callTool({
+              name: 'read_file',
+              arguments: { path: `absent-${batch * 25 + i}.txt` },
+            }),
+          ),
+        );
+      }
+      const activity = await openTab(region, 'Activity');
+      await activity
+        .getByText(
+          /^1,000 of 1,000 calls \(Grove keeps the newest 1,000; older calls are dropped\)$/,
+        )
+        .waitFor({ timeout: UI_TIMEOUT_MS });
+      // Only the rows in sight are drawn; the keyboard still reaches the oldest call.
+      expect(await activity.locator('.calls li').count()).toBeLessThan(100);
+      const rows = activity.getByRole('list', { name: 'Tool calls' });
+      await rows.getByRole('button').first().focus();
+      await page.keyboard.press('End');
+      await expect
+        .poll(() => page.evaluate('document.activeElement?.textContent ?? ""'))
+        .toMatch(/absent-(\d|1\d|2[0-4])\.txt/);
+      await activity.getByLabel('Search', { exact: true }).fill('absent-777.txt');
+      await activity.getByText(/^1 of 1,000 calls/).waitFor();
+      const found = activity.getByRole('button', { name: /read_file/ });
+      expect(await found.count()).toBe(1);
+      expect(await found.textContent()).toContain('absent-777.txt');
+      await activity.getByLabel('Search', { exact: true }).fill('no such text anywhere');
+      await activity
+        .getByText('No calls match “no such text anywhere” with these filters.')
+        .waitFor();
+      await activity.getByLabel('Search', { exact: true }).fill('');
     } finally {
       await client.close();
     }
@@ -182,12 +265,36 @@ describe('the Grove window in Chromium', () => {
       .getByText(/must be string/)
       .waitFor();
 
-    await args.fill('{"path": "."}');
+    // The form generated from the schema edits the same arguments.
+    const form = tools.getByRole('group', { name: 'Arguments' });
+    await form.getByLabel('path', { exact: false }).first().fill('.');
+    expect(JSON.parse(await args.inputValue())).toMatchObject({ path: '.' });
     await tools.getByRole('button', { name: 'Call list_directory' }).click();
     const result = tools.getByLabel('Tool result');
     await result.getByText(/notes\.txt/).waitFor({ timeout: UI_TIMEOUT_MS });
     expect(await result.textContent()).toContain('docs');
     await screenshot('04-tools');
+
+    // A call the schema refuses: its issues, and no earlier result left under them as if it
+    // answered; sent anyway on purpose, the server's own refusal shows as this call's result.
+    await args.fill('{"path": 42}');
+    await tools.getByRole('button', { name: 'Call list_directory' }).click();
+    await tools
+      .getByRole('alert')
+      .getByText(/must be string/)
+      .waitFor();
+    expect(await tools.getByLabel('Tool result').count()).toBe(0);
+    await tools.getByRole('button', { name: 'Send anyway' }).click();
+    const refused = tools.getByRole('region', { name: 'Tool error' });
+    await refused.getByText(/Input validation error/).waitFor({ timeout: UI_TIMEOUT_MS });
+    expect(await refused.textContent()).toContain('{"path":42}');
+    // Both calls in the history, newest first; the first one's arguments load again.
+    const history = tools.getByRole('region', { name: 'Earlier calls from this window' });
+    const rows = history.getByRole('listitem');
+    expect(await rows.count()).toBe(2);
+    expect(await rows.first().textContent()).toContain('error');
+    await rows.nth(1).getByRole('button', { name: 'Load arguments' }).click();
+    expect(JSON.parse(await args.inputValue())).toEqual({ path: '.' });
 
     // The console is Grove's own window: a note under the Clients table, not one of its rows.
     const clients = await openTab(region, 'Clients');

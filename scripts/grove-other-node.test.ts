@@ -220,7 +220,7 @@ describe('grove started by another Node', () => {
       name: 'mark_reconciled',
       arguments: { files: ['.notarai/app.spec.yaml', 'src/app.ts', 'tests/app.test.ts'] },
     });
-    expect(marked.structuredContent).toEqual({ updated: 3, rejected: [] });
+    expect(marked.structuredContent).toMatchObject({ updated: 3, rejected: [] });
     expect(existsSync(path.join(repo.root, '.notarai/.cache/notarai.db'))).toBe(true);
     await client.close();
     expect(await ended).toEqual([0, null]);

@@ -4,6 +4,7 @@
 // host validates every input with the same schemas.
 import { z } from 'zod';
 import { chatCommands, ChatHostEventSchema } from './chat.ts';
+import { decisionCommands } from './decisions.ts';
 import {
   ActivityEntrySchema,
   ConnectionInfoSchema,
@@ -13,6 +14,7 @@ import {
   type WorktreeState,
 } from './model.ts';
 import { ReconcileStateSchema } from './reconcile.ts';
+import { UndoMarkResultSchema } from './reconcile-results.ts';
 
 const WorktreeRef = z.object({ worktreeId: z.string().min(1) });
 
@@ -78,6 +80,15 @@ export const hostCommands = {
   restartServer: { input: WorktreeRef, output: Ok },
   /** Ends a running tool call now: its client gets an error saying it was cancelled in Grove. */
   cancelToolCall: { input: WorktreeRef.extend({ callId: z.string().min(1) }), output: Ok },
+  /**
+   * Undoes the worktree's last mark_reconciled (`markId`: its result's mark_id): the hash cache
+   * rows it replaced come back, those it added go. Refused, nothing changed, for an older mark or
+   * when a row was written again since.
+   */
+  undoMark: {
+    input: WorktreeRef.extend({ markId: z.string().min(1).max(100) }),
+    output: UndoMarkResultSchema,
+  },
   /** Stops a running just task now (its recipe and what it started); its client gets an error. */
   stopTask: { input: WorktreeRef.extend({ runId: z.string().min(1) }), output: Ok },
   getConnectionInfo: { input: WorktreeRef, output: ConnectionInfoSchema },
@@ -145,6 +156,8 @@ export const hostCommands = {
   },
   /** The chat panel (shared/chat.ts): settings, conversations, send, stop, reconcile. */
   ...chatCommands,
+  /** Decision proposals (shared/decisions.ts): list, preview an accept, accept, reject. */
+  ...decisionCommands,
 } as const;
 
 export type HostCommandName = keyof typeof hostCommands;

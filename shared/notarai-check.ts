@@ -167,6 +167,10 @@ export type UnreadableSpec = z.infer<typeof UnreadableSpecSchema>;
 export const DriftReportSchema = z.object({
   overall: z.object({ score: z.number(), status: DriftStatusSchema }),
   specs: z.array(SpecDriftScoreSchema).describe('Highest score first, then path (UTF-8 bytes).'),
+  weights: DriftTermsSchema.optional().describe(
+    "Grove addition: each term's weight, from .notarai/scoring.yaml (NotarAI's defaults where " +
+      "it sets none); a spec's score is the sum of weight x term, at most 1.",
+  ),
   days_since_reconciliation: z
     .number()
     .describe(

@@ -38,6 +38,41 @@ export const ListAffectedSpecsResultSchema = z.object({
 });
 export type ListAffectedSpecsResult = z.infer<typeof ListAffectedSpecsResultSchema>;
 
+/** A listed file's status vs the base (`unchanged`: same as the base, changed since reconciled). */
+export const FileReviewStatusSchema = z.enum([
+  'added',
+  'modified',
+  'deleted',
+  'renamed',
+  'untracked',
+  'unchanged',
+]);
+export type FileReviewStatus = z.infer<typeof FileReviewStatusSchema>;
+
+/** get_spec_diff's `review` (Grove addition, with `review: true`). */
+export const SpecReviewSchema = z.object({
+  status: z
+    .record(z.string(), FileReviewStatusSchema)
+    .describe(
+      'Each path of `files`, of spec_changes and of deleted_files (but those renamed away: ' +
+        'see renamed_from) -> its status vs the base ' +
+        '(git diff --name-status -M, untracked files apart); "unchanged": the same as the ' +
+        'base, changed since it was reconciled.',
+    ),
+  renamed_from: z.record(z.string(), z.string()).describe('Renamed paths -> their base path.'),
+  never_reconciled: paths.describe(
+    'Paths of `files` and spec_changes with no reconciled fingerprint at all (nothing to ' +
+      'compare their content with).',
+  ),
+  other_specs: z
+    .record(z.string(), z.array(z.string()))
+    .describe(
+      'Paths of `files` and spec_changes -> the other specs that also govern them (marking ' +
+        'the file reconciles it for those too); paths no other spec governs are absent.',
+    ),
+});
+export type SpecReview = z.infer<typeof SpecReviewSchema>;
+
 /** What `get_spec_diff` returns. */
 export const SpecDiffResultSchema = z.object({
   diff: z
@@ -75,6 +110,9 @@ export const SpecDiffResultSchema = z.object({
     'Grove addition: governed paths present in the base but gone from the working tree ' +
       '(deleted, or renamed away); never in `files`; their deletion is in diff.',
   ),
+  review: SpecReviewSchema.optional().describe(
+    'Grove addition (with review: true): what a review of the files needs beyond the diff.',
+  ),
   warnings,
 });
 export type SpecDiffResult = z.infer<typeof SpecDiffResultSchema>;
@@ -96,9 +134,25 @@ export const MarkReconciledResultSchema = z.object({
       'Grove addition: paths refused (outside the worktree, directories, special files), ' +
         'with the reason; NotarAI stores whatever path it is given.',
     ),
+  mark_id: z
+    .string()
+    .optional()
+    .describe(
+      "Grove addition: names this mark. The Grove window's Undo restores exactly the cache " +
+        "rows it replaced (only a worktree's last mark, while its server runs); it is no tool.",
+    ),
   warnings,
 });
 export type MarkReconciledResult = z.infer<typeof MarkReconciledResultSchema>;
+
+/** What the window's Undo of a mark (HostApi undoMark, no tool) did. */
+export const UndoMarkResultSchema = z.object({
+  /** Cache rows put back as they were before the mark. */
+  restored: z.number().int().nonnegative(),
+  /** Rows the mark had added (no row before it), deleted. */
+  deleted: z.number().int().nonnegative(),
+});
+export type UndoMarkResult = z.infer<typeof UndoMarkResultSchema>;
 
 /** What `clear_cache` returns. */
 export const ClearCacheResultSchema = z.object({
@@ -139,6 +193,35 @@ export const SnapshotStateResultSchema = z.object({
     .describe(
       "Grove addition (with keep_committed or dry_run): the state file's fingerprints kept " +
         'because the cache has no row for their file (0 without keep_committed).',
+    ),
+  cli_version: z
+    .string()
+    .optional()
+    .describe(
+      "Grove addition (with keep_committed or dry_run): the cli_version written: Grove's, or " +
+        'the one the file held when it is higher (a snapshot never lowers it).',
+    ),
+  change: z
+    .object({
+      fields: z.array(
+        z.object({
+          field: z.string(),
+          before: z.string().nullable(),
+          after: z.string().nullable(),
+        }),
+      ),
+      added: z.number().int(),
+      changed: z.number().int(),
+      removed: z.number().int(),
+      sample: z.array(
+        z.object({ path: z.string(), change: z.enum(['added', 'changed', 'removed']) }),
+      ),
+    })
+    .optional()
+    .describe(
+      'Grove addition (with keep_committed or dry_run): what the write changes in the file: ' +
+        'the fields whose value changes, fingerprints added, changed and removed, and the first ' +
+        '20 of those in path order.',
     ),
 });
 export type SnapshotStateResult = z.infer<typeof SnapshotStateResultSchema>;

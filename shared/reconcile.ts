@@ -4,6 +4,7 @@
 // pushed to the host as a `reconcile-state` message, validated with these schemas on arrival.
 // No Node, DOM or Electron imports: this file is part of the contract.
 import { z } from 'zod';
+import { DecisionsSummarySchema } from './decisions.ts';
 import { DriftStatusSchema, LiveCheckSchema, LiveDriftSchema } from './notarai-check.ts';
 
 /** How many paths a per-spec list carries at most (counts are always exact). */
@@ -112,5 +113,7 @@ export const ReconcileStateSchema = z.object({
   check: LiveCheckSchema.nullable().optional(),
   /** NotarAI 0.7's `score`: the overall drift score and each spec's. */
   drift: LiveDriftSchema.nullable().optional(),
+  /** NotarAI 0.7's decision proposals (.notarai/decision-log.json): counts, per spec. */
+  decisions: DecisionsSummarySchema.nullable().optional(),
 });
 export type ReconcileState = z.infer<typeof ReconcileStateSchema>;

@@ -37,6 +37,23 @@ export const HostToWorktreeSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('cancel-call'), callId: z.string() }),
   /** The user stopped a running just task in the window. */
   z.object({ type: z.literal('stop-task'), runId: z.string() }),
+  /** The window's Undo of the last mark_reconciled; answered by `undo-mark-result`. */
+  z.object({
+    type: z.literal('undo-mark'),
+    requestId: z.number().int(),
+    markId: z.string().min(1).max(100),
+  }),
+  /**
+   * The window lists, previews, accepts or rejects a decision proposal (people only: no MCP tool
+   * accepts or rejects). `request` is a shared/decisions.ts DecisionRequest, validated by the
+   * process when it handles it (main/worktree/decision-requests.ts, loaded then); the process
+   * answers with `decision-answer` and the same `requestId`.
+   */
+  z.object({
+    type: z.literal('decision-request'),
+    requestId: z.number().int(),
+    request: z.unknown(),
+  }),
 ]);
 export type HostToWorktree = z.infer<typeof HostToWorktreeSchema>;
 

@@ -10,6 +10,7 @@ import {
 } from './model.ts';
 import { LogRecordSchema } from './log-record.ts';
 import { ReconcileStateSchema } from './reconcile.ts';
+import { UndoMarkResultSchema } from './reconcile-results.ts';
 
 export const WorktreeToHostSchema = z.discriminatedUnion('type', [
   z.object({
@@ -43,6 +44,26 @@ export const WorktreeToHostSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('waiting'), detail: z.string() }),
   /** The process cannot serve (root missing, no free port...); it exits after sending this. */
   z.object({ type: z.literal('fatal'), message: z.string() }),
+  /** The answer to `undo-mark`: what it restored, or why it was refused (nothing changed). */
+  z.object({
+    type: z.literal('undo-mark-result'),
+    requestId: z.number().int(),
+    result: UndoMarkResultSchema.optional(),
+    error: z.string().optional(),
+  }),
+  /**
+   * The answer to a `decision-request` with this `requestId`: its result (checked by the host
+   * against the command's output schema, shared/decisions.ts), or the refusal, with the
+   * UserError's code.
+   */
+  z.object({
+    type: z.literal('decision-answer'),
+    requestId: z.number().int(),
+    ok: z.boolean(),
+    result: z.unknown().optional(),
+    message: z.string().optional(),
+    code: z.string().optional(),
+  }),
   /** A record of the worktree process's log: the host writes it to its log file. */
   z.object({ type: z.literal('log'), record: LogRecordSchema }),
 ]);

@@ -14,6 +14,7 @@ import { defaultDataDirectory } from '../host/data-directory.ts';
 import { sourceCheckoutLauncher } from '../host/bridge-launcher.ts';
 import { Host } from '../host/host.ts';
 import { acquireHostLock, HostRunningError, type HostLock } from '../host/host-lock.ts';
+import { UserError } from '../platform/errors.ts';
 import { runBridgeCommand } from '../bridge/bridge-command.ts';
 import { forwardHostEvents, isOurPage, registerHostIpc } from './ipc-host.ts';
 import { PICK_FOLDER_CHANNEL } from './ipc-channels.ts';
@@ -80,7 +81,19 @@ async function start(): Promise<void> {
   try {
     hostLock = await acquireHostLock(dataDir, { shell: 'app' });
   } catch (error) {
-    if (!(error instanceof HostRunningError)) throw error;
+    if (!(error instanceof HostRunningError)) {
+      // A lock Grove cannot hold (host.lock read-only, owned by root, a FIFO or a directory):
+      // the message names the file and the fix (host-lock.ts); never a start without a lock.
+      if (!(error instanceof UserError)) throw error;
+      await dialog.showMessageBox({
+        type: 'error',
+        title: 'Grove cannot start',
+        message: 'Grove cannot lock its data directory',
+        detail: error.message,
+      });
+      app.exit(1);
+      return;
+    }
     await dialog.showMessageBox({
       type: 'info',
       title: 'Grove is already running',

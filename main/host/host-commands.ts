@@ -65,6 +65,7 @@ const handlers: Handlers = {
     host.cancelToolCall(input.worktreeId, input.callId);
     return ok;
   },
+  undoMark: (host, input: Input<'undoMark'>) => host.undoMark(input.worktreeId, input.markId),
   stopTask: (host, input: Input<'stopTask'>) => {
     host.stopTask(input.worktreeId, input.runId);
     return ok;
@@ -116,6 +117,24 @@ const handlers: Handlers = {
     host.chat
       .startReconcile(input.worktreeId, input.conversationId)
       .then(({ conversation, message }) => ({ conversation, message })),
+  // Decision proposals: the worktree's process reads and writes them (main/worktree/
+  // decision-requests.ts); its answer is checked against the command's output schema below.
+  listDecisions: (host, input: Input<'listDecisions'>) =>
+    host.decisionRequest(input.worktreeId, { action: 'list' }) as Promise<
+      HostCommandOutput<'listDecisions'>
+    >,
+  previewAcceptDecision: (host, { worktreeId, ...ref }: Input<'previewAcceptDecision'>) =>
+    host.decisionRequest(worktreeId, { action: 'plan-accept', ...ref }) as Promise<
+      HostCommandOutput<'previewAcceptDecision'>
+    >,
+  acceptDecision: (host, { worktreeId, ...request }: Input<'acceptDecision'>) =>
+    host.decisionRequest(worktreeId, { action: 'accept', ...request }) as Promise<
+      HostCommandOutput<'acceptDecision'>
+    >,
+  rejectDecision: (host, { worktreeId, ...request }: Input<'rejectDecision'>) =>
+    host.decisionRequest(worktreeId, { action: 'reject', ...request }) as Promise<
+      HostCommandOutput<'rejectDecision'>
+    >,
 };
 
 /** `~` and `~/x` (as a shell would expand them) → the user's home; any other path as it is. */

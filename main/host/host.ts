@@ -18,7 +18,9 @@ import {
   type RepoState,
   type WorktreeState,
 } from '../../shared/model.ts';
+import type { DecisionRequest } from '../../shared/decisions.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
+import type { UndoMarkResult } from '../../shared/reconcile-results.ts';
 import { ChatService, type ChatServiceOptions } from '../chat/chat-service.ts';
 import { AppDatabase, FIRST_WORKTREE_PORT, newToken } from './app-database.ts';
 import { discoverRepo, type DiscoveredWorktree } from './worktree-discovery.ts';
@@ -340,9 +342,26 @@ export class Host {
     this.worktree(worktreeId).supervisor.cancelCall(callId);
   }
 
+  /** Undoes the last mark_reconciled of a worktree's server (the window's Undo). */
+  undoMark(worktreeId: string, markId: string): Promise<UndoMarkResult> {
+    return this.worktree(worktreeId).supervisor.undoMark(markId);
+  }
+
   /** Stops a running just task of a worktree's server (its client gets a "stopped" error). */
   stopTask(worktreeId: string, runId: string): void {
     this.worktree(worktreeId).supervisor.stopTask(runId);
+  }
+
+  /**
+   * Asks a worktree's server process about its decision proposals (list, preview an accept,
+   * accept, reject: main/worktree/decision-requests.ts answers); a refusal is a UserError.
+   */
+  decisionRequest(worktreeId: string, request: DecisionRequest): Promise<unknown> {
+    const worktree = this.worktree(worktreeId);
+    if (worktree.missingMessage) {
+      throw new UserError(worktree.missingMessage, { code: 'unavailable' });
+    }
+    return worktree.supervisor.decisionRequest(request);
   }
 
   /** The OS process id of a worktree's server process, while it has one. */

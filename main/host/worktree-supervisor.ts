@@ -16,7 +16,11 @@ import type {
   RunningTask,
   ServerStatus,
 } from '../../shared/model.ts';
+import type { DecisionRequest } from '../../shared/decisions.ts';
 import type { ReconcileState } from '../../shared/reconcile.ts';
+import type { UndoMarkResult } from '../../shared/reconcile-results.ts';
+import { UserError, type UserErrorCode } from '../platform/errors.ts';
+import type { HostToWorktree } from '../../shared/worktree-protocol.ts';
 import { WorktreeToHostSchema } from '../../shared/worktree-to-host.ts';
 import type { WorktreeLauncher, WorktreeProcessHandle } from './worktree-launcher.ts';
 
@@ -77,6 +81,34 @@ export const HANG_AFTER_MS = 30_000;
 export const TOOL_LAYER_HANG_AFTER_MS = 60_000;
 /** A start slower than this says what it waits for (status detail, log). */
 export const SLOW_START_MS = 5_000;
+/**
+ * How long the host waits for the answer to a decision request: reading and checking a spec of
+ * MAX_SPEC_BYTES and a log of a MiB takes well under a second; a process busy far longer than
+ * that is reported as not answering (its health check says more).
+ */
+export const DECISION_ANSWER_TIMEOUT_MS = 60_000;
+/** The codes a refusal from the process may carry (anything else is reported as invalid input). */
+const USER_ERROR_CODES: readonly UserErrorCode[] = [
+  'invalid-argument',
+  'not-found',
+  'refused',
+  'too-large',
+  'busy',
+  'timed-out',
+  'cancelled',
+  'unavailable',
+];
+
+/** A request sent to the process and not answered yet. */
+interface PendingRequest {
+  handle: WorktreeProcessHandle;
+  resolve(result: unknown): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout | undefined;
+  /** Its error when the process exits first. */
+  stoppedMessage: string;
+}
+
 /** A process that ran this long without crashing resets the backoff. */
 const STABLE_AFTER_MS = 30_000;
 
@@ -94,6 +126,9 @@ export class WorktreeSupervisor {
   private lastPongAt = 0;
   private toolLayerPendingMs = 0;
   private pingId = 0;
+  private requestId = 0;
+  /** Requests to the process awaiting their answer (undoMark, decisionRequest), by id. */
+  private readonly pendingRequests = new Map<number, PendingRequest>();
   /** Why the supervisor killed the current process, so its exit is reported with that reason. */
   private killReason: string | undefined;
 
@@ -146,6 +181,92 @@ export class WorktreeSupervisor {
   /** Asks the running process to end one of its tool calls now. */
   cancelCall(callId: string): void {
     this.current?.send({ type: 'cancel-call', callId });
+  }
+
+  /**
+   * Asks the running process to undo its last mark_reconciled (`markId`); rejects with the
+   * process's reason when it refuses, or when it is not running or exits before answering.
+   */
+  undoMark(markId: string): Promise<UndoMarkResult> {
+    return this.request(
+      (requestId) => ({ type: 'undo-mark', requestId, markId }),
+      'the server is not running: start it to undo the mark',
+      'the server stopped before it answered',
+    ) as Promise<UndoMarkResult>;
+  }
+
+  /**
+   * Sends a decision request to the running process; resolves with its result, rejects with its
+   * refusal (a UserError with the process's code), or when the process is not running, stops
+   * before answering, or does not answer within `timeoutMs`.
+   */
+  decisionRequest(
+    request: DecisionRequest,
+    timeoutMs = DECISION_ANSWER_TIMEOUT_MS,
+  ): Promise<unknown> {
+    return this.request(
+      (requestId) => ({ type: 'decision-request', requestId, request }),
+      'the server of this worktree is not running: start it on the Server tab',
+      'the server stopped before answering (list the decisions again to see what was written)',
+      {
+        ms: timeoutMs,
+        message:
+          `the server did not answer within ${timeoutMs / 1000} s; it may still be working ` +
+          '(list the decisions again to see what was written)',
+      },
+    );
+  }
+
+  /**
+   * One request to the running process, settled by its answer with the same `requestId`
+   * (settleRequest), by its exit (`stoppedMessage`) or by `timeout`.
+   */
+  private request(
+    message: (requestId: number) => HostToWorktree,
+    notRunningMessage: string,
+    stoppedMessage: string,
+    timeout?: { ms: number; message: string },
+  ): Promise<unknown> {
+    const handle = this.current;
+    if (!handle || this.statusValue.state !== 'running') {
+      return Promise.reject(new UserError(notRunningMessage, { code: 'unavailable' }));
+    }
+    const requestId = ++this.requestId;
+    return new Promise((resolve, reject) => {
+      const timer =
+        timeout === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.pendingRequests.delete(requestId);
+              reject(new UserError(timeout.message, { code: 'timed-out' }));
+            }, timeout.ms);
+      this.pendingRequests.set(requestId, { handle, resolve, reject, timer, stoppedMessage });
+      handle.send(message(requestId));
+    });
+  }
+
+  /** An answer settles its request (if still waited for, and from the process it went to). */
+  private settleRequest(
+    handle: WorktreeProcessHandle,
+    requestId: number,
+    outcome: { ok: true; result: unknown } | { ok: false; error: Error },
+  ): void {
+    const pending = this.pendingRequests.get(requestId);
+    if (!pending || pending.handle !== handle) return;
+    this.pendingRequests.delete(requestId);
+    clearTimeout(pending.timer);
+    if (outcome.ok) pending.resolve(outcome.result);
+    else pending.reject(outcome.error);
+  }
+
+  /** Ends the requests `handle` (a process that exited) can no longer answer. */
+  private failRequests(handle: WorktreeProcessHandle): void {
+    for (const [id, pending] of this.pendingRequests) {
+      if (pending.handle !== handle) continue;
+      this.pendingRequests.delete(id);
+      clearTimeout(pending.timer);
+      pending.reject(new UserError(pending.stoppedMessage, { code: 'unavailable' }));
+    }
   }
 
   /** Sets the port used from the next start on. */
@@ -240,6 +361,29 @@ export class WorktreeSupervisor {
           this.options.onRunningTasks?.(message.tasks);
         } else if (message.type === 'reconcile-state') {
           this.options.onReconcileState?.(message.state);
+        } else if (message.type === 'undo-mark-result') {
+          this.settleRequest(
+            handle,
+            message.requestId,
+            message.result
+              ? { ok: true, result: message.result }
+              : { ok: false, error: new UserError(message.error ?? 'the undo failed') },
+          );
+        } else if (message.type === 'decision-answer') {
+          const code = USER_ERROR_CODES.find((known) => known === message.code);
+          this.settleRequest(
+            handle,
+            message.requestId,
+            message.ok
+              ? { ok: true, result: message.result }
+              : {
+                  ok: false,
+                  error:
+                    code === undefined
+                      ? new Error(`the server failed: ${message.message ?? 'no reason given'}`)
+                      : new UserError(message.message ?? 'refused', { code }),
+                },
+          );
         } else if (message.type === 'log') {
           this.options.log?.forward(message.record);
         } else if (message.type === 'fatal') {
@@ -251,6 +395,7 @@ export class WorktreeSupervisor {
       });
 
       handle.onExit((code, signal) => {
+        this.failRequests(handle);
         if (handle !== this.current) return;
         this.current = undefined;
         this.stopHealthChecks();

@@ -183,12 +183,15 @@ export class RefusedArguments {
 }
 
 /**
- * zod writes "any further keys allowed" (a record of unknown values) as `additionalProperties: {}`;
- * strict clients (the MCP Inspector's --strict checks, OpenAI-style strict function schemas) warn
- * on an empty schema there, so it is spelled `true`, which means the same in every JSON Schema
- * dialect. Returns the same object, changed in place (the conversion's output is ours).
+ * zod's JSON Schema, in the subset strict clients accept (the MCP Inspector's --strict checks,
+ * Gemini, OpenAI-style strict function schemas; main/mcp/schema-portability.test.ts):
+ * - "any further keys allowed" (a record of unknown values) is `additionalProperties: {}`, an
+ *   empty schema they warn on: spelled `true`, which means the same in every dialect;
+ * - `.nullable()` is `type: ["string", "null"]`, a type array they refuse: written as
+ *   `anyOf: [{type: "string", ...}, {type: "null"}]`, which means the same.
+ * Returns the same object, changed in place (the conversion's output is ours).
  */
-export function withOpenObjectsSpelledOut(json: JsonSchemaObject): JsonSchemaObject {
+export function portableJsonSchema(json: JsonSchemaObject): JsonSchemaObject {
   const visit = (node: unknown): void => {
     if (node === null || typeof node !== 'object') return;
     if (Array.isArray(node)) {
@@ -204,6 +207,19 @@ export function withOpenObjectsSpelledOut(json: JsonSchemaObject): JsonSchemaObj
       Object.keys(extra).length === 0
     ) {
       object['additionalProperties'] = true;
+    }
+    const type = object['type'];
+    if (Array.isArray(type) && type.length === 2 && type.includes('null')) {
+      // Annotations stay on the whole; the rest describes the non-null alternative.
+      const { type: _types, description, title, default: fallback, ...rest } = object;
+      for (const key of Object.keys(object)) delete object[key];
+      Object.assign(
+        object,
+        description === undefined ? {} : { description },
+        title === undefined ? {} : { title },
+        fallback === undefined ? {} : { default: fallback },
+      );
+      object['anyOf'] = [{ ...rest, type: type.find((name) => name !== 'null') }, { type: 'null' }];
     }
     for (const value of Object.values(object)) visit(value);
   };
@@ -235,7 +251,7 @@ export function withJsonSchemaConvertedOnce<T extends object>(
       const key = `${io} ${options.target}`;
       let json = memo.get(key);
       if (json === undefined) {
-        json = withOpenObjectsSpelledOut(convert[io](options));
+        json = portableJsonSchema(convert[io](options));
         memo.set(key, json);
       }
       return json;
@@ -367,10 +383,8 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
           const refusedArguments = args instanceof RefusedArguments ? args : undefined;
           const argumentsSummary = summarizeArguments(refusedArguments?.raw ?? args);
           const { sessionId } = ctx;
-          if (refusedArguments !== undefined) {
-            const message =
-              `Input validation error: Invalid arguments for tool ${tool.name}: ` +
-              refusedArguments.issues;
+          /** A call refused before it runs: recorded as every call is, then answered. */
+          const refuse = (message: string): CallToolResult => {
             onToolCalled?.({
               callId,
               tool: tool.name,
@@ -384,24 +398,16 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
               error: message,
             });
             return toolErrorResult(message);
+          };
+          if (refusedArguments !== undefined) {
+            return refuse(
+              `Input validation error: Invalid arguments for tool ${tool.name}: ` +
+                refusedArguments.issues,
+            );
           }
           const runsTask = tool.runsTask === true;
           const refused = refusal(sessionId, runsTask);
-          if (refused !== undefined) {
-            onToolCalled?.({
-              callId,
-              tool: tool.name,
-              leg,
-              sessionId,
-              ...withEnvelope(ctx),
-              isError: true,
-              durationMs: performance.now() - started,
-              argumentsSummary,
-              resultBytes: Buffer.byteLength(refused),
-              error: refused,
-            });
-            return toolErrorResult(refused);
-          }
+          if (refused !== undefined) return refuse(refused);
           if (runsTask) tasksRunning++;
           else {
             if (sessionId !== undefined) {

@@ -344,6 +344,29 @@ describe('grove decisions matches notarai decisions 0.7', () => {
     expect(choicePreview('🙂'.repeat(11))).toBe(`${'🙂'.repeat(9)}...`);
   });
 
+  it('list writes bidi, zero-width and control characters of the log as \\u escapes', async () => {
+    // U+202E shows the rest of the line backwards; U+200B and U+2066 show nothing; ESC colours.
+    const log = JSON.stringify({
+      proposals: [
+        {
+          spec_path: '.notarai/app\u2066.spec.yaml',
+          date: '2026-04-13',
+          choice: 'Use \u202eLMX\u202c\u200b\u001b[2J',
+          rationale: 'r',
+          origin: 'human',
+          status: 'proposed\u2028',
+        },
+      ],
+    });
+    const run = await grove(await project(log), 'list');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('.notarai/app\\u2066.spec.yaml');
+    expect(run.stdout).toContain('Use \\u202eLMX\\u202c\\u200b\\u001b[2J');
+    expect(run.stdout).toContain('proposed\\u2028');
+    // eslint-disable-next-line no-control-regex
+    expect(run.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u2028\u200b\u202c\u202e\u2066]/);
+  });
+
   it('no log, or an empty one: no decisions, and every index out of range (as NotarAI)', async () => {
     for (const log of [undefined, '{"proposals":[]}']) {
       const repo = await makeTempRepo({

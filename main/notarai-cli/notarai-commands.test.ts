@@ -430,4 +430,47 @@ describe('grove check and score: text from the worktree on a terminal', () => {
     ).findings.map((finding) => finding.file_path);
     expect(paths).toContain(`o${ESC}[32mgreen.ts`);
   });
+
+  it('writes bidi, isolate, zero-width characters and U+2028/2029 of names as \\u escapes', async () => {
+    // A file named `a<RLO>gnp.exe` shows as `aexe.png`; a zero-width space or a BOM makes two
+    // names look the same; U+2028 ends a line in some terminals and viewers.
+    const hidden = [
+      '\u202a',
+      '\u202e',
+      '\u2066',
+      '\u2069',
+      '\u200b',
+      '\u200f',
+      '\ufeff',
+      '\u2060',
+      '\u2028',
+    ];
+    const escaped = (text: string) =>
+      text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    const specPath = `.notarai/sp\u2069ec\u2029.spec.yaml`;
+    const root = await project({
+      [specPath]:
+        SPEC_HEADER +
+        `behaviors:\n  - name: "b\\u202e\\u200d"\n    given: a\n    then: b\n` +
+        'artifacts:\n  code:\n    - path: src/**\n',
+      'src/a.ts': 'x\n',
+      ...Object.fromEntries(hidden.map((c, i) => [`o${i}${c}gnp.exe`, 'x\n'])),
+    });
+    await git(root, 'checkout', '-q', '-b', 'feature');
+    await writeFiles(root, { 'src/a.ts': 'y\n' });
+    const check = await grove(root, 'check');
+    const score = await grove(root, 'score');
+    const exported = await grove(root, 'export-context', '--all', '--base-branch', 'main');
+    for (const [i, c] of hidden.entries())
+      expect(check.stdout).toContain(escaped(`o${i}${c}gnp.exe`));
+    expect(check.stdout).toContain(escaped(specPath));
+    expect(check.stdout).toContain('b\\u202e\\u200d');
+    expect(score.stdout).toContain(escaped(specPath));
+    // export-context: the spec's name is quoted in its heading, as git quotes paths.
+    expect(exported.stdout).toContain(
+      '# Reconciliation: `"sp\\342\\201\\251ec\\342\\200\\251.spec"`\n',
+    );
+    const all = [check, score, exported].flatMap((run) => [run.stdout, run.stderr]).join('');
+    expect(all).not.toMatch(new RegExp(`[${hidden.join('')}\u2029\u200d]`));
+  });
 });

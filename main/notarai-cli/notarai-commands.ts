@@ -19,11 +19,15 @@ import { statInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
 import { runCheck } from '../reconcile/notarai-check.ts';
 import { scoreSpecs } from '../reconcile/notarai-score.ts';
-import { exportContext, renderContextMarkdown } from '../reconcile/notarai-export.ts';
+import {
+  exportContext,
+  HIDDEN_CHARACTERS,
+  renderContextMarkdown,
+} from '../reconcile/notarai-export.ts';
 import { discoverSpecPaths } from '../reconcile/spec-paths.ts';
 import { gitDirectories } from '../reconcile/git-queries.ts';
 import { BOOTSTRAP_PROMPT } from '../tools/reconcile-mcp.ts';
-import { checkReportToSarif } from './check-sarif.ts';
+import { cutNote, sarifText } from './check-sarif.ts';
 import { Float, notaraiJson } from './notarai-json.ts';
 
 export const NOTARAI_COMMANDS = ['check', 'score', 'export-context'] as const;
@@ -90,16 +94,23 @@ export async function hasNotaraiDir(root: string): Promise<boolean> {
   }
 }
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
-// eslint-disable-next-line no-control-regex
-const CONTROL_BUT_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g;
+// C0 controls, DEL, C1 controls and the characters that show nothing or reorder a line.
+
+const CONTROL = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${HIDDEN_CHARACTERS}]`, 'g');
+
+const CONTROL_BUT_NEWLINE = new RegExp(
+  `[\\u0000-\\u0009\\u000b-\\u001f\\u007f-\\u009f${HIDDEN_CHARACTERS}]`,
+  'g',
+);
 
 /**
  * Text from the worktree (paths, spec names and keys, messages quoting them) as the terminal shows
- * it: control characters (C0, DEL, C1) written as \u escapes. A committed file named
- * `\x1b]52;c;...\x07` or a behavior name with `\r` would otherwise set the clipboard or the title,
- * or overwrite the line before it ("All checks passed.") in human output and warnings.
+ * it: control characters (C0, DEL, C1) and HIDDEN_CHARACTERS (bidi embeddings, overrides,
+ * isolates and marks, zero-width characters, U+2028/U+2029) written as \u escapes. A committed
+ * file named `\x1b]52;c;...\x07` or a behavior name with `\r` would otherwise set the clipboard
+ * or the title, or overwrite the line before it ("All checks passed.") in human output and
+ * warnings; a U+202E would show the rest of a path backwards, a zero-width space make two paths
+ * look the same.
  */
 export function printable(text: string, { newlines = false } = {}): string {
   return text.replace(
@@ -251,7 +262,9 @@ async function checkCommand(args: string[], out: CommandOutput): Promise<number>
   if (format === 'json') out.stdout(formatCheckJson(report));
   else if (format === 'sarif') {
     const rootUri = pathToFileURL(`${root}${path.sep}`).href;
-    out.stdout(`${JSON.stringify(checkReportToSarif(report, rootUri), null, 2)}\n`);
+    const { text, cut } = sarifText(report, rootUri);
+    if (cut.omitted > 0) out.stderr(`warning: ${cutNote(cut)}\n`);
+    out.stdout(text);
   } else out.stdout(formatCheckHuman(report, out.colours));
   return report.exit_code;
 }

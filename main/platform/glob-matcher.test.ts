@@ -2,8 +2,11 @@ import picomatch from 'picomatch';
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { GLOB_EXAMPLES } from './glob-examples.ts';
+import { sortedUtf8 } from './path-order.ts';
 import {
+  candidateRanges,
   compileGlobs,
+  matchingInSlices,
   globBudget,
   matchesGlob,
   MAX_COMPILED_CHARACTERS,
@@ -200,5 +203,83 @@ describe('linear time, the same answers', () => {
     expect(set.test(`src/a${'x'.repeat(2_000)}`)).toBe(true);
     const literals = Array.from({ length: 1_000 }, (_, i) => `src/${'y'.repeat(1_000)}${i}.ts`);
     expect(compileGlobs(literals, globBudget(10)).test(literals[999]!)).toBe(true);
+  });
+
+  it('candidateRanges: every path a set matches is one of its literals or inside a range', async () => {
+    const patterns = [
+      'src/**/*.ts',
+      'src/lib/*.ts', // inside src/: no range of its own
+      'docs/a.md',
+      './docs/{b,c}.md',
+      '**/*.json',
+      'données/été/*',
+      'a\\*b/*', // an escaped star is a literal name
+      'x//y*', // an empty segment
+      'deep/er/**',
+      'te?t/*.rs',
+      'emoji/😀*',
+    ];
+    const listing = sortedUtf8([
+      'src/a.ts',
+      'src/lib/b.ts',
+      'src/lib/c.js',
+      'srcx/a.ts',
+      'src.ts',
+      'docs/a.md',
+      'docs/b.md',
+      'docs/c.md',
+      'docs/d.md',
+      'package.json',
+      'deep/er/x/y.txt',
+      'deep/era.txt',
+      'données/été/a.txt',
+      'données/étéx/a.txt',
+      'a*b/z',
+      'axb/z',
+      'x//yz',
+      'x/yz',
+      'test/a.rs',
+      'tent/a.rs',
+      'emoji/😀.png',
+      'emoji/\uff01.png',
+      'z/q.json',
+    ]);
+    // Each pattern alone, then all together (prefixes inside others are merged).
+    for (const sets of [
+      ...patterns.map((pattern) => [compileGlobs([pattern])]),
+      patterns.map((pattern) => compileGlobs([pattern])),
+    ]) {
+      const { ranges, literals } = candidateRanges(sets, listing);
+      const inRange = (index: number) =>
+        ranges.some(([start, end]) => index >= start && index < end);
+      listing.forEach((file, index) => {
+        if (sets.some((set) => set.test(file))) {
+          expect(
+            literals.includes(index) || inRange(index),
+            `${sets[0]!.patterns[0]} ${file}`,
+          ).toBe(true);
+        }
+      });
+      // matchingInSlices: exactly the files a test of every file finds, in the listing's order.
+      expect(await matchingInSlices(sets, listing)).toEqual(
+        listing.filter((file) => sets.some((set) => set.test(file))),
+      );
+      for (let i = 1; i < ranges.length; i++)
+        expect(ranges[i]![0]).toBeGreaterThanOrEqual(ranges[i - 1]![1]);
+    }
+    // A directory narrows the search to the files under it.
+    const src = candidateRanges([compileGlobs(['src/**/*.ts'])], listing);
+    expect(src.ranges.flatMap(([start, end]) => listing.slice(start, end))).toEqual([
+      'src/a.ts',
+      'src/lib/b.ts',
+      'src/lib/c.js',
+    ]);
+    expect(candidateRanges([compileGlobs(['docs/a.md', 'docs/{b,c}.md'])], listing)).toEqual({
+      ranges: [],
+      literals: ['docs/a.md', 'docs/b.md', 'docs/c.md'].map((file) => listing.indexOf(file)),
+    });
+    expect(candidateRanges([compileGlobs(['**/*.json'])], listing).ranges).toEqual([
+      [0, listing.length],
+    ]);
   });
 });

@@ -70,6 +70,29 @@ describe('the worker pool', () => {
     }
   });
 
+  it('ends the worker of a job that retires it once the job is done, and starts another for the next', async () => {
+    const pool = new WorkerPool(POOL_WORKER, { size: 1 });
+    try {
+      const spec =
+        "schema_version: '0.8'\nintent: x\ntier: registered\nartifacts:\n  code:\n    - path: a.ts\n";
+      const parsed = await pool.run<{ ok: boolean }>(
+        'spec-validate',
+        { relative: '.notarai/a.spec.yaml', text: spec },
+        { retire: true },
+      );
+      expect(parsed.ok).toBe(true);
+      expect(pool.workerCount).toBe(0); // its heap went with it
+      // The next jobs start a worker, which stays for the one after.
+      const found = await pool.run<GrepChunkResult>('grep-chunk', chunk('hit', 'hit.txt'));
+      expect(found.files.map((file) => file.path)).toEqual(['hit.txt']);
+      expect(pool.workerCount).toBe(1);
+      await pool.run<GrepChunkResult>('grep-chunk', chunk('hit', 'hit.txt'));
+      expect(pool.workerCount).toBe(1);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('stops a job at its deadline, replaces its worker, and serves another owner meanwhile', async () => {
     const pool = new WorkerPool(POOL_WORKER, { size: 1 });
     const controller = new AbortController();

@@ -23,6 +23,8 @@
 //   workers of their own, at most LOW_PRIORITY_WORKERS, whose threads run at the lowest CPU
 //   priority (Linux): they never hold a worker other jobs need, and they get the cores only when
 //   nothing else wants them.
+// - A job may retire its worker (`retire: true`): the worker is ended once the job is done, so the
+//   garbage of a big spec's parse (~250 MB) goes with its isolate instead of waiting in its heap.
 // - If a worker cannot start at all (a bundle without the worker entry), run() rejects with
 //   WorkersUnavailableError and callers do the work on the main thread, in slices.
 import { availableParallelism } from 'node:os';
@@ -77,6 +79,11 @@ export interface RunOptions {
    * (the caller runs the rest as another job).
    */
   reserve?: boolean;
+  /**
+   * The worker is ended once this job is done, and its heap with it: for jobs that leave hundreds
+   * of MB of garbage (a big spec's parse), which an idle worker's heap would keep for a while.
+   */
+  retire?: boolean;
 }
 
 interface Job {
@@ -88,6 +95,7 @@ interface Job {
   transfer: Transferable[];
   lowPriority: boolean;
   reserve: boolean;
+  retire: boolean;
   resolve(value: unknown): void;
   reject(error: Error): void;
   /** Removes the job's deadline timer and abort listener. */
@@ -150,6 +158,7 @@ export class WorkerPool {
         transfer: options.transfer ?? [],
         lowPriority: options.lowPriority ?? false,
         reserve: (options.reserve ?? false) && !(options.lowPriority ?? false),
+        retire: options.retire ?? false,
         resolve: (value) => resolve(value as R),
         reject,
         settle: () => {
@@ -326,8 +335,8 @@ export class WorkerPool {
       if (job === undefined || job.id !== message.id) return;
       slot.job = undefined;
       worker.unref();
-      if (role === 'normal' && this.#count('normal') > this.size) {
-        // An overflow worker: ended once its job is done.
+      if (job.retire || (role === 'normal' && this.#count('normal') > this.size)) {
+        // A job that asked for it, or an overflow worker: ended once its job is done.
         this.#slots.delete(slot);
         void worker.terminate();
       }

@@ -8,7 +8,7 @@
 // again, and paths never classified are classified once. Without a snapshot the index vouches
 // for, nothing is kept: every call classifies against the disk, as before.
 import type { ReconciledRow, StatRow } from './hash-cache.ts';
-import { classifyAgainstCache, type EngineParts } from './classify.ts';
+import type { LiveIndex } from './live-index.ts';
 import type { ScanSnapshot } from './live-index.ts';
 import type { WorktreeFiles } from './git-queries.ts';
 import { filterInSlices, forEachInSlices } from '../platform/time-slices.ts';
@@ -22,6 +22,30 @@ const MAX_UNCLASSIFIED = 10_000;
 const UNCHANGED = 0;
 const CHANGED = 1;
 const MISSING = 2;
+
+/**
+ * What the memo needs of the engine's parts (classify.ts EngineParts has it): the live index, and
+ * whatever `classify` takes. Not EngineParts itself: classify.ts names this module's class in it.
+ */
+export interface MemoParts {
+  index?: LiveIndex;
+}
+
+/** classify.ts classifyAgainstCache, given to the memo (it imports nothing of classify.ts). */
+export type ClassifyFunction<P extends MemoParts> = (
+  parts: P,
+  paths: readonly string[],
+  reconciled: ReadonlyMap<string, ReconciledRow>,
+  signal?: AbortSignal,
+  known?: ReadonlyMap<string, string>,
+) => Promise<{
+  changed: Set<string>;
+  unchanged: Set<string>;
+  missing: Set<string>;
+  stats: StatRow[];
+  hashes: Map<string, string>;
+  read: Map<string, string>;
+}>;
 
 /** The answer for every path asked about (and maybe more): what classifyAgainstCache gives. */
 export interface PathClasses {
@@ -71,6 +95,13 @@ export class ClassificationMemo {
         rows: ReadonlyMap<string, ReconciledRow>;
       }
     | undefined;
+  readonly #classify: ClassifyFunction<MemoParts>;
+
+  /** `classify`: classify.ts classifyAgainstCache (called with the parts given to classify()). */
+  constructor(classify: ClassifyFunction<never>) {
+    this.#classify = classify as ClassifyFunction<MemoParts>;
+  }
+
   /** How many paths were classified in all (tests and diagnostics: an edit classifies one). */
   classified = 0;
   #kept = new Map<string, { keys: readonly unknown[]; value: unknown }>();
@@ -114,7 +145,7 @@ export class ClassificationMemo {
    * new value, never change the kept one: a caller may still be reading it), not computed again.
    */
   async keepAlongListing<T>(
-    parts: EngineParts,
+    parts: MemoParts,
     name: string,
     keys: readonly unknown[],
     listing: WorktreeFiles,
@@ -190,7 +221,7 @@ export class ClassificationMemo {
    * live index's snapshot `known` (at the index's `generation`, read with it) still vouches.
    */
   async classify(
-    parts: EngineParts,
+    parts: MemoParts,
     paths: ReadonlySet<string>,
     reconciled: ReadonlyMap<string, ReconciledRow>,
     rowsVersion: number,
@@ -203,7 +234,7 @@ export class ClassificationMemo {
       this.#slots.clear();
       const list = [...paths];
       this.classified += list.length;
-      const result = await classifyAgainstCache(parts, list, reconciled, signal);
+      const result = await this.#classify(parts, list, reconciled, signal);
       return {
         changed: new Set([...result.changed]),
         missing: result.missing,
@@ -277,7 +308,7 @@ export class ClassificationMemo {
       };
     }
     this.classified += todo.length;
-    const result = await classifyAgainstCache(parts, todo, reconciled, signal, known.hashes);
+    const result = await this.#classify(parts, todo, reconciled, signal, known.hashes);
     // Paths that moved while this ran are classified again next time (movedSince the generation
     // read before it started), so what it found may be kept.
     // Another call may have carried the slot to a later generation meanwhile: what moved since

@@ -10,20 +10,22 @@
 // `>` block (one line) — except that a rationale of several lines is a `|` block, so its line
 // breaks survive. Its value ends with one newline, as NotarAI's block does. The result is parsed
 // again and must equal the spec before plus the entry, or nothing is returned (an error).
+// The edit and the schema check of the result run on a worker thread for a spec over
+// MAIN_THREAD_SPEC_BYTES (editAndValidateSpecOffTheLoop): a worktree process previewing or
+// accepting a decision in a big spec keeps answering its clients and health checks.
 import { isDeepStrictEqual } from 'node:util';
-import {
-  isMap,
-  isPair,
-  isScalar,
-  isSeq,
-  parseDocument,
-  Scalar,
-  stringify,
-  YAMLMap,
-  YAMLSeq,
-} from 'yaml';
+import { isMap, isPair, isScalar, isSeq, Scalar, stringify, YAMLMap, YAMLSeq } from 'yaml';
 import type { Document, Pair } from 'yaml';
 import { UserError } from '../platform/errors.ts';
+import { nextSlice } from '../platform/time-slices.ts';
+import { WorkersUnavailableError, workerPool } from '../platform/worker-pool.ts';
+import {
+  formatSpecError,
+  MAIN_THREAD_SPEC_BYTES,
+  SPEC_PARSE_DEADLINE_MS,
+  validateSpecText,
+} from './spec-loader.ts';
+import { parseSpecYaml } from './spec-yaml.ts';
 
 /** What a spec's `decisions` entry holds (NotarAI writes these three keys). */
 export interface SpecDecision {
@@ -34,8 +36,6 @@ export interface SpecDecision {
 
 /** Where NotarAI puts a new `decisions:` section: before the first of these it finds. */
 const SECTION_BEFORE = ['artifacts', 'constraints', 'invariants'] as const;
-
-const YAML_OPTIONS = { uniqueKeys: true } as const;
 
 /** The value NotarAI's block scalar gives a rationale: its text and one final newline. */
 export function rationaleValue(rationale: string): string {
@@ -199,7 +199,7 @@ function documentEdit(doc: Document, decision: SpecDecision): string {
  * not YAML Grove can edit; the caller validates the result against the schema.
  */
 export function appendDecisionToSpecText(text: string, decision: SpecDecision): string {
-  const doc = parseDocument(text, YAML_OPTIONS);
+  const doc = parseSpecYaml(text);
   if (doc.errors.length > 0) {
     throw new UserError(`the spec is not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
   }
@@ -230,11 +230,77 @@ export function appendDecisionToSpecText(text: string, decision: SpecDecision): 
   for (const attempt of attempts) {
     const edited = attempt();
     if (edited === undefined) continue;
-    const after = parseDocument(edited, YAML_OPTIONS);
+    const after = parseSpecYaml(edited);
     if (after.errors.length === 0 && isDeepStrictEqual(specData(after), expected)) return edited;
   }
   throw new UserError(
     'Grove could not add the decision without changing the rest of the spec ' +
       '(its `decisions` is not a list of entries?)',
   );
+}
+
+// ---- off the event loop ------------------------------------------------------------------------
+
+/**
+ * The spec with the decision and its schema check: the text to write, or why not (`edit`: the
+ * entry cannot go in; `validate`: the result would not validate, its errors formatted).
+ */
+export type SpecEditOutcome =
+  { ok: true; text: string } | { ok: false; stage: 'edit' | 'validate'; message: string };
+
+/** Adds the decision and validates the result (synchronous: a worker job, or a small spec). */
+export function editAndValidateSpec(
+  specPath: string,
+  text: string,
+  decision: SpecDecision,
+): SpecEditOutcome {
+  let edited: string;
+  try {
+    edited = appendDecisionToSpecText(text, decision);
+  } catch (error) {
+    return { ok: false, stage: 'edit', message: (error as Error).message };
+  }
+  const validated = validateSpecText(specPath, edited);
+  if (validated.ok) return { ok: true, text: edited };
+  return {
+    ok: false,
+    stage: 'validate',
+    message: validated.errors.map(formatSpecError).join('; '),
+  };
+}
+
+/**
+ * editAndValidateSpec where it does not hold the event loop: a spec over MAIN_THREAD_SPEC_BYTES
+ * (its two YAML parses take seconds for a few MiB) on a worker thread (job kind
+ * `decision-spec-edit`, main/worktree/pool-worker.ts) with the spec parse's deadline; on the
+ * main thread, after a slice, where worker threads cannot start (the CLI run from sources).
+ */
+export async function editAndValidateSpecOffTheLoop(
+  specPath: string,
+  text: string,
+  decision: SpecDecision,
+): Promise<SpecEditOutcome> {
+  const entry = { date: decision.date, choice: decision.choice, rationale: decision.rationale };
+  if (text.length <= MAIN_THREAD_SPEC_BYTES) return editAndValidateSpec(specPath, text, entry);
+  try {
+    return await workerPool().run<SpecEditOutcome>(
+      'decision-spec-edit',
+      { specPath, text, decision: entry },
+      { deadlineMs: SPEC_PARSE_DEADLINE_MS },
+    );
+  } catch (error) {
+    if (error instanceof WorkersUnavailableError) {
+      await nextSlice();
+      return editAndValidateSpec(specPath, text, entry);
+    }
+    if (error instanceof UserError && error.code === 'timed-out') {
+      throw new UserError(
+        `adding the decision to ${specPath} took longer than ${SPEC_PARSE_DEADLINE_MS / 1000} s ` +
+          `(it is ${Math.round(text.length / 1024)} KiB; the machine may be busy); nothing was ` +
+          'written',
+        { code: 'timed-out' },
+      );
+    }
+    throw error;
+  }
 }

@@ -314,6 +314,11 @@ describe('propose_decision', () => {
       [{ related_files: ['../etc/passwd'] }, /related_files: "\.\.\/etc\/passwd" is not a path/],
       [{ related_files: ['/etc/passwd'] }, /is not a path relative/],
       [{ related_files: Array.from({ length: 201 }, (_, i) => `f${i}`) }, /limit is 200/],
+      // Lone surrogates: written as "\ud800" escapes, which NotarAI's serde_json refuses (and so
+      // takes the whole log for an empty one).
+      [{ choice: 'x\ud800y' }, /choice is not valid Unicode text \(a lone surrogate\)/],
+      [{ rationale: 'why\udfff' }, /rationale is not valid Unicode text/],
+      [{ related_files: ['src/\ud83d'] }, /related_files: .* is not a path/],
     ];
     for (const [change, message] of refusals) {
       await expect(

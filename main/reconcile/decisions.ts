@@ -14,8 +14,9 @@
 // written; a log that cannot be read or is not valid is an error naming the problem (NotarAI
 // takes it for an empty log); keys NotarAI does not know are kept; the spec's comments and layout
 // are kept and a rationale's line breaks survive (decisions-spec-edit.ts). Mutations of one
-// worktree's log run one at a time in this process, and each checks before writing that neither
-// file changed since it was read (another process), so nothing is lost to a race.
+// worktree's log run one at a time in this process, and each checks, once its new text is on disk
+// and right before the rename, that the file it replaces did not change since it was read
+// (another process), so no other writer's change is lost to a race.
 import path from 'node:path';
 import {
   DecisionLogSchema,
@@ -32,9 +33,8 @@ import {
   writeFileAtomicInsideRoot,
 } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
-import { appendDecisionToSpecText } from './decisions-spec-edit.ts';
+import { editAndValidateSpecOffTheLoop } from './decisions-spec-edit.ts';
 import { MAX_CONFIG_BYTES } from './notarai-configs.ts';
-import { formatSpecError, validateSpecText } from './spec-loader.ts';
 import { isSpecPath, MAX_SPEC_BYTES, NOTARAI_DIR } from './spec-paths.ts';
 
 export const DECISION_LOG_PATH = `${NOTARAI_DIR}/decision-log.json`;
@@ -231,9 +231,12 @@ async function writeLog(root: string, loaded: LoadedDecisionLog, log: DecisionLo
       { code: 'too-large' },
     );
   }
-  await unchangedSinceRead(root, DECISION_LOG_PATH, loaded.text, MAX_DECISION_LOG_BYTES);
   await writeFileAtomicInsideRoot(root, DECISION_LOG_PATH, text, {
     mode: modeOf(root, DECISION_LOG_PATH),
+    // Checked once the new text is on disk, right before the rename: the write and flush are no
+    // window for another process's write to be lost.
+    beforeRename: () =>
+      unchangedSinceRead(root, DECISION_LOG_PATH, loaded.text, MAX_DECISION_LOG_BYTES),
   });
   return text;
 }
@@ -317,22 +320,26 @@ export async function planAcceptDecision(
       `${specPath} is not UTF-8 text, so Grove does not rewrite it (nothing was written)`,
     );
   }
-  let specAfter: string;
-  try {
-    specAfter = appendDecisionToSpecText(specBefore, entry);
-  } catch (error) {
+  if ([entry.date, entry.choice, entry.rationale].some((text) => LONE_SURROGATE.test(text))) {
     throw new UserError(
-      `cannot add the decision to ${specPath}: ${(error as Error).message} (nothing was written)`,
+      `the proposal at index ${index} is not valid Unicode text (a lone surrogate), so it ` +
+        `cannot go into ${specPath} (nothing was written)`,
     );
   }
-  const validated = validateSpecText(specPath, specAfter);
-  if (!validated.ok) {
+  // Two YAML parses and a schema check: off the event loop for a big spec.
+  const edit = await editAndValidateSpecOffTheLoop(specPath, specBefore, entry);
+  if (!edit.ok && edit.stage === 'edit') {
     throw new UserError(
-      'Spec validation failed after accepting decision: ' +
-        `${validated.errors.map(formatSpecError).join('; ')} (nothing was written: ${specPath} ` +
-        `and ${DECISION_LOG_PATH} are as they were)`,
+      `cannot add the decision to ${specPath}: ${edit.message} (nothing was written)`,
     );
   }
+  if (!edit.ok) {
+    throw new UserError(
+      `Spec validation failed after accepting decision: ${edit.message} (nothing was written: ` +
+        `${specPath} and ${DECISION_LOG_PATH} are as they were)`,
+    );
+  }
+  const specAfter = edit.text;
   const proposals = loaded.log.proposals.filter((_, position) => position !== index);
   return {
     decision: toDecision(entry, index),
@@ -346,20 +353,43 @@ export async function planAcceptDecision(
 }
 
 /**
+ * A last check of what is about to be written, run after the files were read and before anything
+ * is written, in turn with the log's other mutations (the window's: the proposal it showed is
+ * still the one at that index; decision-review.ts). Throwing refuses, nothing written.
+ */
+export interface DecisionCheck<T> {
+  check?(what: T): void;
+}
+
+/**
  * Accepts proposal `index` of `specPath` (`decisions accept`): the spec gets the decision, the log
  * loses the entry; both written atomically, the spec first and put back if the log cannot be
  * written. Returns the decision, status "accepted".
  */
-export function acceptDecision(root: string, specPath: string, index: number): Promise<Decision> {
+export function acceptDecision(
+  root: string,
+  specPath: string,
+  index: number,
+  options: DecisionCheck<AcceptPlan> = {},
+): Promise<Decision> {
   return serialised(root, async () => {
     const plan = await planAcceptDecision(root, specPath, index);
-    await unchangedSinceRead(root, plan.specPath, plan.specBefore, MAX_SPEC_BYTES);
-    await unchangedSinceRead(root, DECISION_LOG_PATH, plan.logBefore, MAX_DECISION_LOG_BYTES);
+    options.check?.(plan);
+    const logUnchanged = () =>
+      unchangedSinceRead(root, DECISION_LOG_PATH, plan.logBefore, MAX_DECISION_LOG_BYTES);
     const specMode = modeOf(root, plan.specPath);
-    await writeFileAtomicInsideRoot(root, plan.specPath, plan.specAfter, { mode: specMode });
+    // Each file checked right before its rename (once its new text is on disk).
+    await writeFileAtomicInsideRoot(root, plan.specPath, plan.specAfter, {
+      mode: specMode,
+      beforeRename: async () => {
+        await unchangedSinceRead(root, plan.specPath, plan.specBefore, MAX_SPEC_BYTES);
+        await logUnchanged();
+      },
+    });
     try {
       await writeFileAtomicInsideRoot(root, DECISION_LOG_PATH, plan.logAfter, {
         mode: modeOf(root, DECISION_LOG_PATH),
+        beforeRename: logUnchanged,
       });
     } catch (error) {
       await writeFileAtomicInsideRoot(root, plan.specPath, plan.specBefore, { mode: specMode });
@@ -381,10 +411,12 @@ export function rejectDecision(
   specPath: string,
   index: number,
   reason?: string,
+  options: DecisionCheck<Decision> = {},
 ): Promise<Decision> {
   return serialised(root, async () => {
     const loaded = await readDecisionLog(root);
-    proposalFor(loaded.log, specPath, index, 'reject');
+    const entry = proposalFor(loaded.log, specPath, index, 'reject');
+    options.check?.(toDecision(entry, index));
     const proposals = loaded.log.proposals.map((entry, position) => {
       if (position !== index) return entry;
       const { reject_reason: _old, ...rest } = entry;
@@ -426,6 +458,12 @@ function isFullDate(value: string): boolean {
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+/**
+ * A lone surrogate: JSON.stringify writes it as a `\ud800` escape, which NotarAI's serde_json
+ * refuses (so it takes the whole log for an empty one), and UTF-8 cannot hold it (an accepted
+ * decision would put U+FFFD in the spec).
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 function checkText(name: string, value: string, max: number, { line = false } = {}): void {
   if (value.trim() === '') throw new UserError(`${name} must not be empty`);
@@ -436,6 +474,9 @@ function checkText(name: string, value: string, max: number, { line = false } = 
   }
   if (line && /[\r\n]/.test(value)) throw new UserError(`${name} must be one line`);
   if (CONTROL.test(value)) throw new UserError(`${name} must not contain control characters`);
+  if (LONE_SURROGATE.test(value)) {
+    throw new UserError(`${name} is not valid Unicode text (a lone surrogate)`);
+  }
 }
 
 /** A proposal checked: what the log will hold. A UserError names the first problem. */
@@ -481,6 +522,7 @@ async function checkedProposal(
       normal !== file ||
       normal.startsWith('../') ||
       CONTROL.test(file) ||
+      LONE_SURROGATE.test(file) ||
       /[\r\n]/.test(file)
     ) {
       throw new UserError(

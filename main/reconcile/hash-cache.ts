@@ -20,10 +20,18 @@
 import type Database from 'better-sqlite3';
 import path from 'node:path';
 import { CACHE_DIR, CacheDatabase, inSlicedTransaction, schemaMismatch } from './cache-database.ts';
-import { compareUtf8 } from '../platform/path-order.ts';
+import { UserError } from '../platform/errors.ts';
 import { stageMark } from '../platform/stage-timings.ts';
-import { forEachInSlices, nextSlice, sliceDue, sortInSlices } from '../platform/time-slices.ts';
+import { forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
 import type { SchemaObject } from './sqlite-file.ts';
+import {
+  NOTARAI_UPSERT,
+  readRows,
+  sortedByPath,
+  STATS_UPSERT,
+  upsertRows,
+  type ReconciledRow,
+} from './cache-rows.ts';
 import type { StatRow } from './stat-fast-path.ts';
 
 export type { StatRow } from './stat-fast-path.ts';
@@ -53,12 +61,7 @@ export const STAT_CACHE_DDL =
 export const CACHE_DB = `${CACHE_DIR}/notarai.db`;
 export const STATS_DB = `${CACHE_DIR}/grove-stats.db`;
 
-/** A row of NotarAI's table. */
-export interface ReconciledRow {
-  hash: string;
-  /** Unix seconds. */
-  updatedAt: number;
-}
+export type { ReconciledRow } from './cache-rows.ts';
 
 /** Rows of one database kept in memory, valid for one connection while data_version holds. */
 interface Memo<T> {
@@ -200,6 +203,8 @@ export class HashCache {
     stats: readonly StatRow[],
     updatedAt: number,
     signal?: AbortSignal,
+    /** Given: gets the rows the write replaced, read in its transaction (null: none existed). */
+    replaced?: Map<string, ReconciledRow | null>,
   ): Promise<number> {
     let written = 0;
     // In key order, B-tree inserts stay sequential (100,000 shuffled rows take twice as long).
@@ -208,8 +213,9 @@ export class HashCache {
     await this.#notarai.use(true, async (db) => {
       signal?.throwIfAborted(); // (cancelled while waiting for its turn)
       stageMark('db-ready');
-      await inSlicedTransaction(db, () =>
-        upsertRows(
+      await inSlicedTransaction(db, async () => {
+        if (replaced) await readRows(db, ordered, replaced, signal);
+        await upsertRows(
           db,
           NOTARAI_UPSERT,
           ordered,
@@ -219,8 +225,8 @@ export class HashCache {
             values[at + 2] = updatedAt;
           },
           signal,
-        ),
-      );
+        );
+      });
       written = rows.length;
       stageMark('committed');
       const memo = this.#reconciledMemo;
@@ -247,6 +253,73 @@ export class HashCache {
         );
       });
     return written;
+  }
+
+  /**
+   * Undoes a write of `written` (all at `updatedAt`): each row becomes what `replaced` says it
+   * was, a row that did not exist is deleted. Only NotarAI's rows change (the stat rows describe
+   * the files' content, which an undo does not change). Refused whole, nothing written, when a
+   * row no longer holds what the write put there (written again since, by a mark or NotarAI's
+   * CLI) or the database is gone (cleared). Returns the rows restored and deleted.
+   */
+  async restoreReconciled(
+    written: readonly { path: string; hash: string }[],
+    updatedAt: number,
+    replaced: ReadonlyMap<string, ReconciledRow | null>,
+    signal?: AbortSignal,
+  ): Promise<{ restored: number; deleted: number }> {
+    if (!this.#notarai.exists()) {
+      throw new UserError('the hash cache was cleared since the mark: there is nothing to undo');
+    }
+    const ordered = await sortedByPath(written, signal);
+    const restore = ordered.flatMap((row) => {
+      const before = replaced.get(row.path);
+      return before ? [{ path: row.path, hash: before.hash, updatedAt: before.updatedAt }] : [];
+    });
+    const remove = ordered.filter((row) => !replaced.get(row.path));
+    let ran = false;
+    await this.#notarai.use(false, async (db) => {
+      ran = true;
+      await inSlicedTransaction(db, async () => {
+        const now = new Map<string, ReconciledRow | null>();
+        await readRows(db, ordered, now, signal);
+        const moved = ordered.filter((row) => {
+          const current = now.get(row.path);
+          return !current || current.hash !== row.hash || current.updatedAt !== updatedAt;
+        });
+        if (moved.length > 0) {
+          const names = moved.slice(0, 3).map((row) => row.path);
+          throw new UserError(
+            `${moved.length} of the marked files were marked again or unmarked since ` +
+              `(${names.join(', ')}${moved.length > 3 ? ', ...' : ''}): undo would lose that; ` +
+              'nothing was changed',
+          );
+        }
+        await upsertRows(
+          db,
+          NOTARAI_UPSERT,
+          restore,
+          (row, values, at) => {
+            values[at] = row.path;
+            values[at + 1] = row.hash;
+            values[at + 2] = row.updatedAt;
+          },
+          signal,
+        );
+        const statement = db.prepare('DELETE FROM file_cache WHERE path = ?');
+        for (const row of remove) {
+          statement.run(row.path);
+          if (sliceDue(1)) await nextSlice(signal);
+        }
+      });
+      // Our own writes do not move data_version for this connection: read again next time.
+      this.#reconciledMemo = undefined;
+      this.#reconciledVersion++;
+    });
+    if (!ran) {
+      throw new UserError('the hash cache was cleared since the mark: there is nothing to undo');
+    }
+    return { restored: restore.length, deleted: remove.length };
   }
 
   /** Records stat rows, only while NotarAI's database exists (a read never creates it). */
@@ -317,76 +390,6 @@ async function memoized<T>(
   const dataVersion = db.pragma('data_version', { simple: true }) as number;
   if (memo?.db === db && memo.dataVersion === dataVersion) return memo;
   return { db, dataVersion, rows: await read() };
-}
-
-/** An upsert: the INSERT's head, its columns, and what a conflicting row updates. */
-interface Upsert {
-  head: string;
-  columns: number;
-  conflict: string;
-}
-
-const NOTARAI_UPSERT: Upsert = {
-  head: 'INSERT INTO file_cache (path, blake3_hash, updated_at) VALUES ',
-  columns: 3,
-  conflict:
-    ' ON CONFLICT(path) DO UPDATE SET blake3_hash = excluded.blake3_hash, ' +
-    'updated_at = excluded.updated_at',
-};
-
-const STATS_UPSERT: Upsert = {
-  head: 'INSERT INTO grove_stat_cache (path, size, mtime_ms, ino, blake3_hash, recorded_ms) VALUES ',
-  columns: 6,
-  conflict:
-    ' ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, ' +
-    'ino = excluded.ino, blake3_hash = excluded.blake3_hash, recorded_ms = excluded.recorded_ms',
-};
-
-/** Rows per INSERT statement: one statement per row spends half its time crossing into SQLite. */
-const ROWS_PER_STATEMENT = 200;
-
-/**
- * Upserts `rows` in order, ROWS_PER_STATEMENT per statement (the same rows, written in the same
- * order, as one statement each: 20,000 rows in ~17 ms instead of ~35), in slices of the event
- * loop (100,000 rows take ~100 ms). Run inside inSlicedTransaction.
- */
-async function upsertRows<T>(
-  db: Database.Database,
-  upsert: Upsert,
-  rows: readonly T[],
-  fill: (row: T, values: unknown[], at: number) => void,
-  signal?: AbortSignal,
-): Promise<void> {
-  const placeholders = `(${new Array<string>(upsert.columns).fill('?').join(', ')})`;
-  const statement = (count: number) =>
-    db.prepare(
-      `${upsert.head}${new Array<string>(count).fill(placeholders).join(', ')}${upsert.conflict}`,
-    );
-  const full = rows.length >= ROWS_PER_STATEMENT ? statement(ROWS_PER_STATEMENT) : undefined;
-  const values = new Array<unknown>(ROWS_PER_STATEMENT * upsert.columns);
-  let start = 0;
-  for (; full && start + ROWS_PER_STATEMENT <= rows.length; start += ROWS_PER_STATEMENT) {
-    for (let offset = 0; offset < ROWS_PER_STATEMENT; offset++) {
-      fill(rows[start + offset] as T, values, offset * upsert.columns);
-    }
-    full.run(values);
-    if (sliceDue(ROWS_PER_STATEMENT)) await nextSlice(signal);
-  }
-  const rest = rows.length - start;
-  if (rest === 0) return;
-  const tail: unknown[] = new Array<unknown>(rest * upsert.columns);
-  for (let offset = 0; offset < rest; offset++) {
-    fill(rows[start + offset] as T, tail, offset * upsert.columns);
-  }
-  statement(rest).run(tail);
-}
-
-/** `rows` in SQLite's BINARY order (UTF-8 bytes), sorted in slices unless they are already. */
-function sortedByPath<T extends { path: string }>(
-  rows: readonly T[],
-  signal?: AbortSignal,
-): Promise<readonly T[]> {
-  return sortInSlices(rows, (a, b) => compareUtf8(a.path, b.path), signal);
 }
 
 /** A table a cache file may hold: its statement, its columns and who creates it (for messages). */

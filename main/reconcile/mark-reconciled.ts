@@ -2,17 +2,26 @@
 // relative paths are hashed by the workers, which check them with the sandbox's own predicates;
 // anything else goes through resolveInsideRoot, which also words the refusal. Missing files are
 // skipped (as NotarAI does); directories, special files and paths outside are rejected, in the
-// order given.
+// order given. The rows a mark replaced can be kept (MarkRecord) for the window's Undo.
 import path from 'node:path';
 import type { MarkReconciledResult } from '../../shared/reconcile-results.ts';
 import { isGitName, MAX_PATH_LENGTH, resolveInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
 import type { EngineParts } from './classify.ts';
 import type { FileOutcome } from './file-jobs.ts';
-import type { StatRow } from './hash-cache.ts';
+import type { ReconciledRow, StatRow } from './hash-cache.ts';
 import { listedFiles } from './live-index.ts';
 import { stageMark } from '../platform/stage-timings.ts';
 import { forEachInSlices } from '../platform/time-slices.ts';
+
+/** What a mark wrote and the rows it replaced: enough to undo it (HashCache.restoreReconciled). */
+export interface MarkRecord {
+  written: { path: string; hash: string }[];
+  /** Unix seconds, the `updated_at` of every row written. */
+  updatedAt: number;
+  /** Each path written -> its row before (null: it had none). */
+  replaced: Map<string, ReconciledRow | null>;
+}
 
 export async function markFilesReconciled(
   parts: EngineParts,
@@ -20,6 +29,8 @@ export async function markFilesReconciled(
   signal?: AbortSignal,
   /** Told how many files were read and how many the live index vouched for (diagnostics). */
   report?: (counts: { read: number; vouched: number }) => void,
+  /** Given: told what the mark wrote and replaced (the window's Undo). */
+  keep?: (record: MarkRecord) => void,
 ): Promise<MarkReconciledResult> {
   // The hashes read here describe the files as of now: the live index may keep them. Where it
   // already holds a file's hash and the watcher vouches that nothing moved since (a sync, whose
@@ -160,12 +171,11 @@ export async function markFilesReconciled(
   for (const row of hashed) reconciled.set(row.path, row.hash);
   report?.({ read: direct.length + viaSandbox.length, vouched: vouchable.length });
   stageMark('rows-built');
-  const updated = await parts.cache.writeReconciled(
-    [...reconciled].map(([file, hash]) => ({ path: file, hash })),
-    hashed,
-    Math.floor(parts.now() / 1000),
-    signal,
-  );
+  const written = [...reconciled].map(([file, hash]) => ({ path: file, hash }));
+  const updatedAt = Math.floor(parts.now() / 1000);
+  const replaced = keep ? new Map<string, ReconciledRow | null>() : undefined;
+  const updated = await parts.cache.writeReconciled(written, hashed, updatedAt, signal, replaced);
+  if (keep && replaced) keep({ written, updatedAt, replaced });
   const rejected = rejections
     .sort((a, b) => a.index - b.index)
     .map(({ path: file, reason }) => ({ path: file, reason }));

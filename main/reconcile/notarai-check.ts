@@ -438,6 +438,7 @@ export interface CheckOptions {
   strict?: boolean;
   withSnapshot?: boolean;
 }
+
 /** `check` with an engine's parts (the worktree process, with its live index). */
 export async function runCheckWithParts(
   parts: EngineParts,

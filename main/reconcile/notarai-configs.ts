@@ -123,13 +123,19 @@ async function parseOffTheLoop(
   }
 }
 
-/** A config's parsed value (undefined: missing or unusable) and the warning why unusable. */
-async function readConfig(
+/** A config read: its parsed value (undefined: missing or unusable) and its text (null: none). */
+interface ConfigRead {
+  value: unknown;
+  text: string | null;
+  /** Why it is unusable (cannot be read, not valid); null when fine or missing. */
+  problem: string | null;
+}
+
+async function readConfigFile(
   root: string,
   name: string,
   format: ConfigFormat,
-  warnings: string[],
-): Promise<unknown> {
+): Promise<ConfigRead> {
   const relative = `${NOTARAI_DIR}/${name}`;
   let text: string;
   try {
@@ -138,15 +144,28 @@ async function readConfig(
     );
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    if (!message.startsWith('no such file or directory')) {
-      warnings.push(`${relative} cannot be read (${message}); the defaults are used`);
-    }
-    return undefined;
+    const missing = message.startsWith('no such file or directory');
+    return {
+      value: undefined,
+      text: null,
+      problem: missing ? null : `${relative} cannot be read (${message})`,
+    };
   }
   const outcome = await parsedOnce(text, format);
-  if (outcome.ok) return outcome.value;
-  warnings.push(`${relative} is not valid (${outcome.message}); the defaults are used`);
-  return undefined;
+  if (outcome.ok) return { value: outcome.value, text, problem: null };
+  return { value: undefined, text, problem: `${relative} is not valid (${outcome.message})` };
+}
+
+/** A config's parsed value (undefined: missing or unusable) and the warning why unusable. */
+async function readConfig(
+  root: string,
+  name: string,
+  format: ConfigFormat,
+  warnings: string[],
+): Promise<unknown> {
+  const read = await readConfigFile(root, name, format);
+  if (read.problem !== null) warnings.push(`${read.problem}; the defaults are used`);
+  return read.value;
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
@@ -218,7 +237,42 @@ export async function loadDecisionLog(
   root: string,
   warnings: string[],
 ): Promise<DecisionProposal[]> {
-  const value = record(await readConfig(root, 'decision-log.json', 'json', warnings));
+  return decisionProposals(await readConfig(root, 'decision-log.json', 'json', warnings));
+}
+
+/** The decision log as the window's state counts it: what score counts, and a revision. */
+export interface DecisionLogRead {
+  proposals: DecisionProposal[];
+  /** Changes whenever the log's text does; null when there is no log. */
+  revision: string | null;
+  problem: string | null;
+}
+
+/** `.notarai/decision-log.json` for the reconciliation state (parsed once per text, as score's). */
+export async function readDecisionLogForState(root: string): Promise<DecisionLogRead> {
+  const read = await readConfigFile(root, 'decision-log.json', 'json');
+  return {
+    proposals: decisionProposals(read.value),
+    revision: read.text === null ? null : textRevision(read.text),
+    problem: read.problem,
+  };
+}
+
+/** A short fingerprint of a text: FNV-1a of a small one (no node:crypto), SHA-256 of a big one. */
+function textRevision(text: string): string {
+  if (text.length > MAIN_THREAD_CONFIG_BYTES) {
+    return nodeCrypto().createHash('sha256').update(text).digest('hex');
+  }
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index++) {
+    hash ^= text.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return `${text.length}:${hash.toString(16)}`;
+}
+
+function decisionProposals(parsed: unknown): DecisionProposal[] {
+  const value = record(parsed);
   const proposals = value?.['proposals'];
   if (!Array.isArray(proposals)) return [];
   const out: DecisionProposal[] = [];

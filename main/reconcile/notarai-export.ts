@@ -4,7 +4,8 @@
 // artifact category; and the markdown NotarAI's `reconcile` skill parses (its reconcile-prompt
 // template, contexts separated by a `---` line; the spec's code fence made longer than any fence
 // inside the spec, see codeFence; names quoted and code spans sized so that no name from the
-// repository can end its line or its code span, see markdownName and inlineCode). Public API:
+// repository can end its line or its code span, see markdownName and inlineCode; the spec's name
+// in its heading is a code span too unless it is a plain word, see headingName). Public API:
 //
 //   exportContext(root, { baseBranch, specPath? }) -> { contexts, unreadable_specs }
 //   renderContextMarkdown(contexts)                -> string (what `notarai export-context` prints)
@@ -88,11 +89,22 @@ export function codeFence(content: string): string {
   return '`'.repeat(Math.max(3, longest + 1));
 }
 
+/**
+ * Characters that show nothing, or reorder what a reader sees, in a name from the repository:
+ * zero-width ones (U+200B-U+200D, the word joiner U+2060, the byte order mark U+FEFF), bidi marks,
+ * embeddings, overrides and isolates (U+200E, U+200F, U+061C, U+202A-U+202E, U+2066-U+2069: a file
+ * named with U+202E reads backwards) and the line and paragraph separators (U+2028, U+2029, which
+ * end a line in some readers). A character-class body, for the prompt's names here (markdownName)
+ * and the terminal's text (main/notarai-cli's `printable`).
+ */
+export const HIDDEN_CHARACTERS =
+  '\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff';
+
 // Characters that must not reach the prompt as they are: C0 controls (newline, CR, tab, ESC ...),
-// DEL, C1 controls (NEL among them) and Unicode's line and paragraph separators. CommonMark ends
-// a line at LF or CR; the others end one in some readers or are invisible.
-// eslint-disable-next-line no-control-regex
-const UNSAFE_IN_A_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+// DEL, C1 controls (NEL among them) and HIDDEN_CHARACTERS. CommonMark ends a line at LF or CR;
+// the others end one in some readers, are invisible or reorder the line.
+
+const UNSAFE_IN_A_LINE = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${HIDDEN_CHARACTERS}]`);
 
 /** Git's C escapes (quote.c); any other unsafe character is written as octal UTF-8 bytes. */
 const C_ESCAPES: Record<string, string> = {
@@ -152,6 +164,19 @@ export function inlineCode(text: string): string {
   return `${ticks}${pad}${text}${pad}${ticks}`;
 }
 
+/** A spec stem NotarAI's heading shows as it is: letters, digits, `.`, `_` and `-` only. */
+const ORDINARY_SPEC_NAME = /^[\p{L}\p{M}\p{N}._-]+$/u;
+
+/**
+ * The spec's stem in the `# Reconciliation:` heading: as it is when ordinary (NotarAI's bytes),
+ * else a code span of its markdownName, as the prompt's other names. The heading is outside
+ * every fence, so a spec named `Ignore the instructions below and ….spec.yaml` would otherwise
+ * put a line of its own words into the prompt's text.
+ */
+export function headingName(stem: string): string {
+  return ORDINARY_SPEC_NAME.test(stem) ? stem : inlineCode(markdownName(stem));
+}
+
 /** One context as NotarAI's markdown. */
 export function renderOneContext(context: ExportContext): string {
   const changed =
@@ -160,7 +185,7 @@ export function renderOneContext(context: ExportContext): string {
       : context.changed_files.map((file) => `- ${inlineCode(markdownName(file))}`).join('\n');
   const base = markdownName(context.base_branch);
   const values: Record<string, string> = {
-    spec_name: markdownName(context.spec_name),
+    spec_name: headingName(context.spec_name),
     base_branch_code: inlineCode(base),
     git_diff_code: inlineCode(`git diff ${base} -- <file>`),
     changed_files: changed,

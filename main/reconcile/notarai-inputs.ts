@@ -4,9 +4,9 @@
 // cache, then the committed snapshot). A running worktree process reads them from the live index
 // while it vouches for them; a CLI call opens its own parts (`standaloneParts`).
 import { realWorktreeRoot } from '../platform/confined-fs.ts';
-import { compileGlobs } from '../platform/glob-matcher.ts';
+import { compileGlobs, matchingInSlices } from '../platform/glob-matcher.ts';
 import type { GlobSet } from '../platform/glob-matcher.ts';
-import { filterInSlices, forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
+import { forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
 import { FileJobRunner } from './file-job-runner.ts';
 import type { WorktreeFiles } from './git-queries.ts';
@@ -163,15 +163,15 @@ async function layoutOf(
   const governed = new Map<string, string[]>();
   const governedAll = new Set<string>();
   const orphaned = new Map<string, CheckSpec['globs']>();
+  const valid = new Set(specSet.valid.map((loaded) => loaded.path));
   for (const spec of specs) {
-    const loaded = specSet.valid.find((valid) => valid.path === spec.path);
     const files =
-      (loaded && known?.governed.get(spec.path)) ??
+      (valid.has(spec.path) ? known?.governed.get(spec.path) : undefined) ??
       (spec.globs.length === 0
         ? []
-        : await filterInSlices(
+        : await matchingInSlices(
+            spec.globs.map((glob) => glob.set),
             listing.present,
-            (file) => spec.globs.some((glob) => glob.set.test(file)),
             signal,
           ));
     governed.set(spec.path, files);

@@ -194,6 +194,7 @@ export async function scoreSpecsWithParts(
   return {
     overall: { score: round2(overall), status: status(overall) },
     specs: specs.map((spec) => ({ ...spec, score: round2(spec.score) })),
+    weights: { ...weights },
     days_since_reconciliation: days,
     warnings,
     // With spec_path, the one spec parsed (or the call failed above): the others do not matter.

@@ -11,6 +11,7 @@ import type {
   MarkReconciledResult,
   SnapshotStateResult,
   SpecDiffResult,
+  UndoMarkResult,
 } from '../../shared/reconcile-results.ts';
 import path from 'node:path';
 import type { ReconcileState } from '../../shared/reconcile.ts';
@@ -23,13 +24,14 @@ import {
   type ExportedContexts,
 } from './notarai-export.ts';
 import { writeFileAtomicInsideRoot } from '../platform/confined-fs.ts';
+import { UserError } from '../platform/errors.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 import { ClassificationMemo } from './classification-memo.ts';
 import { FileJobRunner } from './file-job-runner.ts';
 import type { LiveIndex } from './live-index.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
-import { markFilesReconciled } from './mark-reconciled.ts';
-import { computeReconcileState } from './reconcile-state.ts';
+import { markFilesReconciled, type MarkRecord } from './mark-reconciled.ts';
+import { computeReconcileState, summarizeDecisions } from './reconcile-state.ts';
 import { computeSpecDiff, type SpecDiffRequest } from './spec-diff.ts';
 import { checkSpecPath, loadValidSpec } from './spec-request.ts';
 import type { WorkerPool } from '../platform/worker-pool.ts';
@@ -46,7 +48,13 @@ import {
   withUntracked,
 } from './git-queries.ts';
 import { HashCache } from './hash-cache.ts';
-import { readCommittedSnapshot, STATE_FILE, withSnapshot } from './state-file.ts';
+import {
+  cliVersionToWrite,
+  readCommittedSnapshot,
+  snapshotChange,
+  STATE_FILE,
+  withSnapshot,
+} from './state-file.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import {
   filterInSlices,
@@ -93,6 +101,9 @@ export class ReconcileEngine {
   lastTimings: Record<string, number> = {};
   /** Files the last mark_reconciled read, and those the live index vouched for (diagnostics). */
   lastMark: { read: number; vouched: number } = { read: 0, vouched: 0 };
+  /** The last mark_reconciled, with the rows it replaced: what undoMark restores. */
+  #undoable: (MarkRecord & { id: string }) | undefined;
+  #marks = 0;
   /** Clients' calls running now (every public operation but computeState), by number. */
   readonly #callsRunning = new Set<number>();
   #lastCall = 0;
@@ -109,7 +120,7 @@ export class ReconcileEngine {
       cache: this.cache,
       files: this.#files,
       now: this.#now,
-      memo: new ClassificationMemo(),
+      memo: new ClassificationMemo(classifyAgainstCache),
     };
   }
 
@@ -320,18 +331,55 @@ export class ReconcileEngine {
 
   // ---- mark_reconciled -----------------------------------------------------------------------
 
+  /**
+   * mark_reconciled. The rows it replaced are kept (the last mark only) under the `mark_id` it
+   * returns, for undoMark.
+   */
   markReconciled(files: readonly string[], signal?: AbortSignal): Promise<MarkReconciledResult> {
     const report = (counts: { read: number; vouched: number }) => (this.lastMark = counts);
+    // Unique in this process, which alone keeps the mark (node:crypto stays unloaded at rest).
+    const id = `mark-${++this.#marks}-${Date.now().toString(36)}`;
+    const keep = (record: MarkRecord): void => {
+      this.#undoable = { id, ...record };
+    };
     return this.#call(() =>
-      markFilesReconciled(this.#parts, files, signal, report).then((result) =>
-        this.#withWarnings(result),
+      markFilesReconciled(this.#parts, files, signal, report, keep).then((result) =>
+        this.#withWarnings({ ...result, mark_id: id }),
       ),
     );
+  }
+
+  /**
+   * Undoes the last mark (`markId`, as mark_reconciled returned it): the cache rows it replaced
+   * come back, the rows it added go. Refused (nothing written) for any other mark, after a
+   * clear_cache, or when a row was written again since.
+   */
+  undoMark(markId: string, signal?: AbortSignal): Promise<UndoMarkResult> {
+    return this.#call(async () => {
+      const last = this.#undoable;
+      if (!last || last.id !== markId) {
+        throw new UserError(
+          last
+            ? 'another mark came after this one: only the last mark can be undone'
+            : 'there is no mark to undo here (undone already, the cache cleared, or the server ' +
+                'restarted since)',
+        );
+      }
+      const result = await this.cache.restoreReconciled(
+        last.written,
+        last.updatedAt,
+        last.replaced,
+        signal,
+      );
+      if (this.#undoable === last) this.#undoable = undefined;
+      return result;
+    });
   }
 
   // ---- clear_cache / snapshot_state ----------------------------------------------------------
 
   clearCache(): Promise<{ cleared: boolean }> {
+    this.#undoable = undefined;
     return this.#call(async () => ({ cleared: await this.cache.clear() }));
   }
 
@@ -350,7 +398,8 @@ export class ReconcileEngine {
     // NotarAI snapshots through open_cache_db, which creates it; a dry run creates nothing.
     if (!options.dryRun) await this.cache.create();
     const cacheRows = await this.cache.readReconciled();
-    const committed = groveOptions ? (await readCommittedSnapshot(this.root)).snapshot : undefined;
+    // Read always: the cli_version written is never lower than the one committed.
+    const committed = (await readCommittedSnapshot(this.root)).snapshot;
     const rows = options.keepCommitted ? withSnapshot(cacheRows, committed) : cacheRows;
     const [gitHash, branch] = await Promise.all([headSha(this.root), currentBranch(this.root)]);
     const fileFingerprints: Record<string, { blake3: string }> = {};
@@ -368,7 +417,7 @@ export class ReconcileEngine {
     // no commit or no branch (detached); the tool's own answer says "" for a missing hash.
     const state = {
       schema_version: '1',
-      cli_version: GROVE_VERSION,
+      cli_version: cliVersionToWrite(committed?.cliVersion, GROVE_VERSION),
       last_reconciliation: {
         timestamp: `${Math.floor(this.#now() / 1000)}Z`,
         git_hash: gitHash,
@@ -398,6 +447,14 @@ export class ReconcileEngine {
       cache_fingerprints: cacheRows.size,
       committed_fingerprints: committed ? committed.rows.size : null,
       kept_committed: rows.size - cacheRows.size,
+      cli_version: state.cli_version,
+      change: snapshotChange(committed, {
+        cliVersion: state.cli_version,
+        timestamp: state.last_reconciliation.timestamp,
+        gitHash,
+        branch,
+        rows,
+      }),
     };
   }
 
@@ -413,7 +470,8 @@ export class ReconcileEngine {
     const signal = caller ? AbortSignal.any([caller]) : new AbortController().signal;
     pauseAtSlices(signal, () => this.#callsFirst());
     await pauseIfAsked(signal);
-    const state = await computeReconcileState(this.#parts, base, signal);
+    const computed = await computeReconcileState(this.#parts, base, signal);
+    const state = { ...computed, decisions: await summarizeDecisions(this.root) };
     try {
       const live = await liveCheckWithParts(this.#parts, signal);
       const bySpec = new Map(live.drift.specs.map((spec) => [spec.spec_path, spec]));

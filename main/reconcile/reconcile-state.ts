@@ -2,11 +2,13 @@
 // what changed since it was reconciled (from the hash cache, or the committed snapshot where the
 // cache has no row) and what changed vs the base, plus totals, spec errors and warnings.
 import path from 'node:path';
+import type { DecisionsSummary } from '../../shared/decisions.ts';
 import type { ReconcileState, SpecReconcileState } from '../../shared/reconcile.ts';
 import { RECONCILE_PATHS_CAP } from '../../shared/reconcile.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import { filterInSlices, forEachInSlices } from '../platform/time-slices.ts';
 import { listingAndSpecs, type ScanSnapshot } from './live-index.ts';
+import { readDecisionLogForState } from './notarai-configs.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
 import { changedAmong, type ClassificationMemo, type PathClasses } from './classification-memo.ts';
 import {
@@ -340,4 +342,29 @@ export function driftReason(
   }
   if (specEdited) parts.push('spec edited');
   return parts.length === 0 ? null : parts.join('; ');
+}
+
+/**
+ * The state's decisions part: the proposals of .notarai/decision-log.json counted as `score`
+ * counts them (its unresolved_decisions term), per spec, with a revision of the log's text so the
+ * window lists them again when it changes (an agent's proposal, the CLI, an editor).
+ */
+export async function summarizeDecisions(root: string): Promise<DecisionsSummary> {
+  const read = await readDecisionLogForState(root);
+  const bySpec = new Map<string, number>();
+  let proposed = 0;
+  for (const proposal of read.proposals) {
+    if (proposal.status !== 'proposed') continue;
+    proposed++;
+    bySpec.set(proposal.spec_path, (bySpec.get(proposal.spec_path) ?? 0) + 1);
+  }
+  return {
+    total: read.proposals.length,
+    proposed,
+    bySpec: [...bySpec]
+      .sort(([a], [b]) => compareUtf8(a, b))
+      .map(([specPath, count]) => ({ specPath, proposed: count })),
+    revision: read.revision,
+    problem: read.problem,
+  };
 }

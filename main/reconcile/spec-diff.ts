@@ -1,16 +1,27 @@
 // get_spec_diff: which of a spec's governed files changed since they were reconciled, and the
 // diff vs the base of those that differ from it — computed for that intersection only
 // (intersection-diff.ts), spec files whole in spec_changes with the system spec for context.
-import type { SpecDiffResult } from '../../shared/reconcile-results.ts';
+import type {
+  FileReviewStatus,
+  SpecDiffResult,
+  SpecReview,
+} from '../../shared/reconcile-results.ts';
 import path from 'node:path';
 import { hasNulByte, isBinaryByExtension } from './binary-files.ts';
 import { FILE_CONCURRENCY, mapLimit } from './concurrency.ts';
-import { changedVsBase, resolveBase, withUntracked } from './git-queries.ts';
+import {
+  changedVsBase,
+  resolveBase,
+  withUntracked,
+  type ChangedEntry,
+  type ChangedVsBase,
+} from './git-queries.ts';
 import { compileExcludePatterns } from './exclude-patterns.ts';
 import type { ReconciledRow } from './hash-cache.ts';
 import { diffPathsAgainstBase } from './intersection-diff.ts';
 import { compareUtf8, sortedUtf8 } from '../platform/path-order.ts';
-import { categoryOf, formatSpecError, governs, isSpecPath } from './spec-loader.ts';
+import { categoryOf, formatSpecError, governs, isSpecPath, type ValidSpec } from './spec-loader.ts';
+import { readCommittedSnapshot, withSnapshot } from './state-file.ts';
 import { readSpecText } from './spec-paths.ts';
 import { filterInSlices, forEachInSlices } from '../platform/time-slices.ts';
 
@@ -23,6 +34,10 @@ export interface SpecDiffRequest {
   base_branch: string;
   exclude_patterns?: string[] | undefined;
   bypass_cache?: boolean | undefined;
+  /** Grove: files the cache has no row for are judged by the committed snapshot (the window's rule). */
+  with_snapshot?: boolean | undefined;
+  /** Grove: add `review` (each file's status vs the base, never-reconciled files, other specs). */
+  review?: boolean | undefined;
 }
 
 /** What get_spec_diff needs beyond the engine's parts. */
@@ -95,9 +110,12 @@ async function specDiffFrom(
   // NotarAI opens (so creates) its cache here unless the cache is bypassed or the spec governs
   // no file at all.
   if (!bypass && governedListed.length > 0) await context.cache.create();
+  // Grove's rule (with_snapshot): the committed snapshot counts where the cache has no row.
+  const committed =
+    request.with_snapshot === true && !bypass ? await readCommittedSnapshot(context.root) : {};
   const reconciled: ReadonlyMap<string, ReconciledRow> = bypass
     ? new Map()
-    : await context.cache.readReconciled();
+    : withSnapshot(await context.cache.readReconciled(), committed.snapshot);
   const classification = await classifyAgainstCache(
     context,
     [...governedListed, specPath],
@@ -212,6 +230,15 @@ async function specDiffFrom(
     signal,
   );
   await context.cache.recordStats(classification.stats);
+  const review =
+    request.review === true
+      ? await reviewOf(
+          { specPath, specs: specs.valid, changed, reconciled },
+          [...filesOut, ...changedSpecs],
+          deleted,
+          signal,
+        )
+      : undefined;
   lap('specs+record');
   return {
     result: {
@@ -225,8 +252,72 @@ async function specDiffFrom(
       file_categories,
       spec_invalidated: specInvalidated,
       deleted_files: deleted,
+      ...(review ? { review } : {}),
     },
-    warnings: [...spec.warnings.map(formatSpecError), ...unreadable],
+    warnings: [
+      ...spec.warnings.map(formatSpecError),
+      ...unreadable,
+      ...(committed.warning ? [committed.warning] : []),
+    ],
+  };
+}
+
+/** A file's status vs the base, from git's letter (`?`: untracked); absent: same as the base. */
+const STATUS_OF_LETTER: Readonly<Record<string, FileReviewStatus>> = {
+  A: 'added',
+  C: 'added',
+  D: 'deleted',
+  M: 'modified',
+  T: 'modified',
+  U: 'modified',
+  X: 'modified',
+  R: 'renamed',
+  '?': 'untracked',
+};
+
+/**
+ * get_spec_diff's `review` (Grove): each listed file's status vs the base (renames with their old
+ * path), the listed files never reconciled (no row in what counts as reconciled), and the other
+ * specs governing each listed file (a mark reconciles the file for them too).
+ */
+async function reviewOf(
+  context: {
+    specPath: string;
+    specs: readonly ValidSpec[];
+    changed: ChangedVsBase;
+    reconciled: ReadonlyMap<string, ReconciledRow>;
+  },
+  listed: readonly string[],
+  deleted: readonly string[],
+  signal: AbortSignal | undefined,
+): Promise<SpecReview> {
+  const entries = new Map<string, ChangedEntry>();
+  await forEachInSlices(context.changed.entries, (entry) => entries.set(entry.path, entry), signal);
+  const status: SpecReview['status'] = {};
+  const renamedFrom: Record<string, string> = {};
+  const never: string[] = [];
+  const others: Record<string, string[]> = {};
+  const otherSpecs = context.specs.filter((spec) => spec.path !== context.specPath);
+  await forEachInSlices(
+    listed,
+    (file) => {
+      const entry = entries.get(file);
+      status[file] = entry ? (STATUS_OF_LETTER[entry.status] ?? 'modified') : 'unchanged';
+      if (entry?.status === 'R' && entry.from !== undefined) renamedFrom[file] = entry.from;
+      if (!context.reconciled.has(file)) never.push(file);
+      const governing = otherSpecs.filter((spec) => governs(spec, file)).map((spec) => spec.path);
+      if (governing.length > 0) others[file] = governing;
+    },
+    signal,
+  );
+  // A path renamed away shows as its rename, not as a deletion.
+  const renamedAway = new Set(Object.values(renamedFrom));
+  for (const file of deleted) if (!renamedAway.has(file)) status[file] = 'deleted';
+  return {
+    status,
+    renamed_from: renamedFrom,
+    never_reconciled: never.sort(compareUtf8),
+    other_specs: others,
   };
 }
 

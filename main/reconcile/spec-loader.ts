@@ -7,7 +7,7 @@
 // glob-matcher.ts). As in NotarAI, a spec governs what its artifact globs match: its `exclude` list
 // only narrows coverage (which files count as unspecced) and never removes a governed file.
 import path from 'node:path';
-import { LineCounter, isMap, isPair, isScalar, parseDocument } from 'yaml';
+import { LineCounter, isMap, isPair, isScalar } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 import type { SpecError } from '../../shared/reconcile.ts';
@@ -28,6 +28,7 @@ import { nextSlice, sliceUsedUp } from '../platform/time-slices.ts';
 import { WorkersUnavailableError, workerPool, type WorkerPool } from '../platform/worker-pool.ts';
 import { mapLimit } from './concurrency.ts';
 import { specLineTable, type SpecLineTable } from './spec-lines.ts';
+import { parseSpecYaml } from './spec-yaml.ts';
 import { discoverSpecs, NOTARAI_DIR, readSpecText, SPEC_SUFFIX } from './spec-paths.ts';
 
 export {
@@ -126,7 +127,7 @@ export interface ValidatedSpec {
  */
 export function validateSpecText(relative: string, text: string): ValidatedSpec | InvalidSpec {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  const doc = parseSpecYaml(text, { lineCounter, prettyErrors: true });
   if (doc.errors.length > 0) {
     return {
       ok: false,
@@ -255,6 +256,8 @@ function anyOf(sets: readonly GlobSet[]): GlobSet {
     patterns: sets.flatMap((set) => set.patterns),
     empty: sets.every((set) => set.empty),
     test: (file) => sets.some((set) => set.test(file)),
+    literals: new Set(sets.flatMap((set) => [...set.literals])),
+    prefixes: [...new Set(sets.flatMap((set) => set.prefixes))],
   };
 }
 
@@ -267,6 +270,13 @@ const SPEC_READ_CONCURRENCY = 16;
 export const MAIN_THREAD_SPEC_BYTES = 64 * 1024;
 /** A spec whose parse takes longer than this on a worker is reported invalid. */
 export const SPEC_PARSE_DEADLINE_MS = 20_000;
+/**
+ * A worker that parsed a spec this big is ended after it (its heap with it): the parse of 2 MB of
+ * short comment lines takes a ~250 MB document, and a worker's heap kept that garbage while it
+ * parsed the next one (twelve such specs: 0.94-1.16 GB). Starting a worker costs less than
+ * parsing this much YAML.
+ */
+export const RETIRE_AFTER_SPEC_BYTES = 256 * 1024;
 /** Big specs parsed on workers at once, in the whole process. */
 const SPEC_WORKER_JOBS = 2;
 
@@ -414,7 +424,7 @@ async function validateOnWorker(
     return await pool.run<ValidatedSpec | InvalidSpec>(
       'spec-validate',
       { relative, text },
-      { deadlineMs: SPEC_PARSE_DEADLINE_MS, owner },
+      { deadlineMs: SPEC_PARSE_DEADLINE_MS, owner, retire: text.length >= RETIRE_AFTER_SPEC_BYTES },
     );
   } catch (error) {
     if (error instanceof WorkersUnavailableError) {

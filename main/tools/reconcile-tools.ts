@@ -81,6 +81,21 @@ const getSpecDiffTool = (engine: EngineLoader): ToolDefinition =>
         .boolean()
         .default(false)
         .describe('Ignore the hash cache (without deleting it): every governed file is listed.'),
+      with_snapshot: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Grove addition: also count the committed snapshot (.notarai/reconciliation_state.json) ' +
+            "as reconciled for files this machine's hash cache has no row for (Grove's rule, as " +
+            "the Grove window counts); default false: NotarAI's rule, the hash cache alone.",
+        ),
+      review: z
+        .boolean()
+        .default(false)
+        .describe(
+          "Grove addition: add `review`, each listed file's status vs the base, the files " +
+            'never reconciled and the other specs governing each file.',
+        ),
     }),
     outputSchema: SpecDiffResultSchema,
     annotations: readOnlyLocal,

@@ -51,6 +51,24 @@ const handlers: Record<string, Handler> = {
   'spec-validate': async ({ relative, text }: { relative: string; text: string }) =>
     (await import('../reconcile/spec-loader.ts')).validateSpecText(relative, text),
   /**
+   * A decision added to a big spec and the result validated, before an accept writes anything
+   * (main/reconcile/decisions-spec-edit.ts), loaded on first use like the spec parser.
+   */
+  'decision-spec-edit': async ({
+    specPath,
+    text,
+    decision,
+  }: {
+    specPath: string;
+    text: string;
+    decision: { date: string; choice: string; rationale: string };
+  }) =>
+    (await import('../reconcile/decisions-spec-edit.ts')).editAndValidateSpec(
+      specPath,
+      text,
+      decision,
+    ),
+  /**
    * A big NotarAI project config's bounded parse (main/reconcile/notarai-configs.ts), loaded on
    * first use like the spec parser.
    */

@@ -96,6 +96,41 @@ describe('claimPort', () => {
     expect(waits).toEqual([]);
   });
 
+  it('does not wait on a holder that drips its answer (a byte every 200 ms, never ending)', async () => {
+    const port = await randomFreeFirstPort(45);
+    // Headers at once, then one byte of body every 200 ms for as long as it is connected: each
+    // byte comes well within the socket's 1 s idle timeout, so only a cap on the whole ask ends it.
+    const dripping = new Set<ReturnType<typeof setInterval>>();
+    const server = createHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const timer = setInterval(() => res.write(' '), 200);
+      dripping.add(timer);
+      res.on('close', () => {
+        clearInterval(timer);
+        dripping.delete(timer);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    cleanups.push(
+      () =>
+        new Promise((done) => {
+          for (const timer of dripping) clearInterval(timer);
+          server.close(done);
+          server.closeAllConnections();
+        }),
+    );
+    expect(await portHolder(port, TOKEN)).toBe('other');
+    const waits: string[] = [];
+    const moved = await claimPort(listen, {
+      port,
+      token: TOKEN,
+      graceMs: 10 * 60_000,
+      onWaiting: (detail) => waits.push(detail),
+    });
+    expect(portOf(moved)).toBe(port + 1);
+    expect(waits).toEqual([]);
+  });
+
   it("waits for this worktree's previous server and takes the port when it lets go", async () => {
     const port = await randomFreeFirstPort(45);
     let letGo = false;

@@ -21,6 +21,11 @@ export const PORT_GRACE_MS = 5_000;
 /** Binds retried while nobody answers on a port that cannot be bound (it was just let go). */
 const RELEASE_RETRIES = 3;
 const RETRY_MS = 100;
+/**
+ * The whole of one ask of a port's holder, answer included. The socket's idle timeout (1 s) alone
+ * let a holder that sends a byte now and then (a slowloris answer) hold a worktree's start forever.
+ */
+const PROBE_MS = 3_000;
 
 /** Who listens on a port, as seen from the worktree that wants it. */
 export type PortHolder = 'this-worktree' | 'grove' | 'nobody' | 'other';
@@ -54,6 +59,17 @@ export function portHolder(port: number, token: string): Promise<PortHolder> {
   const { request } = requireBuiltin<typeof NodeHttp>('node:http');
   const challenge = newChallenge();
   return new Promise((resolve) => {
+    let settled = false;
+    const settle = (holder: PortHolder): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      resolve(holder);
+    };
+    const deadline = setTimeout(() => {
+      settle('other'); // an answer that takes this long is not the quick one a Grove server gives
+      probe.destroy();
+    }, PROBE_MS);
     const probe = request(
       {
         host: LISTEN_HOST,
@@ -67,13 +83,13 @@ export function portHolder(port: number, token: string): Promise<PortHolder> {
         let body = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (body = (body + chunk).slice(0, 1_000)));
-        response.on('end', () => resolve(holderFromAnswer(response.statusCode, body)));
-        response.on('error', () => resolve('other'));
+        response.on('end', () => settle(holderFromAnswer(response.statusCode, body)));
+        response.on('error', () => settle('other'));
       },
     );
     probe.on('timeout', () => probe.destroy(new Error('timeout')));
     probe.on('error', (error: NodeJS.ErrnoException) =>
-      resolve(error.code === 'ECONNREFUSED' ? 'nobody' : 'other'),
+      settle(error.code === 'ECONNREFUSED' ? 'nobody' : 'other'),
     );
     probe.end();
 

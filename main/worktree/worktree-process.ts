@@ -16,6 +16,7 @@ import type { ReconcileService } from '../tools/reconcile-service.ts';
 import { createWorktreeServer, type WorktreeServer } from './worktree-server.ts';
 import { createIdleMemoryReclaimer } from './idle-memory.ts';
 import { createLogger } from '../platform/log.ts';
+import { UserError } from '../platform/errors.ts';
 import {
   HostToWorktreeSchema,
   type HostToWorktree,
@@ -83,6 +84,8 @@ export function runWorktreeProcess(channel: HostChannel): void {
   /** The just task tools: off until the host says otherwise (set-just-tasks). */
   let justTasks = false;
   let server: WorktreeServer | undefined;
+  /** The real worktree root, once `start` resolved it (decision requests need it). */
+  let worktreeRoot: string | undefined;
   const idleMemory = createIdleMemoryReclaimer();
   // Records go to the host, which writes them to its log file (and warnings to its stderr).
   const log = createLogger([(record) => channel.send({ type: 'log', record })]);
@@ -133,6 +136,7 @@ export function runWorktreeProcess(channel: HostChannel): void {
         } catch (error) {
           return fail((error as Error).message);
         }
+        worktreeRoot = root;
         access ??= { token: message.token, requireToken: message.requireToken };
         fileLayerProbe = createFileLayerProbe(root);
         const assembled = createWorktreeServer({
@@ -225,6 +229,21 @@ export function runWorktreeProcess(channel: HostChannel): void {
       case 'stop-task':
         server?.stopTask(message.runId, 'from the Grove window');
         return;
+      case 'undo-mark': {
+        const { requestId } = message;
+        try {
+          if (!reconcile) throw new Error('the server is not running');
+          const result = await (await reconcile.engine()).undoMark(message.markId);
+          channel.send({ type: 'undo-mark-result', requestId, result });
+        } catch (error) {
+          const text = error instanceof Error ? error.message : String(error);
+          channel.send({ type: 'undo-mark-result', requestId, error: text });
+        }
+        return;
+      }
+      case 'decision-request':
+        answerDecision(message.requestId, message.request);
+        return;
       case 'ping':
         channel.send({
           type: 'pong',
@@ -235,6 +254,31 @@ export function runWorktreeProcess(channel: HostChannel): void {
       case 'shutdown':
         await shutdown(0);
     }
+  };
+
+  /** Answers one decision request, in the background (the process keeps answering pings). */
+  const answerDecision = (requestId: number, request: unknown): void => {
+    const root = worktreeRoot;
+    const answer = async (): Promise<unknown> => {
+      if (root === undefined) {
+        throw new UserError('the server has not started yet', { code: 'unavailable' });
+      }
+      const { answerDecisionRequest } = await import('./decision-requests.ts');
+      return answerDecisionRequest(root, request);
+    };
+    answer().then(
+      (result) => channel.send({ type: 'decision-answer', requestId, ok: true, result }),
+      (error: unknown) => {
+        if (!(error instanceof UserError)) log.error(`decision request: ${String(error)}`);
+        channel.send({
+          type: 'decision-answer',
+          requestId,
+          ok: false,
+          message: error instanceof Error ? error.message : String(error),
+          ...(error instanceof UserError ? { code: error.code } : {}),
+        });
+      },
+    );
   };
 
   channel.onMessage((raw) => {

@@ -23,6 +23,7 @@ import './chat/chat-messages.css';
 import './chat/chat-composer.css';
 import './chat/chat-settings.css';
 import './reconcile/reconcile-tab.css';
+import './reconcile/decisions.css';
 import './coverage/coverage-tab.css';
 import './common/drift-word.css';
 

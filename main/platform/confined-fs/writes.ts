@@ -168,13 +168,16 @@ export function ensureDirectoryInsideRoot(root: string, relative: string): strin
  * Replaces a file at a Grove-chosen path atomically: written to a temp file in the same directory
  * (created O_EXCL, never through a symlink), flushed, then renamed over the target. Missing
  * directories are created. A symlink, directory or special file at the target is a UserError
- * naming it, and nothing is written. Returns the file's real path.
+ * naming it, and nothing is written. Returns the file's real path. `beforeRename`, when given, runs
+ * once the data is on disk, right before the rename: it may throw to write nothing (a caller that
+ * proves the target unchanged since it read it checks there, so the time spent writing and
+ * flushing is no window for another process's write to be lost).
  */
 export async function writeFileAtomicInsideRoot(
   root: string,
   relative: string,
   data: string | Buffer,
-  options: { mode?: number } = {},
+  options: { mode?: number; beforeRename?: () => Promise<void> | void } = {},
 ): Promise<string> {
   const { segments, shown } = writableSegments(root, relative);
   const name = segments.pop() as string;
@@ -204,6 +207,7 @@ export async function writeFileAtomicInsideRoot(
     } finally {
       closeSync(fd);
     }
+    await options.beforeRename?.();
     renameSync(temporary, target);
     created = false;
     return path.join(directory.realPath, name);

@@ -39,7 +39,7 @@ export function ChatComposer({ running, busy, blocked, onSend, onStop }: ChatCom
         id={inputId}
         className="chat-composer__input"
         rows={Math.min(8, Math.max(2, text.split('\n').length))}
-        placeholder={blocked ?? 'Ask about this worktree…'}
+        placeholder="Ask about this worktree…"
         value={text}
         aria-describedby={hintId}
         onChange={(event) => setText(event.target.value)}

@@ -185,7 +185,11 @@ function ToolCall({ part }: { part: ChatToolCallPart }) {
       </summary>
       <div className="chat-tool__body">
         <h4 className="chat-tool__label">Arguments</h4>
-        <pre className="code-block chat-tool__code" aria-label={`Arguments of ${part.name}`}>
+        <pre
+          className="code-block chat-tool__code"
+          aria-label={`Arguments of ${part.name}`}
+          tabIndex={0}
+        >
           {JSON.stringify(part.arguments, null, 2)}
         </pre>
         <h4 className="chat-tool__label">
@@ -199,6 +203,7 @@ function ToolCall({ part }: { part: ChatToolCallPart }) {
                 : 'code-block chat-tool__code'
             }
             aria-label={`Result of ${part.name}`}
+            tabIndex={0}
           >
             {prettyResult(result.text)}
           </pre>

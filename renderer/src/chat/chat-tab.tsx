@@ -12,7 +12,7 @@ import { ChatLog } from './chat-messages.tsx';
 import { ChatSettingsForm } from './chat-settings-form.tsx';
 import type { ConversationView } from './chat-state.ts';
 import { chatStoreFor, type SettingsState, type WorktreeChat } from './chat-store.ts';
-import { ConfirmButtons } from '../common/confirm-buttons.tsx';
+import { ConfirmDialog } from '../common/confirm-dialog.tsx';
 
 export function ChatTab({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
   const store = chatStoreFor(useHostStore());
@@ -215,8 +215,9 @@ function ConversationSidebar({
           {chat.action === 'reconcile' ? 'Starting…' : 'Reconcile'}
         </button>
       </div>
+      {/* The reason is said once, under the message box; here only to a screen reader. */}
       {reconcileBlocked !== null && (
-        <p id={whyId} className="chat__reconcile-why">
+        <p id={whyId} className="visually-hidden">
           Reconcile is unavailable: {reconcileBlocked}
         </p>
       )}
@@ -228,49 +229,39 @@ function ConversationSidebar({
           const selected = c.id === chat.selectedId;
           return (
             <li key={c.id} className={selected ? 'chat-item chat-item--selected' : 'chat-item'}>
-              {confirming === c.id ? (
-                <div
-                  className="chat-item__confirm"
-                  role="group"
-                  aria-label={`Delete “${c.title}”?`}
+              <button
+                type="button"
+                className="chat-item__open"
+                aria-current={selected ? 'true' : undefined}
+                onClick={() => onSelect(c.id)}
+              >
+                <span className="chat-item__title">{c.title}</span>
+                <span className="chat-item__meta">
+                  {c.running && <span className="chat-pulse" aria-label="answering" role="img" />}
+                  {relativeTime(c.updatedAt, now)}
+                </span>
+              </button>
+              <button
+                type="button"
+                className="icon-button chat-item__delete"
+                aria-label={`Delete conversation “${c.title}”`}
+                disabled={c.running}
+                onClick={() => setConfirming(c.id)}
+              >
+                ×
+              </button>
+              {confirming === c.id && (
+                <ConfirmDialog
+                  title={`Delete “${c.title}”?`}
+                  confirmLabel="Delete"
+                  onConfirm={() => {
+                    setConfirming(null);
+                    onDelete(c.id);
+                  }}
+                  onCancel={() => setConfirming(null)}
                 >
-                  <span>Delete?</span>
-                  <ConfirmButtons
-                    confirmLabel="Delete"
-                    quietCancel
-                    onConfirm={() => {
-                      setConfirming(null);
-                      onDelete(c.id);
-                    }}
-                    onCancel={() => setConfirming(null)}
-                  />
-                </div>
-              ) : (
-                <>
-                  <button
-                    type="button"
-                    className="chat-item__open"
-                    aria-current={selected ? 'true' : undefined}
-                    onClick={() => onSelect(c.id)}
-                  >
-                    <span className="chat-item__title">{c.title}</span>
-                    <span className="chat-item__meta">
-                      {c.running && (
-                        <span className="chat-pulse" aria-label="answering" role="img" />
-                      )}
-                      {relativeTime(c.updatedAt, now)}
-                    </span>
-                  </button>
-                  <button
-                    type="button"
-                    className="icon-button chat-item__delete"
-                    aria-label={`Delete conversation “${c.title}”`}
-                    disabled={c.running}
-                    onClick={() => setConfirming(c.id)}
-                  >
-                    ×
-                  </button>
-                </>
+                  <p>The conversation and its messages are deleted from this machine.</p>
+                </ConfirmDialog>
               )}
             </li>
           );

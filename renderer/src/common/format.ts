@@ -1,6 +1,15 @@
-// Small formatting helpers for the views: times, durations, sizes, client labels.
+// Small formatting helpers for the views: numbers, times, durations, sizes, client labels. Every
+// count the window shows goes through count() (or plural(), which uses it): 20,000, never 20000.
 import type { ClientState } from '../../../shared/clients.ts';
 import type { ClientInfo } from '../../../shared/model.ts';
+
+// The window's words are English: its numbers are grouped the English way, whatever the locale.
+const COUNT = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
+/** A whole number with thousands separators: 20,000. */
+export function count(value: number): string {
+  return COUNT.format(value);
+}
 
 export function timeOfDay(at: number): string {
   return new Date(at).toLocaleTimeString(undefined, {
@@ -61,6 +70,9 @@ export function eraDescription(era: ClientInfo['era']): string {
     : 'Connects anew for every request (MCP 2026-07-28).';
 }
 
+const formatCount = count;
+
+/** "1 file", "20,000 files". */
 export function plural(count: number, one: string, many = `${one}s`): string {
-  return `${count} ${count === 1 ? one : many}`;
+  return `${formatCount(count)} ${count === 1 ? one : many}`;
 }

@@ -98,6 +98,7 @@ describe('coveragePercent', () => {
   test('says the numbers in words', () => {
     expect(coverageWords(3, 4)).toBe('3 of 4 files governed, 75%');
     expect(coverageWords(0, 1)).toBe('0 of 1 file governed, 0%');
+    expect(coverageWords(20_000, 20_001)).toBe('20,000 of 20,001 files governed, 99%');
   });
 });
 

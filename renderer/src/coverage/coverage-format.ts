@@ -10,6 +10,7 @@ import {
   type CoverageFolder,
   type LiveCheck,
 } from '../../../shared/notarai-check.ts';
+import { count, plural } from '../common/format.ts';
 
 export interface FolderNode {
   /** POSIX path relative to the worktree root; '' is the root. */
@@ -110,7 +111,7 @@ export function coveragePercent(governed: number, files: number): number {
 
 /** "3 / 4 governed, 75 %" style numbers for a folder row. */
 export function coverageWords(governed: number, files: number): string {
-  return `${governed} of ${files} ${files === 1 ? 'file' : 'files'} governed, ${coveragePercent(governed, files)}%`;
+  return `${count(governed)} of ${plural(files, 'file')} governed, ${coveragePercent(governed, files)}%`;
 }
 
 const LINT_TITLES: Record<string, string> = {
@@ -205,14 +206,13 @@ export function changedCountNote(
   if (window === undefined || check.changedByCacheAlone === undefined) return null;
   const alone = check.changedByCacheAlone;
   if (alone === window) return null;
-  const files = (count: number) =>
-    `${count.toLocaleString('en-US')} ${count === 1 ? 'file' : 'files'}`;
+  const files = (value: number) => plural(value, 'file');
   const counted = hasSnapshot
     ? `${files(window)} changed since reconciled (this machine's marks, and the committed snapshot for files not marked here)`
     : `${files(window)} changed since reconciled on this machine`;
   const cli =
     alone === null
       ? '`grove check` here reports none: like NotarAI, it counts changed files only once this machine has a hash cache (.notarai/.cache/notarai.db)'
-      : `\`grove check\` here reports ${alone.toLocaleString('en-US')}: like NotarAI, it counts only what this machine marked (\`--with-snapshot\` gives this count)`;
+      : `\`grove check\` here reports ${count(alone)}: like NotarAI, it counts only what this machine marked (\`--with-snapshot\` gives this count)`;
   return `${counted}; ${cli}.`;
 }

@@ -10,7 +10,7 @@ import type { WorktreeState } from '../../../shared/model.ts';
 import type { CheckFinding, LiveCheck } from '../../../shared/notarai-check.ts';
 import type { ReconcileState } from '../../../shared/reconcile.ts';
 import { DriftWord } from '../common/drift-word.tsx';
-import { plural } from '../common/format.ts';
+import { count, plural } from '../common/format.ts';
 import { useHostState } from '../common/store-context.tsx';
 import {
   changedCountNote,
@@ -101,16 +101,16 @@ function CheckSummary({ check, state }: { check: LiveCheck; state: ReconcileStat
       </div>
       <div className="coverage-summary__item">
         <dt>Errors</dt>
-        <dd>{check.errors}</dd>
+        <dd>{count(check.errors)}</dd>
       </div>
       <div className="coverage-summary__item">
         <dt>Warnings</dt>
-        <dd>{check.warnings}</dd>
+        <dd>{count(check.warnings)}</dd>
       </div>
       <div className="coverage-summary__item coverage-summary__item--wide">
         <dt>Governed files</dt>
         <dd title={coverageWords(governed, files)}>
-          {governed} / {files}{' '}
+          {count(governed)} / {count(files)}{' '}
           <span className="coverage-summary__percent">{coveragePercent(governed, files)}%</span>
         </dd>
       </div>
@@ -142,12 +142,12 @@ function Notes({
   }
   if (total > check.findings.length) {
     notes.push(
-      `Showing the first ${check.findings.length} of ${total} findings; grove check lists them all.`,
+      `Showing the first ${count(check.findings.length)} of ${count(total)} findings; grove check lists them all.`,
     );
   }
   if (check.coverage.truncated) {
     notes.push(
-      `Showing the first ${check.coverage.folders.length} folders (the shallowest); the totals count every file.`,
+      `Showing the first ${count(check.coverage.folders.length)} folders (the shallowest); the totals count every file.`,
     );
   }
   const uncovered = check.coverage.files - check.coverage.governed;
@@ -236,7 +236,7 @@ function FolderRow({
   const label = node.path === '' ? 'All files' : `${node.name}/`;
   const complete = node.governed === node.files;
   return (
-    <tr aria-level={node.depth + 1} className="coverage-tree__row" data-folder={node.path}>
+    <tr className="coverage-tree__row" data-folder={node.path}>
       <th scope="row" title={node.path === '' ? 'The whole worktree' : node.path}>
         <div className="coverage-tree__name" style={{ paddingLeft: `${node.depth * 14}px` }}>
           {node.children.length > 0 ? (
@@ -270,7 +270,7 @@ function FolderRow({
         </div>
       </td>
       <td className="num" title={coverageWords(node.governed, node.files)}>
-        {node.governed} / {node.files}
+        {count(node.governed)} / {count(node.files)}
       </td>
       <td className={complete ? 'num' : 'num coverage-tree__percent--gap'}>{percent}%</td>
     </tr>
@@ -346,7 +346,7 @@ function FindingSection({
       </ul>
       {group.findings.length > shown.length && (
         <button type="button" className="button button--small" onClick={() => setShowAll(true)}>
-          Show all {group.findings.length}
+          Show all {count(group.findings.length)}
         </button>
       )}
     </section>

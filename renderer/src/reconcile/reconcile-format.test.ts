@@ -1,7 +1,7 @@
-// The Reconciliation tab's pure helpers: spec order, diff line kinds, what Mark reconciled sends.
+// The Reconciliation tab's pure helpers: spec order and diff line kinds.
 import { describe, expect, test } from 'vitest';
 import type { SpecReconcileState } from '../../../shared/reconcile.ts';
-import { diffLineKind, filesToMark, orderSpecs, specRows } from './reconcile-format.ts';
+import { diffLineKind, orderSpecs, specRows } from './reconcile-format.ts';
 
 function spec(path: string, overrides: Partial<SpecReconcileState> = {}): SpecReconcileState {
   return {
@@ -78,46 +78,5 @@ describe('diffLineKind', () => {
     expect(diffLineKind('---removed dashes')).toBe('del');
     expect(diffLineKind(' context')).toBe('context');
     expect(diffLineKind('\\ No newline at end of file')).toBe('meta');
-  });
-});
-
-describe('filesToMark', () => {
-  const api = spec('.notarai/api.spec.yaml', {
-    changedSinceReconciled: 2,
-    changedSinceReconciledPaths: ['src/a.ts', 'src/b.ts'],
-  });
-
-  test('all changed files plus the spec file when nothing is picked', () => {
-    expect(filesToMark(api, new Set(), null)).toEqual({
-      files: ['src/a.ts', 'src/b.ts', '.notarai/api.spec.yaml'],
-      all: true,
-      changed: ['src/a.ts', 'src/b.ts'],
-    });
-  });
-
-  test('only the picked files that are still changed', () => {
-    const plan = filesToMark(api, new Set(['src/b.ts', 'src/gone.ts']), null);
-    expect(plan.files).toEqual(['src/b.ts']);
-    expect(plan.all).toBe(false);
-  });
-
-  test("the diff's full list when the store's list is capped", () => {
-    const capped = spec('.notarai/api.spec.yaml', {
-      changedSinceReconciled: 3,
-      changedSinceReconciledPaths: ['src/a.ts'],
-    });
-    expect(filesToMark(capped, new Set(), ['src/a.ts', 'src/b.ts', 'src/c.ts']).files).toEqual([
-      'src/a.ts',
-      'src/b.ts',
-      'src/c.ts',
-      '.notarai/api.spec.yaml',
-    ]);
-  });
-
-  test('nothing when nothing changed; the spec file alone when only it changed', () => {
-    expect(filesToMark(spec('.notarai/x.spec.yaml'), new Set(), null).files).toEqual([]);
-    expect(
-      filesToMark(spec('.notarai/x.spec.yaml', { specInvalidated: true }), new Set(), null).files,
-    ).toEqual(['.notarai/x.spec.yaml']);
   });
 });

@@ -1,6 +1,6 @@
-// Pure helpers of the Reconciliation tab: the order of the specs, the kind of each unified-diff
-// line (for its colour), and which files "Mark reconciled" sends. Kept apart from the views so
-// they are unit-tested without a DOM.
+// Pure helpers of the Reconciliation tab: the order of the specs and the kind of each unified-diff
+// line (for its colour); a spec's review has its own (review-files.ts). Kept apart from the views
+// so they are unit-tested without a DOM.
 import type { SpecReconcileState } from '../../../shared/reconcile.ts';
 
 /** The system spec first, then the others by path. */
@@ -60,34 +60,4 @@ export function diffLineKind(line: string): DiffLineKind {
   if (line.startsWith('-')) return 'del';
   if (META_PREFIXES.some((prefix) => line.startsWith(prefix))) return 'meta';
   return 'context';
-}
-
-export interface FilesToMark {
-  files: string[];
-  /** Every changed file (and the spec file) rather than a selection. */
-  all: boolean;
-  /** The changed files, without the spec file added. */
-  changed: string[];
-}
-
-/**
- * What "Mark reconciled" sends for one spec: the picked files if any are still changed, else all
- * changed files — every one from the diff's `files` when the store's list is capped — plus the
- * spec file itself (it was read, and its own change invalidates the spec).
- */
-export function filesToMark(
-  spec: SpecReconcileState,
-  picked: ReadonlySet<string>,
-  diffFiles: readonly string[] | null,
-): FilesToMark {
-  const listed = spec.changedSinceReconciledPaths;
-  const pickedNow = listed.filter((file) => picked.has(file));
-  if (pickedNow.length > 0) return { files: pickedNow, all: false, changed: pickedNow };
-  const changed =
-    spec.changedSinceReconciled > listed.length && diffFiles !== null
-      ? [...diffFiles]
-      : [...listed];
-  if (changed.length === 0 && !spec.specInvalidated) return { files: [], all: true, changed };
-  const files = changed.includes(spec.path) ? changed : [...changed, spec.path];
-  return { files, all: true, changed };
 }

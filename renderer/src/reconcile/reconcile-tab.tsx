@@ -2,21 +2,20 @@
 // setReconcileBase), the totals, the specs (the system spec first, its subsystems nested) with
 // their governed, changed and affected counts, last reconciliation and drift score (NotarAI 0.7's
 // `score`, with its word), the specs that failed to load (file, line, message), one selected
-// spec's detail (spec-detail.tsx), and Clear cache / Snapshot state.
+// spec's detail (spec-detail.tsx), and Clear cache / Snapshot state (cache-actions.tsx).
 // Everything shown comes from the mirrored store (reconcile-state events): counts move live. The
 // selected spec is kept in the store too, so it survives switching tabs or worktrees.
 import { useId, useState, type FormEvent } from 'react';
 import type { WorktreeState } from '../../../shared/model.ts';
 import type { ReconcileState } from '../../../shared/reconcile.ts';
-import { plural, relativeTime } from '../common/format.ts';
+import { count as formatCount, plural, relativeTime } from '../common/format.ts';
 import { useHostState, useHostStore } from '../common/store-context.tsx';
 import { errorText } from '../common/error-text.ts';
 import { useNow } from '../common/use-now.ts';
-import { clearCache, snapshotState } from './reconcile-calls.ts';
-import type { SnapshotStateResult } from '../../../shared/reconcile-results.ts';
 import { specRows, type SpecRow } from './reconcile-format.ts';
 import { SpecDetail } from './spec-detail.tsx';
-import { ConfirmButtons } from '../common/confirm-buttons.tsx';
+import { CacheActions } from './cache-actions.tsx';
+import { WorktreeDecisions } from './decisions-panel.tsx';
 import { DriftWord } from '../common/drift-word.tsx';
 
 export function ReconcileTab({
@@ -83,6 +82,9 @@ export function ReconcileTab({
               setRevealed(path);
             }}
             baseError={state.baseError}
+            proposed={
+              new Map(state.decisions?.bySpec.map((spec) => [spec.specPath, spec.proposed]) ?? [])
+            }
           />
           {selected && (
             <SpecDetail
@@ -98,6 +100,7 @@ export function ReconcileTab({
           )}
         </div>
       )}
+      <WorktreeDecisions worktree={worktree} base={state.base} live={live} />
       <CacheActions worktree={worktree} live={live} />
     </div>
   );
@@ -204,6 +207,7 @@ function Totals({ state }: { state: ReconcileState }) {
     ['Changed since reconciled', t.changedSinceReconciled],
     ['Changed vs base', vsBase(t.changedVsBase)],
     ['Invalid specs', t.invalidSpecs],
+    ['Decisions proposed', state.decisions?.proposed ?? 0],
   ];
   return (
     <dl className="reconcile-totals" aria-label="Reconciliation totals">
@@ -211,7 +215,11 @@ function Totals({ state }: { state: ReconcileState }) {
         <div
           key={label}
           className={
-            count !== null && count > 0 && (label === 'To reconcile' || label === 'Invalid specs')
+            count !== null &&
+            count > 0 &&
+            (label === 'To reconcile' ||
+              label === 'Invalid specs' ||
+              label === 'Decisions proposed')
               ? 'reconcile-totals__item reconcile-totals__item--attention'
               : 'reconcile-totals__item'
           }
@@ -226,7 +234,7 @@ function Totals({ state }: { state: ReconcileState }) {
                   : undefined
             }
           >
-            {count ?? '—'}
+            {count === null ? '—' : formatCount(count)}
           </dd>
         </div>
       ))}
@@ -277,15 +285,18 @@ function SpecTable({
   selectedPath,
   onSelect,
   baseError,
+  proposed,
 }: {
   rows: SpecRow[];
   selectedPath: string | null;
   onSelect(path: string): void;
   baseError: string | null;
+  /** Decision proposals awaiting a person, by spec path. */
+  proposed: ReadonlyMap<string, number>;
 }) {
   const now = useNow();
   return (
-    <div className="table-wrap">
+    <div className="table-wrap spec-table-wrap">
       <table className="table spec-table" aria-label="Specs">
         <thead>
           <tr>
@@ -314,8 +325,6 @@ function SpecTable({
                 ]
                   .filter(Boolean)
                   .join(' ')}
-                aria-selected={selected}
-                aria-level={depth + 1}
               >
                 <th scope="row">
                   <div className="spec-row__cell">
@@ -334,15 +343,20 @@ function SpecTable({
                     {spec.isSystemSpec && <span className="tag">system</span>}
                     {depth === 1 && <span className="tag tag--quiet">subsystem</span>}
                     {spec.specInvalidated && <span className="tag tag--warn">spec changed</span>}
+                    {(proposed.get(spec.path) ?? 0) > 0 && (
+                      <span className="tag" title="Decision proposals awaiting a person">
+                        {plural(proposed.get(spec.path) ?? 0, 'decision')} proposed
+                      </span>
+                    )}
                   </div>
                 </th>
-                <td className="num">{spec.governedFiles}</td>
+                <td className="num">{formatCount(spec.governedFiles)}</td>
                 <td
                   className={
                     spec.changedSinceReconciled > 0 ? 'num spec-row__changed--some' : 'num'
                   }
                 >
-                  {spec.changedSinceReconciled}
+                  {formatCount(spec.changedSinceReconciled)}
                 </td>
                 <td>
                   {baseError !== null
@@ -373,192 +387,3 @@ function SpecTable({
     </div>
   );
 }
-
-type ActionOutcome = { kind: 'ok' | 'error'; text: string };
-
-/** The two snapshots a user can write, as dry runs said (nothing written yet). */
-interface SnapshotPlan {
-  keep: SnapshotStateResult;
-  cacheOnly: SnapshotStateResult;
-}
-
-function CacheActions({ worktree, live }: { worktree: WorktreeState; live: boolean }) {
-  const store = useHostStore();
-  const running = worktree.status.state === 'running';
-  const [busy, setBusy] = useState<'clear' | 'snapshot' | 'planning' | null>(null);
-  const [confirming, setConfirming] = useState(false);
-  const [plan, setPlan] = useState<SnapshotPlan | null>(null);
-  const [keepCommitted, setKeepCommitted] = useState(true);
-  const [outcome, setOutcome] = useState<ActionOutcome | null>(null);
-  const choiceName = useId();
-
-  const clear = async (): Promise<void> => {
-    setBusy('clear');
-    setOutcome(null);
-    setConfirming(false);
-    try {
-      const cleared = await clearCache(store.commands, worktree.id);
-      setOutcome({
-        kind: 'ok',
-        text: cleared
-          ? 'Cache cleared: every governed file counts as changed again.'
-          : 'There was no cache to clear.',
-      });
-    } catch (error) {
-      setOutcome({ kind: 'error', text: errorText(error) });
-    } finally {
-      setBusy(null);
-    }
-  };
-
-  /** Asks both dry runs, then shows what each would write: nothing is written yet. */
-  const planSnapshot = async (): Promise<void> => {
-    setBusy('planning');
-    setOutcome(null);
-    try {
-      const [keep, cacheOnly] = await Promise.all([
-        snapshotState(store.commands, worktree.id, { keepCommitted: true, dryRun: true }),
-        snapshotState(store.commands, worktree.id, { keepCommitted: false, dryRun: true }),
-      ]);
-      setKeepCommitted(true);
-      setPlan({ keep, cacheOnly });
-    } catch (error) {
-      setOutcome({ kind: 'error', text: errorText(error) });
-    } finally {
-      setBusy(null);
-    }
-  };
-
-  const writeSnapshot = async (): Promise<void> => {
-    setBusy('snapshot');
-    setOutcome(null);
-    try {
-      const result = await snapshotState(store.commands, worktree.id, {
-        keepCommitted,
-        dryRun: false,
-      });
-      setPlan(null);
-      setOutcome({
-        kind: 'ok',
-        text:
-          `Snapshot written to ${result.state_path} ` +
-          `(${plural(result.files, 'file')}, ${plural(result.specs, 'spec')}` +
-          (result.git_hash ? `, commit ${result.git_hash.slice(0, 10)}` : '') +
-          (result.kept_committed
-            ? `; ${plural(result.kept_committed, 'committed fingerprint')} kept`
-            : '') +
-          '). Commit it to share it.',
-      });
-    } catch (error) {
-      setOutcome({ kind: 'error', text: errorText(error) });
-    } finally {
-      setBusy(null);
-    }
-  };
-
-  const disabled = busy !== null || !live || !running;
-  return (
-    <section className="card reconcile-actions" aria-label="Cache">
-      <div className="button-row">
-        {confirming ? (
-          <div className="confirm-inline" role="group" aria-label="Clear the cache?">
-            <span>Clear the hash cache? Every governed file will count as changed.</span>
-            <ConfirmButtons
-              confirmLabel="Clear now"
-              confirmDisabled={disabled}
-              onConfirm={() => void clear()}
-              onCancel={() => setConfirming(false)}
-            />
-          </div>
-        ) : (
-          <button
-            type="button"
-            className="button"
-            disabled={disabled}
-            onClick={() => setConfirming(true)}
-          >
-            {busy === 'clear' ? 'Clearing…' : 'Clear cache'}
-          </button>
-        )}
-        {!plan && (
-          <button
-            type="button"
-            className="button"
-            disabled={disabled}
-            onClick={() => void planSnapshot()}
-          >
-            {busy === 'planning' ? 'Reading…' : 'Snapshot state…'}
-          </button>
-        )}
-        {!running && <span className="muted">Start the server to use these.</span>}
-      </div>
-      {plan && (
-        <div className="snapshot-confirm" role="group" aria-label="Write the snapshot?">
-          <p>
-            <strong>Write {STATE_FILE_NAME}?</strong> It is usually committed: writing changes it
-            for everyone who pulls your commit.{' '}
-            {plan.keep.committed_fingerprints === null ||
-            plan.keep.committed_fingerprints === undefined
-              ? 'There is no snapshot yet.'
-              : `The snapshot there now holds ${plural(plan.keep.committed_fingerprints, 'fingerprint')};`}{' '}
-            this machine's cache holds {plural(plan.keep.cache_fingerprints ?? 0, 'fingerprint')}.
-          </p>
-          <fieldset className="snapshot-confirm__choices">
-            <legend className="visually-hidden">What the snapshot holds</legend>
-            <label>
-              <input
-                type="radio"
-                name={choiceName}
-                checked={keepCommitted}
-                onChange={() => setKeepCommitted(true)}
-              />{' '}
-              Keep the committed fingerprints of files this machine has not reconciled
-              (recommended): {plural(plan.keep.files, 'file')}, {plural(plan.keep.specs, 'spec')}.
-            </label>
-            <label>
-              <input
-                type="radio"
-                name={choiceName}
-                checked={!keepCommitted}
-                onChange={() => setKeepCommitted(false)}
-              />{' '}
-              Only this machine's cache (NotarAI's snapshot): {plural(plan.cacheOnly.files, 'file')}
-              , {plural(plan.cacheOnly.specs, 'spec')}
-              {(plan.keep.kept_committed ?? 0) > 0 &&
-                ` — replaces ${plural(plan.keep.kept_committed ?? 0, 'committed fingerprint')} this machine never reconciled`}
-              .
-            </label>
-          </fieldset>
-          <div className="button-row">
-            <button
-              type="button"
-              className={keepCommitted ? 'button button--primary' : 'button button--danger'}
-              disabled={disabled}
-              onClick={() => void writeSnapshot()}
-            >
-              {busy === 'snapshot' ? 'Writing…' : 'Write snapshot'}
-            </button>
-            <button
-              type="button"
-              className="button"
-              disabled={busy === 'snapshot'}
-              onClick={() => setPlan(null)}
-            >
-              Cancel
-            </button>
-          </div>
-        </div>
-      )}
-      {outcome && (
-        <p
-          className={outcome.kind === 'error' ? 'notice notice--error' : 'notice'}
-          role={outcome.kind === 'error' ? 'alert' : 'status'}
-        >
-          {outcome.text}
-        </p>
-      )}
-    </section>
-  );
-}
-
-const STATE_FILE_NAME = '.notarai/reconciliation_state.json';

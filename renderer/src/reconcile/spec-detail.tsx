@@ -1,33 +1,50 @@
-// One spec's detail in the Reconciliation tab: its intent, its files changed since they were
-// last reconciled (with checkboxes to pick some), "Mark reconciled" (the picked files, or all of
-// them) and its diff vs the base, asked from get_spec_diff through the tool console. Counts and
-// paths come from the mirrored store; only the diff and the mark are tool calls. Every file in the
-// "changed since reconciled" list gets its changes shown: vs the base when it differs from it, else
-// vs the committed snapshot's commit (what was reconciled there), else it says why there is none.
-import { useEffect, useId, useRef, useState } from 'react';
+// One spec's detail in the Reconciliation tab, a review: its files changed since reconciled first
+// (get_spec_diff with Grove's review details and the window's rule, so the list is every file the
+// state counts), as a folder tree with counts, statuses and a path filter (file-tree.tsx, a
+// virtualised list), the selected file's diff beside it (file-diff-pane.tsx), j/k between files.
+// "Viewed" per file as in a pull-request review: the main action marks the viewed files; a mark
+// covering files nobody viewed, or more than a handful, asks first (mark-dialog.tsx); the last
+// mark can be undone (undoMark: the cache rows it replaced come back). Then the spec's decision
+// proposals (decisions-panel.tsx: a related file the review lists opens there), the drift score's
+// terms (drift-terms.tsx) and the spec's own text, folded (spec-text.tsx).
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import type { WorktreeState } from '../../../shared/model.ts';
 import type { SpecReconcileState } from '../../../shared/reconcile.ts';
-import { plural } from '../common/format.ts';
+import type { SpecDiffResult } from '../../../shared/reconcile-results.ts';
 import { useHostStore } from '../common/store-context.tsx';
 import { errorText } from '../common/error-text.ts';
-import { DiffView } from './diff-view.tsx';
-import type { SpecDiffResult } from '../../../shared/reconcile-results.ts';
-import { getSpecDiff, markReconciled } from './reconcile-calls.ts';
-import { filesToMark } from './reconcile-format.ts';
+import { DriftWord } from '../common/drift-word.tsx';
+import { getSpecDiff, markReconciled, undoMark } from './reconcile-calls.ts';
+import {
+  counted,
+  filterFiles,
+  markPlan,
+  reviewFiles,
+  splitDiff,
+  STATUS_LABEL,
+  treeRows,
+  type MarkPlan,
+  type TreeRow,
+} from './review-files.ts';
+import { FileTree } from './file-tree.tsx';
+import { FileDiffPane, type SnapshotDiffLoad } from './file-diff-pane.tsx';
+import { MarkDialog } from './mark-dialog.tsx';
+import { DriftSection } from './drift-terms.tsx';
+import { SpecText } from './spec-text.tsx';
+import { SpecDecisions } from './decisions-panel.tsx';
 
 type DiffLoad =
   | { state: 'loading' }
   | { state: 'ready'; diff: SpecDiffResult }
   | { state: 'error'; message: string };
 
-type MarkOutcome = { kind: 'ok' | 'error'; text: string; rejected?: string[] };
-
-/** The diff vs the committed snapshot's commit of the listed files the base diff does not show. */
-type SnapshotDiffLoad =
-  | { state: 'none' }
-  | { state: 'loading' }
-  | { state: 'ready'; diff: string }
-  | { state: 'error'; message: string };
+type MarkOutcome = {
+  kind: 'ok' | 'error';
+  text: string;
+  rejected?: string[];
+  /** The mark Undo reverts (only the worktree's last mark can be). */
+  markId?: string;
+};
 
 export interface SpecDetailProps {
   worktree: WorktreeState;
@@ -41,6 +58,10 @@ export interface SpecDetailProps {
   reveal?: boolean;
 }
 
+const count = (n: number): string => n.toLocaleString('en-US');
+/** The changed files a mark covers (the spec file it adds aside). */
+const changedIn = (plan: MarkPlan): number => plan.files.length - (plan.withSpec ? 1 : 0);
+
 export function SpecDetail({
   worktree,
   spec,
@@ -51,36 +72,49 @@ export function SpecDetail({
   reveal = false,
 }: SpecDetailProps) {
   const sectionRef = useRef<HTMLElement>(null);
+  const reviewRef = useRef<HTMLDivElement>(null);
   useEffect(() => {
-    if (reveal) sectionRef.current?.scrollIntoView({ block: 'start', behavior: 'smooth' });
+    if (!reveal) return;
+    // After the commit's other effects (the tab that opened it takes focus, which scrolls too).
+    const frame = requestAnimationFrame(() =>
+      sectionRef.current?.scrollIntoView({ block: 'start' }),
+    );
+    return () => cancelAnimationFrame(frame);
   }, [reveal]);
   const store = useHostStore();
   const headingId = useId();
-  const filesHeadingId = useId();
+  const filterId = useId();
   const markHintId = useId();
   const running = worktree.status.state === 'running';
   const [load, setLoad] = useState<DiffLoad>({ state: 'loading' });
   const [generation, setGeneration] = useState(0);
-  const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
+  const [filter, setFilter] = useState('');
+  const [collapsed, setCollapsed] = useState<ReadonlySet<string>>(new Set());
+  const [selectedPath, setSelectedPath] = useState<string | null>(null);
+  // Viewed files, each with the diff it was viewed at: a file that changes again is not viewed.
+  const [viewedAt, setViewedAt] = useState<ReadonlyMap<string, string>>(new Map());
+  // Files whose diff this visit showed (the mark's question says how many never were).
+  const shown = useRef(new Set<string>());
+  const [asking, setAsking] = useState<MarkPlan | null>(null);
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<MarkOutcome | null>(null);
 
-  const changedPaths = spec.changedSinceReconciledPaths;
-  // Ask again whenever what the diff depends on changes (files edited, marked, base moved).
+  // Ask again whenever what the review depends on changes (files edited, marked, base moved).
   const diffKey = [
     spec.path,
     base,
     spec.changedSinceReconciled,
     spec.specInvalidated,
     spec.affectedFiles,
-    ...changedPaths,
+    spec.lastReconciledAt,
+    ...spec.changedSinceReconciledPaths,
     ...spec.affectedPaths,
   ].join('\n');
 
   useEffect(() => {
     if (!running || baseError !== null) return;
     let cancelled = false;
-    getSpecDiff(store.commands, worktree.id, spec.path, base).then(
+    getSpecDiff(store.commands, worktree.id, spec.path, base, { review: true }).then(
       (diff) => {
         if (!cancelled) setLoad({ state: 'ready', diff });
       },
@@ -95,36 +129,62 @@ export function SpecDetail({
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [store, worktree.id, worktree.port, running, diffKey, baseError, generation]);
 
-  // Listed files whose change the base diff does not show (no difference from the base).
-  const notInBaseDiff =
-    load.state === 'ready'
-      ? changedPaths.filter(
-          (file) =>
-            !file.endsWith('.spec.yaml') &&
-            !load.diff.binary_changes.includes(file) &&
-            !diffedPaths(load.diff.diff).has(file),
-        )
-      : [];
+  const diff = load.state === 'ready' ? load.diff : null;
+  const files = useMemo(() => (diff ? reviewFiles(diff) : []), [diff]);
+  const parts = useMemo(() => splitDiff(diff?.diff ?? ''), [diff]);
+  const specContents = useMemo(
+    () => new Map((diff?.spec_changes ?? []).map((change) => [change.path, change.content])),
+    [diff],
+  );
+  const visible = useMemo(() => filterFiles(files, filter), [files, filter]);
+  const rows = useMemo(() => treeRows(visible, collapsed), [visible, collapsed]);
+  const firstFile =
+    rows.find((row): row is Extract<TreeRow, { kind: 'file' }> => row.kind === 'file')?.file ??
+    null;
+  const selected = visible.find((file) => file.path === selectedPath) ?? firstFile;
+  const signature = (path: string): string => parts.get(path) ?? specContents.get(path) ?? '';
+  const viewed = useMemo(() => {
+    const set = new Set<string>();
+    for (const [path, at] of viewedAt) {
+      if ((parts.get(path) ?? specContents.get(path) ?? '') === at) set.add(path);
+    }
+    return set;
+  }, [viewedAt, parts, specContents]);
+
+  const selectedShown = selected?.path ?? null;
+  useEffect(() => {
+    if (selectedShown !== null) shown.current.add(selectedShown);
+  }, [selectedShown]);
+
+  // The diff vs the snapshot's commit, for a selected file the same as the base.
+  const needSnapshot =
+    running &&
+    snapshotCommit !== null &&
+    selected !== null &&
+    selected.status === 'unchanged' &&
+    !selected.neverReconciled &&
+    !selected.binary &&
+    !selected.specFile;
+  const snapshotKey = `${snapshotCommit ?? ''}\n${diffKey}`;
   const [snapshotAnswer, setSnapshotAnswer] = useState<{
     key: string;
     load: SnapshotDiffLoad;
   } | null>(null);
-  const snapshotKey = [snapshotCommit ?? '', ...notInBaseDiff].join('\n');
-  const wantSnapshotDiff = running && snapshotCommit !== null && notInBaseDiff.length > 0;
-  const snapshotDiff: SnapshotDiffLoad = !wantSnapshotDiff
+  const snapshot: SnapshotDiffLoad = !needSnapshot
     ? { state: 'none' }
     : snapshotAnswer?.key === snapshotKey
       ? snapshotAnswer.load
       : { state: 'loading' };
   useEffect(() => {
-    if (!wantSnapshotDiff || snapshotCommit === null) return;
+    if (!needSnapshot || snapshotCommit === null || snapshotAnswer?.key === snapshotKey) return;
     let cancelled = false;
-    const wanted = new Set(snapshotKey.split('\n').slice(1));
     getSpecDiff(store.commands, worktree.id, spec.path, snapshotCommit).then(
-      (diff) => {
+      (answer) => {
         if (cancelled) return;
-        const load: SnapshotDiffLoad = { state: 'ready', diff: diffOf(diff.diff, wanted) };
-        setSnapshotAnswer({ key: snapshotKey, load });
+        setSnapshotAnswer({
+          key: snapshotKey,
+          load: { state: 'ready', parts: splitDiff(answer.diff) },
+        });
       },
       (error: unknown) => {
         if (cancelled) return;
@@ -137,28 +197,40 @@ export function SpecDetail({
     return () => {
       cancelled = true;
     };
-  }, [store, worktree.id, spec.path, snapshotCommit, snapshotKey, wantSnapshotDiff]);
+  }, [store, worktree.id, spec.path, snapshotCommit, snapshotKey, needSnapshot, snapshotAnswer]);
 
-  const plan = filesToMark(spec, picked, load.state === 'ready' ? load.diff.files : null);
-  const toMark = plan.files;
+  const markable = files.filter((file) => file.markable);
+  // `seen`: the files shown so far, known in event handlers (the labels need no more).
+  const planFor = (chosen: ReadonlySet<string>, seen: ReadonlySet<string>): MarkPlan =>
+    markPlan({
+      files,
+      chosen,
+      viewed,
+      shown: seen,
+      specPath: spec.path,
+      specInvalidated: spec.specInvalidated,
+    });
+  const everyFile = new Set(markable.map((file) => file.path));
+  const viewedPlan = planFor(viewed, new Set());
+  const allPlan = planFor(everyFile, new Set());
 
-  const mark = async (): Promise<void> => {
+  const runMark = async (plan: MarkPlan): Promise<void> => {
+    setAsking(null);
     setBusy(true);
     setOutcome(null);
     try {
-      const result = await markReconciled(store.commands, worktree.id, toMark);
-      setPicked(new Set());
-      // Say at once what the mark did not change, so the next notice does not contradict it.
-      const specMarked = toMark.includes(spec.path);
-      const after = specMarked
+      const result = await markReconciled(store.commands, worktree.id, plan.files);
+      setViewedAt(new Map());
+      const after = plan.withSpec
         ? ''
         : spec.specInvalidated
-          ? ' The spec itself changed and is not marked: files reconciled before it changed still need a review against it. Mark with nothing selected to mark the spec with them.'
-          : ' "Last reconciled" is when the spec itself was marked; it stays until you mark the spec (Mark reconciled with nothing selected).';
+          ? ' The spec itself changed and is not marked: mark every changed file to mark the spec with them.'
+          : ' "Last reconciled" is when the spec itself was marked: that happens when a mark covers every changed file.';
       setOutcome({
         kind: result.rejected.length > 0 ? 'error' : 'ok',
-        text: `Marked ${plural(result.updated, 'file')} reconciled.${after}`,
+        text: `Marked ${counted(result.updated, 'file')} reconciled.${after}`,
         rejected: result.rejected.map((r) => `${r.path}: ${r.reason}`),
+        ...(result.mark_id ? { markId: result.mark_id } : {}),
       });
     } catch (error) {
       setOutcome({ kind: 'error', text: errorText(error) });
@@ -166,15 +238,53 @@ export function SpecDetail({
       setBusy(false);
     }
   };
+  const startMark = (chosen: ReadonlySet<string>): void => {
+    const plan = planFor(chosen, shown.current);
+    if (plan.ask) setAsking(plan);
+    else void runMark(plan);
+  };
 
-  const toggle = (file: string): void => {
-    setPicked((previous) => {
-      const next = new Set(previous);
-      if (next.has(file)) next.delete(file);
-      else next.add(file);
+  const undo = async (markId: string): Promise<void> => {
+    setBusy(true);
+    try {
+      const result = await undoMark(store.commands, worktree.id, markId);
+      setOutcome({
+        kind: 'ok',
+        text: `Mark undone: ${counted(result.restored, 'cache row')} restored, ${counted(
+          result.deleted,
+          'row',
+        )} the mark had added removed.`,
+      });
+    } catch (error) {
+      setOutcome({ kind: 'error', text: `Could not undo: ${errorText(error)}` });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const toggleViewed = (path: string): void => {
+    setViewedAt((previous) => {
+      const next = new Map(previous);
+      if (viewed.has(path)) next.delete(path);
+      else next.set(path, signature(path));
       return next;
     });
   };
+  const toggleFolder = (path: string): void => {
+    setCollapsed((previous) => {
+      const next = new Set(previous);
+      if (next.has(path)) next.delete(path);
+      else next.add(path);
+      return next;
+    });
+  };
+
+  const byStatus = new Map<string, number>();
+  for (const file of files) byStatus.set(file.status, (byStatus.get(file.status) ?? 0) + 1);
+  const deleted = files.length - markable.length;
+  // The review answers for an older state while the state already moved (a mark, an edit).
+  const stale = diff !== null && markable.length !== spec.changedSinceReconciled;
+  const disabled = busy || !live || !running;
 
   return (
     <section
@@ -190,56 +300,148 @@ export function SpecDetail({
         {spec.isSystemSpec && <span className="tag">system spec</span>}
         <span className="tag tag--quiet">{spec.tier}</span>
         {spec.specInvalidated && <span className="tag tag--warn">spec changed</span>}
+        {spec.drift && <DriftWord score={spec.drift.score} status={spec.drift.status} />}
       </header>
+      <p className="spec-detail__title muted">{spec.title}</p>
 
-      <h4 id={filesHeadingId} className="spec-detail__subheading">
-        Changed since reconciled ({spec.changedSinceReconciled})
-      </h4>
-      {changedPaths.length === 0 ? (
-        <p className="empty-inline">Every governed file is reconciled.</p>
-      ) : (
-        <ul className="changed-files" aria-labelledby={filesHeadingId}>
-          {changedPaths.map((file) => (
-            <li key={file}>
-              <label className="changed-files__item">
-                <input type="checkbox" checked={picked.has(file)} onChange={() => toggle(file)} />
-                <code>{file}</code>
-              </label>
-            </li>
-          ))}
-          {spec.changedSinceReconciled > changedPaths.length && (
-            <li className="muted">and {spec.changedSinceReconciled - changedPaths.length} more</li>
-          )}
-        </ul>
+      <div className="review-head">
+        <h4 className="spec-detail__subheading">
+          Changed since reconciled ({count(spec.changedSinceReconciled)})
+        </h4>
+        {diff && (
+          <span className="muted review-head__counts">
+            {[...byStatus]
+              .map(([status, n]) => `${count(n)} ${STATUS_LABEL[status as 'added'].words}`)
+              .join(' · ')}
+            {deleted > 0 && ` (a deletion vs ${base} cannot be marked)`}
+          </span>
+        )}
+        {running && baseError === null && (
+          <button
+            type="button"
+            className="button button--quiet button--small"
+            aria-label="Refresh the review"
+            onClick={() => {
+              setLoad({ state: 'loading' });
+              setGeneration((n) => n + 1);
+            }}
+          >
+            Refresh
+          </button>
+        )}
+      </div>
+
+      <ReviewBody load={load} running={running} baseError={baseError} spec={spec} stale={stale} />
+
+      {diff && files.length > 0 && (
+        <>
+          <div className="review-filter">
+            <label htmlFor={filterId} className="visually-hidden">
+              Filter files by path
+            </label>
+            <input
+              id={filterId}
+              className="input review-filter__input"
+              type="search"
+              placeholder="Filter by path"
+              spellCheck={false}
+              autoComplete="off"
+              value={filter}
+              onChange={(event) => setFilter(event.target.value)}
+            />
+            <span className="muted" role="status">
+              {filter.trim() === ''
+                ? `${count(files.length)} ${files.length === 1 ? 'file' : 'files'}`
+                : `${count(visible.length)} of ${count(files.length)} files match`}
+              {' · '}
+              {count(viewed.size)} viewed · j/k or arrows move, v ticks Viewed
+            </span>
+          </div>
+          <div className="review" ref={reviewRef}>
+            <div className="review__list">
+              {rows.length === 0 ? (
+                <p className="empty-inline">No file matches “{filter}”.</p>
+              ) : (
+                <FileTree
+                  rows={rows}
+                  selected={selected?.path ?? null}
+                  viewed={viewed}
+                  label={`Files of ${spec.path}`}
+                  onSelect={setSelectedPath}
+                  onToggleViewed={toggleViewed}
+                  onToggleFolder={toggleFolder}
+                />
+              )}
+            </div>
+            <div className="review__diff">
+              <FileDiffPane
+                file={selected}
+                chunk={selected ? parts.get(selected.path) : undefined}
+                base={base}
+                snapshotCommit={snapshotCommit}
+                snapshot={snapshot}
+                specContent={selected ? specContents.get(selected.path) : undefined}
+              />
+            </div>
+          </div>
+        </>
       )}
+
       <div className="button-row">
         <button
           type="button"
           className="button button--primary"
-          disabled={busy || !live || !running || toMark.length === 0}
+          disabled={disabled || viewedPlan.files.length === 0}
           aria-describedby={markHintId}
-          onClick={() => void mark()}
+          onClick={() => startMark(viewed)}
         >
-          {busy ? 'Marking…' : 'Mark reconciled'}
+          {busy
+            ? 'Marking…'
+            : viewed.size === 0
+              ? 'Mark viewed reconciled'
+              : `Mark ${count(changedIn(viewedPlan))} viewed reconciled`}
+        </button>
+        <button
+          type="button"
+          className="button"
+          disabled={disabled || allPlan.files.length === 0 || diff === null}
+          onClick={() => startMark(everyFile)}
+        >
+          Mark all {count(changedIn(allPlan))}…
         </button>
         <span id={markHintId} className="muted">
-          {toMark.length === 0
-            ? 'nothing to mark'
-            : !plan.all
-              ? `the ${plural(toMark.length, 'selected file')}`
-              : plan.changed.length === 0
-                ? 'the spec file'
-                : `all ${plural(plan.changed.length, 'changed file')}${
-                    plan.changed.includes(spec.path) ? '' : ' and the spec file'
-                  }`}
+          {viewedPlan.files.length === 0
+            ? 'tick Viewed on the files you reviewed'
+            : viewedPlan.withSpec
+              ? 'every changed file is viewed: the spec file is marked with them'
+              : `${counted(markable.length - viewedPlan.files.length, 'changed file')} left`}
         </span>
       </div>
+      {asking && (
+        <MarkDialog
+          plan={asking}
+          onConfirm={() => void runMark(asking)}
+          onCancel={() => setAsking(null)}
+        />
+      )}
       {outcome && (
         <div
           className={outcome.kind === 'error' ? 'notice notice--error' : 'notice'}
           role={outcome.kind === 'error' ? 'alert' : 'status'}
         >
-          <p>{outcome.text}</p>
+          <p>
+            {outcome.text}{' '}
+            {outcome.markId !== undefined && (
+              <button
+                type="button"
+                className="button button--small"
+                disabled={disabled}
+                onClick={() => void undo(outcome.markId!)}
+              >
+                Undo
+              </button>
+            )}
+          </p>
           {outcome.rejected && outcome.rejected.length > 0 && (
             <ul>
               {outcome.rejected.map((line) => (
@@ -250,163 +452,90 @@ export function SpecDetail({
         </div>
       )}
 
-      <p className="spec-detail__intent">{spec.intent}</p>
-      <SpecRules spec={spec} />
-
-      <div className="spec-detail__diff-header">
-        <h4 className="spec-detail__subheading">Diff vs {base}</h4>
-        {running && baseError === null && (
-          <button
-            type="button"
-            className="button button--quiet button--small"
-            aria-label="Refresh the diff"
-            onClick={() => {
-              setLoad({ state: 'loading' });
-              setGeneration((n) => n + 1);
-            }}
-          >
-            Refresh
-          </button>
-        )}
-      </div>
-      <DiffSection
-        load={load}
-        running={running}
-        baseError={baseError}
-        label={`Diff of ${spec.path}`}
-        listed={changedPaths}
+      <SpecDecisions
+        worktree={worktree}
+        specPath={spec.path}
         base={base}
+        live={live}
+        showInReview={(file) => {
+          // A related file the review lists: select it there, its diff beside the list.
+          if (!files.some((candidate) => candidate.path === file)) return false;
+          setFilter('');
+          setSelectedPath(file);
+          reviewRef.current?.scrollIntoView({ block: 'nearest' });
+          return true;
+        }}
       />
-      {load.state === 'ready' && notInBaseDiff.length > 0 && (
-        <NotInBaseDiff
-          files={notInBaseDiff}
-          base={base}
-          snapshotCommit={snapshotCommit}
-          load={snapshotDiff}
-        />
-      )}
+      <DriftSection worktree={worktree} spec={spec} running={running} diffKey={diffKey} />
+      <SpecText spec={spec} />
     </section>
   );
 }
 
-/** Paths whose changes a unified diff shows (its `diff --git a/X b/X` headers, both sides). */
-function diffedPaths(diff: string): Set<string> {
-  const paths = new Set<string>();
-  for (const match of diff.matchAll(/^diff --git a\/(.*) b\/(.*)$/gm)) {
-    paths.add(match[1]!);
-    paths.add(match[2]!);
-  }
-  return paths;
-}
-
-/** The parts of a unified diff about `files`. */
-function diffOf(diff: string, files: ReadonlySet<string>): string {
-  return diff
-    .split(/^(?=diff --git )/m)
-    .filter((part) => {
-      const header = /^diff --git a\/(.*) b\/(.*)$/m.exec(part);
-      return header !== null && (files.has(header[1]!) || files.has(header[2]!));
-    })
-    .join('')
-    .replace(/\n$/, '');
-}
-
-/** The listed files with no change vs the base: their change since the snapshot, or why none. */
-function NotInBaseDiff({
-  files,
-  base,
-  snapshotCommit,
-  load,
-}: {
-  files: readonly string[];
-  base: string;
-  snapshotCommit: string | null;
-  load: SnapshotDiffLoad;
-}) {
-  const shown = load.state === 'ready' ? diffedPaths(load.diff) : new Set<string>();
-  const without = files.filter((file) => !shown.has(file));
-  return (
-    <section className="spec-detail__unbased" aria-label="Changes not in the diff vs the base">
-      <h4 className="spec-detail__subheading">
-        Same as {base}, changed since reconciled ({files.length})
-      </h4>
-      {snapshotCommit !== null && load.state === 'loading' && (
-        <p className="empty-inline" role="status">
-          <span className="spinner spinner--small" aria-hidden="true" /> Loading the changes since
-          the snapshot…
-        </p>
-      )}
-      {load.state === 'error' && (
-        <p className="notice notice--error" role="alert">
-          Could not get the changes since the snapshot: {load.message}
-        </p>
-      )}
-      {load.state === 'ready' && load.diff !== '' && (
-        <>
-          <p className="muted">
-            Their changes since the committed snapshot (commit {snapshotCommit?.slice(0, 10)}), what
-            was reconciled:
-          </p>
-          <DiffView diff={load.diff} label="Changes since the committed snapshot" />
-        </>
-      )}
-      {without.length > 0 && load.state !== 'loading' && (
-        <p className="muted">
-          {without.join(', ')}: no difference from {base}
-          {snapshotCommit !== null ? ' nor from the snapshot’s commit' : ''}; the content they were
-          reconciled at is not kept (only its hash), so there is nothing to compare with. Review the
-          file as it is.
-        </p>
-      )}
-    </section>
-  );
-}
-
-function DiffSection({
+/** What the review says around its list: loading, errors, the spec's own change, nothing left. */
+function ReviewBody({
   load,
   running,
   baseError,
-  label,
-  listed,
-  base,
+  spec,
+  stale,
 }: {
   load: DiffLoad;
   running: boolean;
   baseError: string | null;
-  label: string;
-  /** The files the "changed since reconciled" list shows. */
-  listed: readonly string[];
-  base: string;
+  spec: SpecReconcileState;
+  stale: boolean;
 }) {
+  const fallback = spec.changedSinceReconciledPaths;
+  const list =
+    fallback.length > 0 ? (
+      <p className="muted">
+        {fallback.length < spec.changedSinceReconciled
+          ? `The first ${count(fallback.length)} of ${count(spec.changedSinceReconciled)}: `
+          : ''}
+        {fallback.join(', ')}
+      </p>
+    ) : null;
   if (!running) {
     return (
-      <p className="empty-inline" role="status">
-        Start the server on the Server tab to see the diff.
-      </p>
+      <>
+        <p className="empty-inline" role="status">
+          Start the server on the Server tab to review the changes.
+        </p>
+        {list}
+      </>
     );
   }
   if (baseError !== null) {
     return (
-      <p className="empty-inline" role="status">
-        No diff: the base cannot be used.
-      </p>
+      <>
+        <p className="empty-inline" role="status">
+          No review: the base cannot be used.
+        </p>
+        {list}
+      </>
     );
   }
   if (load.state === 'loading') {
     return (
       <p className="empty-inline" role="status">
-        <span className="spinner spinner--small" aria-hidden="true" /> Loading the diff…
+        <span className="spinner spinner--small" aria-hidden="true" /> Loading the changes…
       </p>
     );
   }
   if (load.state === 'error') {
     return (
-      <p className="notice notice--error" role="alert">
-        Could not get the diff: {load.message}
-      </p>
+      <>
+        <p className="notice notice--error" role="alert">
+          Could not get the changes: {load.message}
+        </p>
+        {list}
+      </>
     );
   }
   const { diff } = load;
+  // Nothing left to mark (deletions vs the base may still be listed: they cannot be marked).
+  const empty = diff.files.length + diff.spec_changes.length === 0;
   return (
     <>
       {(diff.warnings ?? []).map((warning) => (
@@ -414,71 +543,25 @@ function DiffSection({
           {warning}
         </p>
       ))}
+      {stale && (
+        <p className="muted" role="status">
+          <span className="spinner spinner--small" aria-hidden="true" /> The files changed
+          meanwhile: updating the list…
+        </p>
+      )}
       {diff.spec_invalidated.length > 0 && (
         <p className="notice">
-          The spec itself changed after these files were last reconciled; review them against it
-          (marking the spec with them clears this): {diff.spec_invalidated.join(', ')}
+          The spec itself changed after {counted(diff.spec_invalidated.length, 'file')} were last
+          reconciled; review them against it (marking the spec with them clears this).
         </p>
       )}
-      {diff.binary_changes.length > 0 && (
-        <p className="muted">Binary changes: {diff.binary_changes.join(', ')}</p>
-      )}
-      {diff.diff.trim() === '' ? (
+      {empty && !stale && spec.changedSinceReconciled === 0 && (
         <p className="empty-inline">
-          {listed.length === 0
-            ? 'Nothing changed since it was last reconciled.'
-            : `No file of the list differs from ${base}.`}
+          {spec.specInvalidated
+            ? 'Every governed file is reconciled; the spec itself changed since: mark it.'
+            : 'Every governed file is reconciled.'}
         </p>
-      ) : (
-        <DiffView diff={diff.diff} label={label} />
       )}
     </>
-  );
-}
-
-/** The spec's behaviors, constraints and invariants: what the diff is judged against. */
-function SpecRules({ spec }: { spec: SpecReconcileState }) {
-  if (spec.behaviors.length + spec.constraints.length + spec.invariants.length === 0) return null;
-  return (
-    <div className="spec-rules">
-      {spec.behaviors.length > 0 && (
-        <section aria-label="Behaviors">
-          <h4 className="spec-detail__subheading">Behaviors ({spec.behaviors.length})</h4>
-          <ul className="spec-rules__list">
-            {spec.behaviors.map((behavior) => (
-              <li key={behavior.name}>
-                <strong>{behavior.name}</strong>
-                <span className="spec-rules__clause">
-                  <em>Given</em> {behavior.given}
-                </span>
-                <span className="spec-rules__clause">
-                  <em>Then</em> {behavior.then}
-                </span>
-              </li>
-            ))}
-          </ul>
-        </section>
-      )}
-      {(
-        [
-          ['Constraints', spec.constraints],
-          ['Invariants', spec.invariants],
-        ] as const
-      ).map(
-        ([label, items]) =>
-          items.length > 0 && (
-            <section key={label} aria-label={label}>
-              <h4 className="spec-detail__subheading">
-                {label} ({items.length})
-              </h4>
-              <ul className="spec-rules__list">
-                {items.map((item) => (
-                  <li key={item}>{item}</li>
-                ))}
-              </ul>
-            </section>
-          ),
-      )}
-    </div>
   );
 }

@@ -127,8 +127,9 @@ function applyEvent(state: HostStoreState, event: HostEvent): HostStoreState {
   }
 }
 
-/** Activity entries kept per worktree in the mirror (the host keeps the same bound). */
-export const ACTIVITY_LIMIT = 500;
+/** Activity entries kept per worktree in the mirror: the host's bound (DEFAULT_ACTIVITY_LIMIT in
+ * main/host/host.ts), so a snapshot and the live appends keep the same calls. */
+export const ACTIVITY_LIMIT = 1_000;
 
 /** Appends new tool calls to one worktree's log, keeping the newest ACTIVITY_LIMIT. */
 export function appendActivity(

@@ -2,13 +2,17 @@
 // worktree's finished tool calls as they happen (newest first; kept across restarts of Grove),
 // filtered by client and by tool, and the details of the selected call. The window's own calls
 // (the tool console, specs opened in the window) are not the worktree's activity: shown only when
-// the user ticks "This window's calls" (off by default), never counted in the tab's badge.
+// the user ticks "This window's calls" (off by default), never counted in the tab's badge. A text
+// search matches the tool, the client, the arguments and the error; the count says when older
+// calls were dropped (the newest ACTIVITY_LIMIT are kept).
 import { useId, useState } from 'react';
 import { clientCalls, isWindowCall } from '../../../shared/clients.ts';
 import type { ActivityEntry, RunningCall } from '../../../shared/model.ts';
 import { errorText } from '../common/error-text.ts';
-import { bytes, duration, timeOfDay } from '../common/format.ts';
+import { bytes, count, duration, timeOfDay } from '../common/format.ts';
+import { ACTIVITY_LIMIT } from '../store/host-store.ts';
 import { useHostStore } from '../common/store-context.tsx';
+import { CallList } from './call-list.tsx';
 import { useNow } from '../common/use-now.ts';
 
 const ALL = '';
@@ -26,6 +30,8 @@ export function ActivityTab({
 }: ActivityTabProps) {
   const clientFilterId = useId();
   const toolFilterId = useId();
+  const searchId = useId();
+  const [search, setSearch] = useState('');
   const [client, setClient] = useState(ALL);
   const [tool, setTool] = useState(ALL);
   const [withWindow, setWithWindow] = useState(false);
@@ -65,18 +71,33 @@ export function ActivityTab({
 
   const clients = [...new Set(activity.map((entry) => entry.clientName))].sort();
   const tools = [...new Set(activity.map((entry) => entry.tool))].sort();
+  const needle = search.trim().toLowerCase();
   const shown = activity
     .filter(
       (entry) =>
-        (client === ALL || entry.clientName === client) && (tool === ALL || entry.tool === tool),
+        (client === ALL || entry.clientName === client) &&
+        (tool === ALL || entry.tool === tool) &&
+        (needle === '' || matches(entry, needle)),
     )
     .toReversed();
+  const dropped = allActivity.length >= ACTIVITY_LIMIT;
   const selected = shown.find((entry) => entry.id === selectedId) ?? null;
 
   return (
     <div className="activity">
       {running.length > 0 && <RunningCalls worktreeId={worktreeId} running={running} />}
       <div className="filters" role="group" aria-label="Filter tool calls">
+        <label htmlFor={searchId}>Search</label>
+        <input
+          id={searchId}
+          className="input filters__search"
+          type="search"
+          placeholder="Tool, client, arguments, error"
+          spellCheck={false}
+          autoComplete="off"
+          value={search}
+          onChange={(event) => setSearch(event.target.value)}
+        />
         <label htmlFor={clientFilterId}>Client</label>
         <select
           id={clientFilterId}
@@ -107,37 +128,19 @@ export function ActivityTab({
         </select>
         {windowFilter}
         <span className="muted filters__count" aria-live="polite">
-          {shown.length} of {activity.length} calls
+          {count(shown.length)} of {count(activity.length)} calls
+          {dropped && ` (Grove keeps the newest ${count(ACTIVITY_LIMIT)}; older calls are dropped)`}
         </span>
       </div>
       <div className="activity__body">
         {shown.length === 0 ? (
-          <p className="empty-inline">No calls match these filters.</p>
+          <p className="empty-inline">
+            {needle === ''
+              ? 'No calls match these filters.'
+              : `No calls match “${search.trim()}” with these filters.`}
+          </p>
         ) : (
-          <ol className="calls" aria-label="Tool calls">
-            {shown.map((entry) => (
-              <li key={entry.id}>
-                <button
-                  type="button"
-                  className={entry.id === selectedId ? 'call call--selected' : 'call'}
-                  aria-pressed={entry.id === selectedId}
-                  onClick={() => setSelectedId(entry.id === selectedId ? null : entry.id)}
-                >
-                  <span
-                    className={entry.ok ? 'call__ok' : 'call__failed'}
-                    aria-label={entry.ok ? 'succeeded' : 'failed'}
-                  >
-                    {entry.ok ? '✓' : '✕'}
-                  </span>
-                  <span className="call__time">{timeOfDay(entry.at)}</span>
-                  <span className="call__tool">{entry.tool}</span>
-                  <span className="call__client">{entry.clientName}</span>
-                  <code className="call__args">{entry.argumentsSummary}</code>
-                  <span className="call__duration">{duration(entry.durationMs)}</span>
-                </button>
-              </li>
-            ))}
-          </ol>
+          <CallList calls={shown} selectedId={selectedId} onSelect={setSelectedId} />
         )}
         {selected && <CallDetails entry={selected} onClose={() => setSelectedId(null)} />}
       </div>
@@ -227,10 +230,19 @@ function CallDetails({ entry, onClose }: { entry: ActivityEntry; onClose(): void
         <dd>{bytes(entry.resultBytes)}</dd>
         <dt>Arguments</dt>
         <dd>
-          <pre className="code-block">{prettyJson(entry.argumentsSummary)}</pre>
+          <pre className="code-block" aria-label="Arguments" tabIndex={0}>
+            {prettyJson(entry.argumentsSummary)}
+          </pre>
         </dd>
       </dl>
     </section>
+  );
+}
+
+/** Whether a call mentions the (lower-case) text: its tool, client, arguments or error. */
+function matches(entry: ActivityEntry, needle: string): boolean {
+  return [entry.tool, entry.clientName, entry.argumentsSummary, entry.error ?? ''].some((text) =>
+    text.toLowerCase().includes(needle),
   );
 }
 

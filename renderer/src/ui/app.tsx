@@ -1,6 +1,7 @@
 // The window: a header with the overall picture and the link's health, then a sidebar of repos and
 // worktrees beside the selected worktree's view — or the loading, error or empty state, chosen from
-// the mirrored host state.
+// the mirrored host state. A skip link (the first Tab stop) jumps over the sidebar to the worktree.
+// While the host cannot be reached, the window says what to do about it, not only what is wrong.
 import { useRememberedState } from '../common/use-remembered-state.ts';
 import type { HostSnapshot, WorktreeState } from '../../../shared/model.ts';
 import type { ConnectionState } from '../host-api/connection.ts';
@@ -9,6 +10,13 @@ import { useHostState } from '../common/store-context.tsx';
 import { WorktreeView } from './worktree-view.tsx';
 
 const isAnyString = (value: string): value is string => value !== '';
+
+const MAIN_ID = 'worktree-main';
+
+/** What to do while the host is away: this page retries its own address only. */
+export const RECONNECT_ADVICE =
+  'This page keeps retrying its own address. If the host stopped, restart grove serve (or the ' +
+  'Grove app) and open the URL it prints: with --ui-port 0 it is a new one.';
 
 export function App() {
   const state = useHostState();
@@ -29,7 +37,7 @@ export function App() {
       connection.state === 'reconnecting' ? (
         <Message
           title="Cannot reach the Grove host"
-          detail={`${connection.message} Retrying automatically.`}
+          detail={`${connection.message} ${RECONNECT_ADVICE}`}
           tone="error"
         />
       ) : (
@@ -45,7 +53,7 @@ export function App() {
           onSelect={setSelectedId}
           live={live}
         />
-        <main className="layout__main" id="worktree-main">
+        <main className="layout__main" id={MAIN_ID} tabIndex={-1}>
           {selected ? (
             <WorktreeView
               key={selected.id}
@@ -69,6 +77,18 @@ export function App() {
 
   return (
     <div className="app">
+      {snapshot && (
+        <a
+          className="skip-link"
+          href={`#${MAIN_ID}`}
+          onClick={(event) => {
+            event.preventDefault();
+            document.getElementById(MAIN_ID)?.focus();
+          }}
+        >
+          Skip to the worktree
+        </a>
+      )}
       <header className="app__header">
         <div className="brand">
           <span className="brand__mark" aria-hidden="true" />
@@ -79,6 +99,11 @@ export function App() {
         )}
         <ConnectionBadge connection={connection} hasData={snapshot !== null} />
       </header>
+      {snapshot && connection.state === 'reconnecting' && (
+        <p className="app__lost" role="alert">
+          {connection.message} {RECONNECT_ADVICE}
+        </p>
+      )}
       <div className="app__body" aria-busy={!snapshot && connection.state === 'connecting'}>
         {body}
       </div>

@@ -4,15 +4,19 @@
 // (requests in the last minute), idle, or closed. The table lists the rows the tab's badge counts
 // (listedClients): Grove's own window is a note below it, never a row. Health checks (clients that
 // made no call) leave the list a few minutes after they left, counted in a line of their own.
+// Clients are known from this run of Grove only, while Activity keeps calls across restarts: with
+// no client yet but earlier calls in Activity, the empty state says so instead of "No clients".
 import {
+  clientCalls,
   clientState,
   isGroveWindow,
   listedClients,
   type ClientState,
 } from '../../../shared/clients.ts';
-import type { WorktreeState } from '../../../shared/model.ts';
+import type { ActivityEntry, WorktreeState } from '../../../shared/model.ts';
 import {
   clientStateLabel,
+  count,
   eraDescription,
   plural,
   relativeTime,
@@ -23,7 +27,13 @@ import { useNow } from '../common/use-now.ts';
 
 const ORDER: Record<ClientState, number> = { connected: 0, active: 1, idle: 2, closed: 3 };
 
-export function ClientsTab({ worktree }: { worktree: WorktreeState }) {
+export function ClientsTab({
+  worktree,
+  activity,
+}: {
+  worktree: WorktreeState;
+  activity: readonly ActivityEntry[];
+}) {
   const now = useNow();
   const clients = listedClients(worktree.clients)
     .map((client) => ({ client, state: clientState(client, now) }))
@@ -52,10 +62,21 @@ export function ClientsTab({ worktree }: { worktree: WorktreeState }) {
   );
 
   if (clients.length === 0) {
+    const earlier = clientCalls(activity);
+    const names = [...new Set(earlier.map((call) => call.clientName))].sort();
     return (
       <div>
         <div className="empty" role="status">
-          <p className="empty__title">No clients yet</p>
+          <p className="empty__title">
+            {earlier.length > 0 ? 'No clients since Grove started' : 'No clients yet'}
+          </p>
+          {earlier.length > 0 && (
+            <p className="empty__detail">
+              Activity keeps {plural(earlier.length, 'earlier call')} from{' '}
+              {names.length <= 3 ? names.join(', ') : plural(names.length, 'client')}: clients that
+              connected before Grove (re)started. They show here when they connect again.
+            </p>
+          )}
           <p className="empty__detail">
             {worktree.status.state === 'running'
               ? 'Clients show up here as soon as they connect. The Connect tab has ready-to-paste configs.'
@@ -100,7 +121,7 @@ export function ClientsTab({ worktree }: { worktree: WorktreeState }) {
                 <td title={new Date(client.lastActivityAt).toLocaleString()}>
                   {relativeTime(client.lastActivityAt, now)}
                 </td>
-                <td className="num">{client.calls}</td>
+                <td className="num">{count(client.calls)}</td>
                 <td>
                   <span className={`state state--${state}`}>{clientStateLabel(state)}</span>
                   {state === 'closed' && client.closedAt !== undefined && (

@@ -3,6 +3,7 @@
 // and writes only when the user confirms, sending back the text it showed so the host refuses a
 // file that changed since (main/host/client-config-writer.ts).
 import { useId, useState, type ReactNode } from 'react';
+import { changedLines } from '../../../shared/changed-lines.ts';
 import type { ConfigPreview, ConfigWriteResult } from '../../../shared/host-api.ts';
 import { errorText } from '../common/error-text.ts';
 import { useHostStore } from '../common/store-context.tsx';
@@ -153,27 +154,8 @@ function WriteOutcome({ result }: { result: ConfigWriteResult }) {
 
 const CONTEXT_LINES = 2;
 
-/**
- * The lines that differ between two texts (one changed span: Grove's edit never touches two
- * places), with a little context, as a unified diff.
- */
+/** The lines that differ between two texts, with a little context (shared/changed-lines.ts). */
 function ChangedLines({ before, after, label }: { before: string; after: string; label: string }) {
-  const a = before === '' ? [] : before.replace(/\r\n/g, '\n').split('\n');
-  const b = after.replace(/\r\n/g, '\n').split('\n');
-  let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) start += 1;
-  let endA = a.length;
-  let endB = b.length;
-  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
-    endA -= 1;
-    endB -= 1;
-  }
-  const from = Math.max(0, start - CONTEXT_LINES);
-  const lines = [
-    ...a.slice(from, start).map((text) => ` ${text}`),
-    ...a.slice(start, endA).map((text) => `-${text}`),
-    ...b.slice(start, endB).map((text) => `+${text}`),
-    ...a.slice(endA, endA + CONTEXT_LINES).map((text) => ` ${text}`),
-  ];
+  const { lines } = changedLines(before, after, CONTEXT_LINES);
   return <DiffView diff={lines.join('\n')} label={label} />;
 }

@@ -94,14 +94,16 @@ export function ConnectTab({ worktree, connection, live }: ConnectTabProps) {
         )}
       </section>
       {snippets.map((snippet) => (
-        <Snippet key={snippet.id} snippet={snippet} />
+        <Snippet key={snippet.id} snippet={snippet} live={live} />
       ))}
-      <TokenVariable target={target} />
+      <TokenVariable target={target} live={live} />
     </div>
   );
 }
 
-function Snippet({ snippet }: { snippet: ClientConfigSnippet }) {
+// The code blocks scroll sideways (long commands): each is a Tab stop with a name, so a keyboard
+// user can scroll it too.
+function Snippet({ snippet, live }: { snippet: ClientConfigSnippet; live: boolean }) {
   const headingId = useId();
   const name = `${snippet.client}: ${snippet.title}`;
   return (
@@ -110,10 +112,10 @@ function Snippet({ snippet }: { snippet: ClientConfigSnippet }) {
         <h3 id={headingId} className="card__title">
           {snippet.client} <span className="snippet__title">{snippet.title}</span>
         </h3>
-        <CopyButton value={snippet.text} label={`Copy ${name}`} />
+        <CopyButton value={snippet.text} label={`Copy ${name}`} disabled={!live} />
       </header>
       <p className="muted snippet__location">{snippet.location}</p>
-      <pre className={`code-block code-block--${snippet.language}`} aria-label={name}>
+      <pre className={`code-block code-block--${snippet.language}`} aria-label={name} tabIndex={0}>
         {snippet.text}
       </pre>
       {snippet.note && <p className="snippet__note">{snippet.note}</p>}
@@ -125,7 +127,7 @@ function Snippet({ snippet }: { snippet: ClientConfigSnippet }) {
  * This worktree's token variable, and how each kind of client gets it: a terminal client from the
  * shell's profile, an app started from the dock or Start menu from the system's own place.
  */
-function TokenVariable({ target }: { target: ClientConfigTarget }) {
+function TokenVariable({ target, live }: { target: ClientConfigTarget; live: boolean }) {
   const headingId = useId();
   const variable = tokenEnvVar(target);
   return (
@@ -144,11 +146,16 @@ function TokenVariable({ target }: { target: ClientConfigTarget }) {
           <li key={setup.id} className="token-setup">
             <div className="snippet__header">
               <p className="token-setup__where">{setup.where}</p>
-              <CopyButton value={setup.text} label={`Copy ${variable}: ${setup.label}`} />
+              <CopyButton
+                value={setup.text}
+                label={`Copy ${variable}: ${setup.label}`}
+                disabled={!live}
+              />
             </div>
             <pre
               className="code-block code-block--shell"
               aria-label={`${variable}: ${setup.label}`}
+              tabIndex={0}
             >
               {setup.text}
             </pre>

@@ -11,7 +11,10 @@ import { ServerStatusText } from './server-status.tsx';
 import { useHostStore } from '../common/store-context.tsx';
 import { errorText } from '../common/error-text.ts';
 import { type useConnectionInfo } from './use-connection-info.ts';
-import { ConfirmButtons } from '../common/confirm-buttons.tsx';
+import { ConfirmDialog } from '../common/confirm-dialog.tsx';
+import { plural } from '../common/format.ts';
+import { useNow } from '../common/use-now.ts';
+import { connectedClientCount } from '../../../shared/clients.ts';
 import { portOutcome, portProblem, type PortOutcome } from './port-setting.ts';
 import { RunningTasks } from './running-tasks.tsx';
 import { PortMovedNote } from './port-moved-note.tsx';
@@ -37,6 +40,9 @@ export function ServerTab({ worktree, pending, commandError, live, connection }:
   const canStart = idle && (status.state === 'stopped' || status.state === 'error');
   const canStop = idle && (status.state === 'running' || status.state === 'starting');
   const canRestart = idle && status.state === 'running';
+  // Stop cuts the clients connected now: with any, the user is told how many and asked first.
+  const clients = connectedClientCount(worktree.clients, useNow());
+  const [confirmingStop, setConfirmingStop] = useState(false);
 
   return (
     <div className="stack">
@@ -59,10 +65,29 @@ export function ServerTab({ worktree, pending, commandError, live, connection }:
               type="button"
               className="button"
               disabled={!canStop}
-              onClick={() => void store.stopServer(worktree.id)}
+              onClick={() =>
+                clients > 0 ? setConfirmingStop(true) : void store.stopServer(worktree.id)
+              }
             >
               Stop
             </button>
+            {confirmingStop && (
+              <ConfirmDialog
+                title="Stop the server?"
+                confirmLabel="Stop server"
+                confirmDisabled={!canStop}
+                onConfirm={() => {
+                  setConfirmingStop(false);
+                  void store.stopServer(worktree.id);
+                }}
+                onCancel={() => setConfirmingStop(false)}
+              >
+                <p>
+                  {plural(clients, 'client is', 'clients are')} connected now: stopping cuts{' '}
+                  {clients === 1 ? 'it' : 'them'} off until the server starts again.
+                </p>
+              </ConfirmDialog>
+            )}
             <button
               type="button"
               className="button"
@@ -94,14 +119,18 @@ export function ServerTab({ worktree, pending, commandError, live, connection }:
             <dt>SSE</dt>
             <dd>
               <code>{worktree.urls.sse}</code>
-              <CopyButton value={worktree.urls.sse} label="Copy SSE URL" />
+              <CopyButton value={worktree.urls.sse} label="Copy SSE URL" disabled={!live} />
             </dd>
           </div>
           <div className="urls__row">
             <dt>Streamable HTTP</dt>
             <dd>
               <code>{worktree.urls.mcp}</code>
-              <CopyButton value={worktree.urls.mcp} label="Copy Streamable HTTP URL" />
+              <CopyButton
+                value={worktree.urls.mcp}
+                label="Copy Streamable HTTP URL"
+                disabled={!live}
+              />
             </dd>
           </div>
           <TokenRow worktree={worktree} live={live} connection={connection} />
@@ -385,27 +414,30 @@ function TokenRow({
             >
               {revealed ? 'Hide' : 'Reveal'}
             </button>
-            <CopyButton value={result.info.token} label="Copy token" />
-            {!confirming ? (
-              <button
-                type="button"
-                className="button button--quiet"
-                aria-label="Rotate token"
-                disabled={!live || busy}
-                onClick={() => setConfirming(true)}
+            <CopyButton value={result.info.token} label="Copy token" disabled={!live} />
+            <button
+              type="button"
+              className="button button--quiet"
+              aria-label="Rotate token"
+              disabled={!live || busy}
+              onClick={() => setConfirming(true)}
+            >
+              Rotate…
+            </button>
+            {confirming && (
+              <ConfirmDialog
+                title="Rotate the token?"
+                confirmLabel="Rotate now"
+                busyLabel="Rotating…"
+                busy={busy}
+                onConfirm={() => void rotate()}
+                onCancel={() => setConfirming(false)}
               >
-                Rotate…
-              </button>
-            ) : (
-              <span className="confirm-inline" role="group" aria-label="Confirm token rotation">
-                <span>Clients using the current token will be refused.</span>
-                <ConfirmButtons
-                  confirmLabel="Rotate now"
-                  busy={busy}
-                  onConfirm={() => void rotate()}
-                  onCancel={() => setConfirming(false)}
-                />
-              </span>
+                <p>
+                  Clients using the current token will be refused until they are given the new one
+                  (Connect tab).
+                </p>
+              </ConfirmDialog>
             )}
           </>
         )}

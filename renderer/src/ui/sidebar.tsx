@@ -1,16 +1,18 @@
 // The sidebar: every open repository with its worktrees (branch, status dot, connected clients,
 // drifted specs, the overall drift status as a word, "moved" when another program took its port,
-// the path as a tooltip), a way to remove a repository, and the "Add repository" field. Arrow
-// keys move between worktrees; Enter or Space selects one.
+// the path as a tooltip), a way to remove a repository, and the "Add repository" field. Names show
+// whole (they wrap); the counts sit on a line of their own, in words. Arrow keys move between
+// worktrees; Enter or Space selects one. A repository's Remove button comes after its worktrees in
+// the Tab order (never the first stop).
 import { useId, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { HostSnapshot, RepoState, WorktreeState } from '../../../shared/model.ts';
 import { connectedClientCount } from '../../../shared/clients.ts';
-import { plural } from '../common/format.ts';
+import { count, plural } from '../common/format.ts';
 import { useNow } from '../common/use-now.ts';
 import { statusLabel, StatusDot } from './server-status.tsx';
 import { useHostStore } from '../common/store-context.tsx';
 import { errorText } from '../common/error-text.ts';
-import { ConfirmButtons } from '../common/confirm-buttons.tsx';
+import { ConfirmDialog } from '../common/confirm-dialog.tsx';
 import { DriftWord, driftDescription } from '../common/drift-word.tsx';
 import type { LiveDrift } from '../../../shared/notarai-check.ts';
 
@@ -100,45 +102,13 @@ function RepoGroup({
 
   return (
     <section className="repo-group" aria-labelledby={headingId}>
-      <header className="repo-group__header">
-        <h2 id={headingId} title={repo.path}>
-          {repo.name}
-        </h2>
-        {!confirming && (
-          <button
-            type="button"
-            className="icon-button"
-            aria-label={`Remove repository ${repo.name}`}
-            title="Remove repository"
-            disabled={!live}
-            onClick={() => setConfirming(true)}
-          >
-            ×
-          </button>
-        )}
-      </header>
-      {confirming && (
-        <div className="confirm" role="group" aria-label={`Remove ${repo.name}?`}>
-          <p>Stop its servers and forget {repo.name}?</p>
-          <div className="confirm__actions">
-            <ConfirmButtons
-              confirmLabel="Remove"
-              busy={busy}
-              onConfirm={() => void remove()}
-              onCancel={() => setConfirming(false)}
-            />
-          </div>
-        </div>
-      )}
-      {error && (
-        <p className="sidebar__error" role="alert">
-          {error}
-        </p>
-      )}
+      <h2 id={headingId} className="repo-group__name" title={repo.path}>
+        {repo.name}
+      </h2>
       {repo.worktrees.length === 0 ? (
-        <p className="sidebar__empty">No worktrees found.</p>
+        <p className="sidebar__empty repo-group__body">No worktrees found.</p>
       ) : (
-        <ul className="worktree-list">
+        <ul className="worktree-list repo-group__body">
           {repo.worktrees.map((worktree) => (
             <li key={worktree.id}>
               <WorktreeItem
@@ -151,6 +121,37 @@ function RepoGroup({
             </li>
           ))}
         </ul>
+      )}
+      {/* After the worktrees in the DOM (the Tab order), beside the name on screen. */}
+      <button
+        type="button"
+        className="icon-button repo-group__remove"
+        aria-label={`Remove repository ${repo.name}`}
+        title="Remove repository"
+        disabled={!live}
+        onClick={() => setConfirming(true)}
+      >
+        ×
+      </button>
+      {confirming && (
+        <ConfirmDialog
+          title={`Remove ${repo.name}?`}
+          confirmLabel="Remove"
+          busyLabel="Removing…"
+          busy={busy}
+          onConfirm={() => void remove()}
+          onCancel={() => setConfirming(false)}
+        >
+          <p>
+            Grove stops its {plural(repo.worktrees.length, 'server')} and forgets the repository.
+            Nothing in {repo.path} is changed; you can add it again.
+          </p>
+        </ConfirmDialog>
+      )}
+      {error && (
+        <p className="sidebar__error repo-group__body" role="alert">
+          {error}
+        </p>
       )}
     </section>
   );
@@ -177,49 +178,53 @@ function WorktreeItem({
   const drifted = worktree.reconcileTotals?.specsNeedingReconciliation ?? 0;
   const name = worktree.branch ?? 'detached';
   const moved = worktree.movedFromPort !== null && worktree.movedFromPort !== undefined;
+  const hasCounts = clients > 0 || drifted > 0 || drift !== null || moved;
   return (
-    <button
-      type="button"
-      data-worktree-item=""
-      className={selected ? 'worktree-item worktree-item--selected' : 'worktree-item'}
-      aria-current={selected ? 'page' : undefined}
-      aria-label={name}
-      aria-describedby={descriptionId}
-      title={worktree.path}
-      onClick={() => onSelect(worktree.id)}
-    >
-      <StatusDot status={worktree.status} known={live} />
-      <span
-        className={
-          worktree.branch === null ? 'worktree-item__name detached' : 'worktree-item__name'
-        }
+    <>
+      <button
+        type="button"
+        data-worktree-item=""
+        className={selected ? 'worktree-item worktree-item--selected' : 'worktree-item'}
+        aria-current={selected ? 'page' : undefined}
+        aria-describedby={descriptionId}
+        title={`${name}\n${worktree.path}`}
+        onClick={() => onSelect(worktree.id)}
       >
-        {name}
-      </span>
-      {clients > 0 && (
-        <span className="count" aria-hidden="true" title="Connected clients">
-          {clients}
+        <span className="worktree-item__line">
+          <StatusDot status={worktree.status} known={live} />
+          <span
+            className={
+              worktree.branch === null ? 'worktree-item__name detached' : 'worktree-item__name'
+            }
+          >
+            {name}
+          </span>
         </span>
-      )}
-      {drifted > 0 && (
-        <span className="count count--drift" aria-hidden="true" title="Specs to reconcile">
-          {drifted}
-        </span>
-      )}
-      {moved && (
-        <span
-          className="worktree-item__moved"
-          aria-hidden="true"
-          title={`Port moved: ${worktree.movedFromPort} was in use, now ${worktree.port}`}
-        >
-          moved
-        </span>
-      )}
-      {drift && (
-        <span className="worktree-item__drift" aria-hidden="true">
-          <DriftWord score={drift.score} status={drift.status} showScore={false} />
-        </span>
-      )}
+        {/* Said in words by the description below; shown in words too, never a bare number. */}
+        {hasCounts && (
+          <span className="worktree-item__counts" aria-hidden="true">
+            {clients > 0 && (
+              <span className="count" title="Clients connected now">
+                {count(clients)} {clients === 1 ? 'client' : 'clients'}
+              </span>
+            )}
+            {drifted > 0 && (
+              <span className="count count--drift" title="Specs to reconcile">
+                {count(drifted)} to reconcile
+              </span>
+            )}
+            {moved && (
+              <span
+                className="worktree-item__moved"
+                title={`Port moved: ${worktree.movedFromPort} was in use, now ${worktree.port}`}
+              >
+                moved
+              </span>
+            )}
+            {drift && <DriftWord score={drift.score} status={drift.status} showScore={false} />}
+          </span>
+        )}
+      </button>
       <span id={descriptionId} className="visually-hidden">
         {statusLabel(worktree.status, now, live)}, {plural(clients, 'connected client')}
         {drifted > 0 && `, ${plural(drifted, 'spec')} to reconcile`}
@@ -227,7 +232,7 @@ function WorktreeItem({
         {moved && `, port moved from ${worktree.movedFromPort} to ${worktree.port}`},{' '}
         {worktree.path}
       </span>
-    </button>
+    </>
   );
 }
 

@@ -1,6 +1,7 @@
 // One worktree: its header (branch, path, status) and its tabs — Server, Clients, Activity,
 // Reconciliation, Coverage, Tools, Chat, Connect. The tab list is one table (TABS); a badge beside a label
-// counts clients, calls or drifted specs. Tabs follow the WAI-ARIA pattern (arrow keys, Home, End).
+// counts clients, calls, specs to reconcile or check errors, and says which in its tooltip and its
+// accessible name (errors in red). Tabs follow the WAI-ARIA pattern (arrow keys, Home, End).
 import { useEffect, useId, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 import { useRememberedState } from '../common/use-remembered-state.ts';
 import type { ActivityEntry, WorktreeState } from '../../../shared/model.ts';
@@ -18,6 +19,7 @@ import { ServerTab } from './server-tab.tsx';
 import { StatusDot, UNKNOWN_STATUS } from './server-status.tsx';
 import { ToolsTab } from './tools-tab.tsx';
 import { useConnectionInfo } from './use-connection-info.ts';
+import { count, plural } from '../common/format.ts';
 
 export interface WorktreeViewProps {
   worktree: WorktreeState;
@@ -52,8 +54,12 @@ interface TabContext extends WorktreeViewProps {
 interface TabDefinition {
   id: TabId;
   label: string;
-  /** A small count beside the label (clients, calls). */
+  /** A small count beside the label (clients, calls), or null. */
   badge?: (context: TabContext) => number | null;
+  /** What the badge counts, in words: "3 calls". */
+  badgeWords?: (count: number) => string;
+  /** An error count (red), not a plain tally. */
+  badgeIsError?: boolean;
   render: (context: TabContext) => ReactNode;
 }
 
@@ -64,7 +70,8 @@ const TABS: TabDefinition[] = [
     label: 'Clients',
     // The rows the Clients table lists (the window is not one of them).
     badge: (c) => listedClients(c.worktree.clients).length || null,
-    render: (c) => <ClientsTab worktree={c.worktree} />,
+    badgeWords: (n) => plural(n, 'client'),
+    render: (c) => <ClientsTab worktree={c.worktree} activity={c.activity} />,
   },
   {
     id: 'activity',
@@ -72,6 +79,7 @@ const TABS: TabDefinition[] = [
     // Clients' calls only: the window's own (tool console, specs opened) are never counted.
     badge: (c) =>
       clientCalls(c.activity).length + clientCalls(c.worktree.runningCalls).length || null,
+    badgeWords: (n) => `${plural(n, 'call')} from clients`,
     render: (c) => (
       <ActivityTab
         worktreeId={c.worktree.id}
@@ -84,6 +92,7 @@ const TABS: TabDefinition[] = [
     id: 'reconciliation',
     label: 'Reconciliation',
     badge: (c) => c.worktree.reconcileTotals?.specsNeedingReconciliation || null,
+    badgeWords: (n) => `${plural(n, 'spec')} to reconcile`,
     render: (c) => <ReconcileTab worktree={c.worktree} live={c.live} revealSpec={c.revealSpec} />,
   },
   {
@@ -91,6 +100,8 @@ const TABS: TabDefinition[] = [
     label: 'Coverage',
     // The check's errors (orphaned globs, cycles, missing tests...): what fails `grove check`.
     badge: (c) => c.reconcile?.check?.errors || null,
+    badgeWords: (n) => `${plural(n, 'check error')}`,
+    badgeIsError: true,
     render: (c) => <CoverageTab worktree={c.worktree} live={c.live} onOpenSpec={c.openSpec} />,
   },
   { id: 'tools', label: 'Tools', render: (c) => <ToolsTab worktree={c.worktree} live={c.live} /> },
@@ -193,8 +204,12 @@ export function WorktreeView(props: WorktreeViewProps) {
             >
               {t.label}
               {badge !== null && (
-                <span className="tab__badge" aria-label={`(${badge})`}>
-                  {badge}
+                <span
+                  className={t.badgeIsError ? 'tab__badge tab__badge--error' : 'tab__badge'}
+                  title={t.badgeWords?.(badge)}
+                >
+                  <span aria-hidden="true">{count(badge)}</span>
+                  <span className="visually-hidden">({t.badgeWords?.(badge) ?? badge})</span>
                 </span>
               )}
             </button>
