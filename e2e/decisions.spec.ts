@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { makeTempDir, makeTempRepo, type TempRepo } from '../main/testing/temp-repo.ts';
 import { openGroveUi, type GroveUi } from './support/grove-ui.ts';
+import { API_SPEC, APP_SPEC, decisionLog } from '../main/testing/decision-fixtures.ts';
 
 const UI_TIMEOUT_MS = 15_000;
 /** How long a file edit may take to show (watcher + recompute + event). */
@@ -23,43 +24,9 @@ const LIVE_TIMEOUT_MS = 20_000;
 const SCREENSHOTS = process.env['GROVE_SCREENSHOTS_DIR'];
 const GROVE = fileURLToPath(new URL('../bin/grove.js', import.meta.url));
 
-const API_SPEC = `# The HTTP API: owned by the platform team.
-schema_version: '0.8'
-intent: 'The HTTP API'
-behaviors:
-  - name: retries
-    given: a failed request
-    then: it is retried
-
-decisions:
-  # The first one, kept for history.
-  - date: '2026-01-10'
-    choice: 'Use JSON'
-    rationale: 'Everyone reads it'
-
-artifacts:
-  code:
-    - path: 'src/api/**' # every API file
-`;
-
-const APP_SPEC = `schema_version: '0.8'
-intent: 'The app'
-tier: registered
-constraints:
-  - 'No globals'
-# What the app spec governs.
-artifacts:
-  code:
-    - path: 'src/*.ts'
-`;
-
-const LOG = `{"proposals":[
- {"spec_path":".notarai/api.spec.yaml","date":"2026-04-13","choice":"Retry idempotent requests","rationale":"The client now retries.\\nSee src/api/http.ts for the policy.","origin":"reconciliation","status":"proposed","related_files":["src/api/http.ts"]},
- {"spec_path":".notarai/app.spec.yaml","date":"2026-04-14","choice":"Drop the legacy endpoint","rationale":"Nobody calls it","origin":"reconciliation","status":"proposed","related_files":[]},
- {"spec_path":".notarai/api.spec.yaml","date":"2026-04-15","choice":"Switch to XML","rationale":"Older clients","origin":"human","status":"rejected","reject_reason":"No"},
- {"spec_path":".notarai/app.spec.yaml","date":"2026-04-16","choice":"Keep sessions in SQLite","rationale":"Sessions survived the crash test","origin":"agent","status":"proposed"}
-]}
-`;
+const LOG = decisionLog(
+  '{"spec_path":".notarai/app.spec.yaml","date":"2026-04-16","choice":"Keep sessions in SQLite","rationale":"Sessions survived the crash test","origin":"agent","status":"proposed"}',
+);
 
 const SPEC = '.notarai/api.spec.yaml';
 const LOG_FILE = '.notarai/decision-log.json';

@@ -18,44 +18,11 @@ import { randomFirstPort, waitFor } from '../testing/net.ts';
 import { makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 import { runHostCommand } from './host-commands.ts';
 import { Host } from './host.ts';
+import { API_SPEC, APP_SPEC, decisionLog } from '../testing/decision-fixtures.ts';
 
-const API_SPEC = `# The HTTP API: owned by the platform team.
-schema_version: '0.8'
-intent: 'The HTTP API'
-behaviors:
-  - name: retries
-    given: a failed request
-    then: it is retried
-
-decisions:
-  # The first one, kept for history.
-  - date: '2026-01-10'
-    choice: 'Use JSON'
-    rationale: 'Everyone reads it'
-
-artifacts:
-  code:
-    - path: 'src/api/**' # every API file
-`;
-
-const APP_SPEC = `schema_version: '0.8'
-intent: 'The app'
-tier: registered
-constraints:
-  - 'No globals'
-# What the app spec governs.
-artifacts:
-  code:
-    - path: 'src/*.ts'
-`;
-
-const LOG = `{"proposals":[
- {"spec_path":".notarai/api.spec.yaml","date":"2026-04-13","choice":"Retry idempotent requests","rationale":"The client now retries.\\nSee src/api/http.ts for the policy.","origin":"reconciliation","status":"proposed","related_files":["src/api/http.ts"]},
- {"spec_path":".notarai/app.spec.yaml","date":"2026-04-14","choice":"Drop the legacy endpoint","rationale":"Nobody calls it","origin":"reconciliation","status":"proposed","related_files":[]},
- {"spec_path":".notarai/api.spec.yaml","date":"2026-04-15","choice":"Switch to XML","rationale":"Older clients","origin":"human","status":"rejected","reject_reason":"No"},
- {"spec_path":".notarai/app.spec.yaml","date":"2026-04-16","choice":"Keep sessions in SQLite","rationale":"Sessions survived the crash test","origin":"reconciliation","status":"proposed"}
-]}
-`;
+const LOG = decisionLog(
+  '{"spec_path":".notarai/app.spec.yaml","date":"2026-04-16","choice":"Keep sessions in SQLite","rationale":"Sessions survived the crash test","origin":"reconciliation","status":"proposed"}',
+);
 
 const FILES = {
   '.notarai/api.spec.yaml': API_SPEC,

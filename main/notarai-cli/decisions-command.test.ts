@@ -22,6 +22,7 @@ import { git, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 import { validateSpecText } from '../reconcile/spec-loader.ts';
 import { choicePreview, runDecisionsCommand } from './decisions-command.ts';
 import type { CommandOutput } from './notarai-commands.ts';
+import { API_SPEC, APP_SPEC, decisionLog } from '../testing/decision-fixtures.ts';
 
 const GROVE = fileURLToPath(new URL('../../bin/grove.js', import.meta.url));
 
@@ -30,43 +31,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 
-const API_SPEC = `# The HTTP API: owned by the platform team.
-schema_version: '0.8'
-intent: 'The HTTP API'
-behaviors:
-  - name: retries
-    given: a failed request
-    then: it is retried
-
-decisions:
-  # The first one, kept for history.
-  - date: '2026-01-10'
-    choice: 'Use JSON'
-    rationale: 'Everyone reads it'
-
-artifacts:
-  code:
-    - path: 'src/api/**' # every API file
-`;
-
-const APP_SPEC = `schema_version: '0.8'
-intent: 'The app'
-tier: registered
-constraints:
-  - 'No globals'
-# What the app spec governs.
-artifacts:
-  code:
-    - path: 'src/*.ts'
-`;
-
-const LOG = `{"proposals":[
- {"spec_path":".notarai/api.spec.yaml","date":"2026-04-13","choice":"Retry idempotent requests","rationale":"The client now retries.\\nSee src/api/http.ts for the policy.","origin":"reconciliation","status":"proposed","related_files":["src/api/http.ts"]},
- {"spec_path":".notarai/app.spec.yaml","date":"2026-04-14","choice":"Drop the legacy endpoint","rationale":"Nobody calls it","origin":"reconciliation","status":"proposed","related_files":[]},
- {"spec_path":".notarai/api.spec.yaml","date":"2026-04-15","choice":"Switch to XML","rationale":"Older clients","origin":"human","status":"rejected","reject_reason":"No"},
- {"spec_path":".notarai/app.spec.yaml","date":"2026-04-16","choice":"Keep the session store in SQLite, it's durable across restarts","rationale":"Sessions survived the crash test","origin":"reconciliation","status":"proposed"}
-]}
-`;
+const LOG = decisionLog(
+  '{"spec_path":".notarai/app.spec.yaml","date":"2026-04-16","choice":"Keep the session store in SQLite, it\'s durable across restarts","rationale":"Sessions survived the crash test","origin":"reconciliation","status":"proposed"}',
+);
 
 // ---- NotarAI 0.7.0's answers (recorded, see the top) -------------------------------------------
 
