@@ -212,11 +212,41 @@ function otherUser(): { uid: number; gid: number } | undefined {
 }
 
 const root = process.getuid?.() === 0;
-const nobody = otherUser();
+const nobody = reachableBy(otherUser());
+
+/**
+ * `user`, when it can run this checkout's Node and read its modules (a checkout under a 0700
+ * folder, as `mktemp -d` makes, is closed to other users: .ci/run opens its folders for
+ * traversal); undefined, with the reason printed, when it cannot.
+ */
+function reachableBy(
+  user: { uid: number; gid: number } | undefined,
+): { uid: number; gid: number } | undefined {
+  if (!user) return undefined;
+  try {
+    execFileSync(
+      process.execPath,
+      ['--input-type=module', '--eval', `await import(${JSON.stringify(MODULE)})`],
+      {
+        ...user,
+        env: { PATH: process.env.PATH ?? '' },
+        stdio: 'pipe',
+        timeout: 60_000,
+      },
+    );
+    return user;
+  } catch (error) {
+    console.warn(
+      `host-lock: the read-only host.lock case skipped: user ${user.uid} cannot run this checkout's Node (${String(error).split('\n')[0]})`,
+    );
+    return undefined;
+  }
+}
 
 describe('a host.lock that cannot be a lock', () => {
   it.skipIf(process.platform === 'win32' || (root && nobody === undefined))(
-    // (Skipped as root without a `nobody` user: root writes any file, so the case needs another user.)
+    // (Skipped as root without a `nobody` user that can run this checkout: root writes any file,
+    // so the case needs another user.)
     'refuses a host.lock the user cannot write, naming the file and the fix: never two hosts',
     { timeout: 60_000 },
     async () => {
