@@ -222,6 +222,28 @@ describe('the window as a careful user meets it', () => {
     expect(await content.textContent()).toBe('# test repo\n');
   });
 
+  test('the Reconciliation and Coverage tabs give one count of files changed since reconciled', async () => {
+    // The repository has a committed snapshot, and this machine marked nothing: NotarAI's rule
+    // (grove check: the hash cache alone) counts otherwise than the window's (the cache, then
+    // the snapshot), and the Coverage tab says so in one sentence.
+    const panel = await openTab('Reconciliation');
+    const tile = panel.locator('.reconcile-totals__item', {
+      has: page.getByText('Changed since reconciled', { exact: true }),
+    });
+    await tile.waitFor({ timeout: UI_TIMEOUT_MS });
+    const changed = Number((await tile.locator('dd').textContent())?.replace(/,/g, ''));
+    expect(changed).toBeGreaterThan(0);
+    const coverage = await openTab('Coverage');
+    const group = coverage.getByRole('region', { name: /^Changed since reconciliation/ });
+    await group.waitFor({ timeout: UI_TIMEOUT_MS });
+    expect(await group.getByRole('listitem').count()).toBe(changed);
+    // And it says, in one sentence, what grove check here reports instead.
+    await coverage
+      .getByRole('note')
+      .getByText(/; `grove check` here reports (none|[\d,]+): like NotarAI/)
+      .waitFor();
+  });
+
   test('a file changed since the snapshot but not vs the base shows its change since the snapshot', async () => {
     const panel = await openTab('Reconciliation');
     await panel.getByRole('button', { name: /\.notarai\/api\.spec\.yaml/ }).click();
