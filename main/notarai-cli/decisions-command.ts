@@ -16,6 +16,7 @@ import {
   NO_NOTARAI,
   printable,
   processOutput,
+  runWithUsage,
   type CommandOutput,
 } from './notarai-commands.ts';
 
@@ -162,22 +163,5 @@ export async function runDecisionsCommand(
   args: string[],
   out: CommandOutput = processOutput(),
 ): Promise<number> {
-  if (args.includes('-h') || args.includes('--help')) {
-    out.stdout(`${DECISIONS_USAGE}\n`);
-    return 0;
-  }
-  try {
-    return await run(args, out);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const usage =
-      (error instanceof UserError && error.cause === 'usage') ||
-      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    out.stderr(`Error: ${printable(message, { newlines: true })}\n`);
-    if (usage) {
-      out.stderr(`\n${DECISIONS_USAGE}\n`);
-      return 2;
-    }
-    return 1;
-  }
+  return runWithUsage(DECISIONS_USAGE, args, out, () => run(args, out));
 }

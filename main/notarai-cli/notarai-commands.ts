@@ -417,20 +417,34 @@ export async function runNotaraiCommand(
   args: string[],
   out: CommandOutput = processOutput(),
 ): Promise<number> {
+  return runWithUsage(NOTARAI_USAGE, args, out, () => COMMANDS[command](args, out));
+}
+
+/**
+ * `--help` prints `usage`; otherwise runs `run`: a usage error prints the usage and returns 2 (as
+ * NotarAI's argument parser does), any other error `Error: <message>` and returns 1. Shared by
+ * every NotarAI command (check, score, export-context, decisions).
+ */
+export async function runWithUsage(
+  usage: string,
+  args: string[],
+  out: CommandOutput,
+  run: () => Promise<number>,
+): Promise<number> {
   if (args.includes('-h') || args.includes('--help')) {
-    out.stdout(`${NOTARAI_USAGE}\n`);
+    out.stdout(`${usage}\n`);
     return 0;
   }
   try {
-    return await COMMANDS[command](args, out);
+    return await run();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const usage =
+    const isUsage =
       (error instanceof UserError && error.cause === 'usage') ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     out.stderr(`Error: ${printable(message, { newlines: true })}\n`);
-    if (usage) {
-      out.stderr(`\n${NOTARAI_USAGE}\n`);
+    if (isUsage) {
+      out.stderr(`\n${usage}\n`);
       return 2;
     }
     return 1;
