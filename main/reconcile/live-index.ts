@@ -27,6 +27,7 @@ import { forEachInSlices } from '../platform/time-slices.ts';
 import { listWorktreeFileSets, type WorktreeFiles } from './git-queries.ts';
 import { applyPathChanges, MAX_INCREMENTAL_PATHS, type ScanSnapshot } from './live-index-update.ts';
 import { loadSpecs, type SpecSet } from './spec-loader.ts';
+import type { TapMark } from './sync-tap.ts';
 
 /** Where cookies are written: the cache directory, which holds no worktree content. */
 export const COOKIE_DIR = '.notarai/.cache';
@@ -38,6 +39,24 @@ export const SYNC_TIMEOUT_MS = 1_000;
 
 export type { ScanSnapshot } from './live-index-update.ts';
 
+/** Who reported an event: parcel's watcher, or the sync's tap (sync-tap.ts). */
+export type EventSource = 'watcher' | 'tap';
+
+/** What sync() asks of the tap (sync-tap.ts's SyncTap). */
+export interface SyncVouch {
+  mark(): TapMark | undefined;
+  certify(mark: TapMark): void;
+  refusal(): string | undefined;
+}
+
+/** True for the absolute path of a sync cookie in `root`. */
+export function isCookiePath(root: string, absolute: string): boolean {
+  return (
+    path.dirname(absolute) === path.join(root, COOKIE_DIR) &&
+    path.basename(absolute).startsWith(COOKIE_PREFIX)
+  );
+}
+
 export class LiveIndex {
   readonly #root: string;
   /** Counts events since the watcher subscribed; a snapshot is valid while it has not moved. */
@@ -45,12 +64,15 @@ export class LiveIndex {
   #trusted = false;
   #snapshot: (ScanSnapshot & { sequence: number }) | undefined;
   #cookieCount = 0;
-  readonly #cookies = new Map<string, () => void>();
+  readonly #cookies = new Map<string, (source: EventSource) => void>();
+  #tap: SyncVouch | undefined;
   /** Paths (POSIX, relative) that moved since the snapshot's sequence, still to be applied. */
   readonly #pending = new Set<string>();
   #applying: Promise<void> | undefined;
   /** How the snapshots were kept since the watcher subscribed (diagnostics and tests). */
   readonly counts = { applied: 0, dropped: 0 };
+  /** How syncs learned their cookie came back: through the tap, or parcel's batch (tests). */
+  readonly syncs = { tap: 0, watcher: 0 };
   /** Why the last snapshots were dropped (the latest last; diagnostics and tests). */
   readonly dropReasons: string[] = [];
   /**
@@ -67,6 +89,11 @@ export class LiveIndex {
 
   constructor(root: string) {
     this.#root = root;
+  }
+
+  /** The tap that may answer syncs before parcel's batch (sync-tap.ts), or none. */
+  attachTap(tap: SyncVouch | undefined): void {
+    this.#tap = tap;
   }
 
   /** The watcher is subscribed: events from now on are seen. */
@@ -118,8 +145,12 @@ export class LiveIndex {
     return moved;
   }
 
-  /** Events the watcher reported: absolute paths, in the worktree or in git's directories. */
-  noteEvents(paths: readonly string[]): void {
+  /**
+   * Events the watcher (or the tap) reported: absolute paths, in the worktree or in git's
+   * directories. A path reported twice (by the tap, then in parcel's batch) is applied twice:
+   * each application reads the path's state as it is then.
+   */
+  noteEvents(paths: readonly string[], source: EventSource = 'watcher'): void {
     let moved = false;
     let unvouched: string | undefined;
     const files: string[] = [];
@@ -127,7 +158,7 @@ export class LiveIndex {
       const relative = path.relative(this.#root, absolute).split(path.sep).join('/');
       const cookie = path.posix.basename(relative);
       if (relative.startsWith(`${COOKIE_DIR}/`) || relative === COOKIE_DIR) {
-        this.#cookies.get(cookie)?.();
+        this.#cookies.get(cookie)?.(source);
         continue; // the caches: not worktree content
       }
       moved = true;
@@ -221,8 +252,25 @@ export class LiveIndex {
     const name = `${COOKIE_PREFIX}${process.pid}-${++this.#cookieCount}`;
     const relative = `${COOKIE_DIR}/${name}`;
     let timer: NodeJS.Timeout | undefined;
+    // Where the tap stands as the cookie is written: parcel's report of it certifies the tap.
+    const tap = this.#tap;
+    const mark = tap?.mark();
     const seen = new Promise<boolean>((resolve) => {
-      this.#cookies.set(name, () => resolve(true));
+      let answered = false;
+      this.#cookies.set(name, (source) => {
+        if (source === 'watcher') {
+          if (mark) tap?.certify(mark);
+          if (answered) return;
+          answered = true;
+          this.syncs.watcher++;
+          resolve(true);
+        } else if (!answered && tap && tap.refusal() === undefined) {
+          answered = true;
+          // Handed over by the tap after every event before it: no need to wait for parcel.
+          this.syncs.tap++;
+          resolve(true);
+        }
+      });
       // The timer can fire in the same turn as the cookie's event when the main thread was busy
       // (a big snapshot worked out meanwhile): the event is handled in that turn's poll phase,
       // so the timeout only gives up after it, in the check phase.

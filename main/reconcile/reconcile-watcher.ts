@@ -13,9 +13,10 @@ import type { AsyncSubscription, BackendType, Event } from '@parcel/watcher';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import { stageMark } from '../platform/stage-timings.ts';
 import { CACHE_DB } from './hash-cache.ts';
-import { LiveIndex } from './live-index.ts';
+import { isCookiePath, LiveIndex } from './live-index.ts';
 import type { ReconcileEngine } from './reconcile-engine.ts';
 import { isSpecPath, NOTARAI_DIR } from './spec-loader.ts';
+import { SyncTap, type TapTree } from './sync-tap.ts';
 
 /** Directory names never watched inside the worktree. */
 const IGNORED_DIRS = ['.git', 'node_modules'];
@@ -84,6 +85,8 @@ export class ReconcileWatcher {
   readonly #root: string;
   #base: string;
   #subscriptions: AsyncSubscription[] = [];
+  /** Answers the live index's syncs before parcel's batch (Linux; sync-tap.ts). */
+  #tap: SyncTap | undefined;
   #poller: NodeJS.Timeout | undefined;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
@@ -113,6 +116,11 @@ export class ReconcileWatcher {
     return this.#index;
   }
 
+  /** The sync's tap, if any (tests and benchmarks). */
+  get syncTap(): SyncTap | undefined {
+    return this.#tap;
+  }
+
   /** The last state computed, if any. */
   get state(): ReconcileState | undefined {
     return this.#last;
@@ -140,10 +148,16 @@ export class ReconcileWatcher {
         await subscribe(this.#root, IGNORED_DIRS),
         await subscribe(commonDir, IGNORED_GIT),
       );
+      const trees: TapTree[] = [
+        { dir: this.#root, ignore: IGNORED_DIRS.map((name) => path.join(this.#root, name)) },
+        { dir: commonDir, ignore: IGNORED_GIT.map((name) => path.join(commonDir, name)) },
+      ];
       if (!isInside(commonDir, gitDir)) {
         this.#subscriptions.push(await subscribe(gitDir, IGNORED_GIT));
+        trees.push({ dir: gitDir, ignore: IGNORED_GIT.map((name) => path.join(gitDir, name)) });
       }
       this.#index.trust();
+      if (process.platform === 'linux' && !this.#closed) this.#startTap(trees);
     } catch (error) {
       this.#index.distrust();
       this.#report(
@@ -156,6 +170,22 @@ export class ReconcileWatcher {
       this.#poller.unref();
     }
     await this.#compute();
+  }
+
+  /**
+   * The same directories as parcel's subscriptions, watched by one fs.watch each: syncs that the
+   * tap can vouch for answer without waiting for parcel's batch (sync-tap.ts).
+   */
+  #startTap(trees: TapTree[]): void {
+    const root = this.#root;
+    const tap = new SyncTap({
+      trees,
+      onPaths: (paths) => this.#index.noteEvents(paths, 'tap'),
+      isCookie: (absolute) => isCookiePath(root, absolute),
+    });
+    this.#tap = tap;
+    this.#index.attachTap(tap);
+    tap.start();
   }
 
   /** Changes the base the `affected` figures compare against, and recomputes. */
@@ -178,6 +208,8 @@ export class ReconcileWatcher {
   async close(): Promise<void> {
     this.#closed = true;
     this.#index.distrust();
+    this.#index.attachTap(undefined);
+    this.#tap?.stop();
     clearTimeout(this.#timer);
     clearInterval(this.#poller);
     const subscriptions = this.#subscriptions;
