@@ -78,6 +78,8 @@ export interface ReconcileWatcherOptions {
   onState: (state: ReconcileState) => void;
   onSpecsChanged?: (changes: SpecChanges) => void;
   onError?: (error: Error) => void;
+  /** Overrides the sync tap's MAX_TAP_DIRECTORIES (tests). */
+  tapMaxDirectories?: number;
 }
 
 export class ReconcileWatcher {
@@ -182,6 +184,9 @@ export class ReconcileWatcher {
       trees,
       onPaths: (paths) => this.#index.noteEvents(paths, 'tap'),
       isCookie: (absolute) => isCookiePath(root, absolute),
+      ...(this.#options.tapMaxDirectories !== undefined
+        ? { maxDirectories: this.#options.tapMaxDirectories }
+        : {}),
     });
     this.#tap = tap;
     this.#index.attachTap(tap);

@@ -56,8 +56,8 @@ export interface SyncTapOptions {
   onPaths: (paths: string[]) => void;
   /** True for a path whose event must be handed over at once (the sync's cookie). */
   isCookie: (absolute: string) => boolean;
-  /** Overrides the trusted event count (tests: half the kernel's queue by default). */
-  maxTrustedEvents?: number;
+  /** Overrides MAX_TAP_DIRECTORIES (tests: the watch limit reached, without exhausting it). */
+  maxDirectories?: number;
 }
 
 interface Watched {
@@ -89,7 +89,7 @@ export class SyncTap {
 
   constructor(options: SyncTapOptions) {
     this.#options = options;
-    this.#maxTrusted = options.maxTrustedEvents ?? Math.floor(maxQueuedEvents() / 2);
+    this.#maxTrusted = Math.floor(maxQueuedEvents() / 2);
   }
 
   /** Starts watching; `ready` settles once the first walk is done. */
@@ -109,6 +109,11 @@ export class SyncTap {
   /** Directories watched now (diagnostics and tests). */
   get watchedCount(): number {
     return this.#watched.size;
+  }
+
+  /** Events handed to the tap since it started (diagnostics and tests). */
+  get delivered(): number {
+    return this.#delivered;
   }
 
   get failure(): string | undefined {
@@ -208,8 +213,9 @@ export class SyncTap {
     // Its inode first: a directory replaced after this is reported by its parent's watch.
     const stats = lstatQuiet(dir);
     if (!stats?.isDirectory()) return false;
-    if (this.#watched.size >= MAX_TAP_DIRECTORIES) {
-      this.#fail(`over ${MAX_TAP_DIRECTORIES} directories`);
+    const most = this.#options.maxDirectories ?? MAX_TAP_DIRECTORIES;
+    if (this.#watched.size >= most) {
+      this.#fail(`over ${most} directories`);
       return false;
     }
     let watcher: FSWatcher;
