@@ -12,11 +12,15 @@
 // too many paths at once, an overflow of the watcher's queue (it then stops trusting), anything
 // live-index-update.ts refuses. Only Grove's and NotarAI's own cache files (.notarai/.cache/) are
 // not events here: they hold no worktree content. Events reach us a little after the fact, so a
-// call first syncs: it creates a cookie file in the cache directory and waits for the watcher to
-// report it; inotify keeps one queue in order, so every change made before the call has been
-// reported by then, and is applied before the call reads the snapshot. When the watcher cannot
-// vouch (it is not subscribed, it fell back to polling, an error, the cookie does not come back
-// in time) there is no snapshot and every call scans.
+// call first syncs: it creates a cookie file in the cache directory and waits for it to be
+// reported; inotify keeps one queue in order, so every change made before the call has been
+// reported by then, and is applied before the call reads the snapshot. Two reporters: on Linux the
+// sync's tap (sync-tap.ts: one fs.watch per directory, libuv's single inotify queue, handed over at
+// once) when it can vouch, else parcel's batch (held at least 50 ms by its debounce), whose report
+// of a cookie also certifies the tap. A path both report is applied twice: each application reads
+// the path as it is then. When the watcher cannot vouch (it is not subscribed, it fell back to
+// polling, an error, the cookie does not come back in time) there is no snapshot and every call
+// scans.
 import path from 'node:path';
 import {
   entryKindInsideRoot,

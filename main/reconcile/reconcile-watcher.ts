@@ -6,7 +6,8 @@
 // churn are not watched through the worktree; in git's directory only HEAD, the index and refs
 // matter. If watching is impossible (inotify limits...), it falls back to polling. The backend is
 // pinned per platform (watcherBackend): the automatic choice probes for watchman through a shell it
-// never reaps, one zombie `sh` per probe.
+// never reaps, one zombie `sh` per probe. On Linux a second watch of the same directories (the
+// sync's tap, sync-tap.ts) lets the live index's syncs answer without waiting for parcel's batch.
 import path from 'node:path';
 import watcher from '@parcel/watcher';
 import type { AsyncSubscription, BackendType, Event } from '@parcel/watcher';
@@ -159,7 +160,10 @@ export class ReconcileWatcher {
         trees.push({ dir: gitDir, ignore: IGNORED_GIT.map((name) => path.join(gitDir, name)) });
       }
       this.#index.trust();
-      if (process.platform === 'linux' && !this.#closed) this.#startTap(trees);
+      // GROVE_SYNC_TAP=0 turns the tap off (A/B benchmarks; a way out if it ever misbehaves).
+      if (process.platform === 'linux' && process.env.GROVE_SYNC_TAP !== '0' && !this.#closed) {
+        this.#startTap(trees);
+      }
     } catch (error) {
       this.#index.distrust();
       this.#report(

@@ -20,9 +20,14 @@
 //   which is handed over afterwards. A parcel cookie certifies again, resetting the count;
 // - handles closed (a watched directory went away): their events still queued are dropped by
 //   libuv uncounted, so no certification is taken until libuv has drained its queue since.
-import { lstatSync, readFileSync, watch, type FSWatcher, type Stats } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import type { FSWatcher } from 'node:fs';
 import path from 'node:path';
+import {
+  directoryInode,
+  inotifyMaxQueuedEvents,
+  listSubdirectories,
+  watchDirectoryNames,
+} from '../platform/confined-fs.ts';
 
 /** A tree to watch: `dir` and every directory below it, but those named in `ignore` (absolute). */
 export interface TapTree {
@@ -40,15 +45,6 @@ export interface TapMark {
 export const MAX_TAP_DIRECTORIES = 50_000;
 /** The kernel's default queue length, used when /proc cannot be read. */
 const DEFAULT_MAX_QUEUED_EVENTS = 16_384;
-
-function maxQueuedEvents(): number {
-  try {
-    const value = Number(readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8').trim());
-    return Number.isSafeInteger(value) && value > 0 ? value : DEFAULT_MAX_QUEUED_EVENTS;
-  } catch {
-    return DEFAULT_MAX_QUEUED_EVENTS;
-  }
-}
 
 export interface SyncTapOptions {
   trees: readonly TapTree[];
@@ -89,7 +85,7 @@ export class SyncTap {
 
   constructor(options: SyncTapOptions) {
     this.#options = options;
-    this.#maxTrusted = Math.floor(maxQueuedEvents() / 2);
+    this.#maxTrusted = Math.floor((inotifyMaxQueuedEvents() ?? DEFAULT_MAX_QUEUED_EVENTS) / 2);
   }
 
   /** Starts watching; `ready` settles once the first walk is done. */
@@ -183,22 +179,19 @@ export class SyncTap {
       for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
         if (this.#stopped || this.#failed) return;
         if (!this.#watch(next, ignore)) continue;
-        let entries;
+        let listed;
         try {
-          entries = await readdir(next, { withFileTypes: true });
+          listed = await listSubdirectories(next);
         } catch (error) {
-          if (gone(error)) continue; // removed meanwhile: its parent reports it
           this.#fail(`cannot list ${next}: ${code(error)}`);
           return;
         }
-        for (const entry of entries) {
-          if (!entry.isDirectory()) continue;
-          if (entry.name.includes('\ufffd')) {
-            // Not valid UTF-8 (or a replacement character): a path fs.watch cannot be given.
-            this.#fail(`a directory name the tap cannot watch under ${next}`);
-            return;
-          }
-          const child = path.join(next, entry.name);
+        if (!listed) continue; // removed meanwhile: its parent reports it
+        if (listed.unnamed) {
+          this.#fail(`a directory name that is not UTF-8 under ${next}`);
+          return;
+        }
+        for (const child of listed.directories) {
           if (!ignore.has(child) && !this.#watched.has(child)) queue.push(child);
         }
       }
@@ -211,8 +204,8 @@ export class SyncTap {
   #watch(dir: string, ignore: ReadonlySet<string>): boolean {
     if (this.#watched.has(dir)) return false;
     // Its inode first: a directory replaced after this is reported by its parent's watch.
-    const stats = lstatQuiet(dir);
-    if (!stats?.isDirectory()) return false;
+    const ino = directoryInode(dir);
+    if (ino === undefined) return false;
     const most = this.#options.maxDirectories ?? MAX_TAP_DIRECTORIES;
     if (this.#watched.size >= most) {
       this.#fail(`over ${most} directories`);
@@ -220,29 +213,22 @@ export class SyncTap {
     }
     let watcher: FSWatcher;
     try {
-      watcher = watch(dir, { persistent: false }, (type, name) =>
-        this.#event(dir, ignore, type, name),
-      );
+      watcher = watchDirectoryNames(dir, (type, name) => this.#event(dir, ignore, type, name));
     } catch (error) {
       if (gone(error)) return false;
       this.#fail(`cannot watch ${dir}: ${code(error)}`); // ENOSPC: the inotify watch limit
       return false;
     }
     watcher.on('error', (error) => this.#fail(`watch error on ${dir}: ${code(error)}`));
-    this.#watched.set(dir, { watcher, ino: stats.ino, ignore });
+    this.#watched.set(dir, { watcher, ino, ignore });
     this.#epoch++;
     return true;
   }
 
-  #event(
-    dir: string,
-    ignore: ReadonlySet<string>,
-    type: string,
-    name: string | Buffer | null,
-  ): void {
+  #event(dir: string, ignore: ReadonlySet<string>, type: string, name: string | null): void {
     if (this.#stopped) return;
     this.#delivered++;
-    const absolute = name === null ? dir : path.join(dir, name.toString());
+    const absolute = name === null ? dir : path.join(dir, name);
     // Only an ignored directory's own entry can be reported: nothing below it is watched.
     if (ignore.has(absolute)) return;
     if (type === 'rename') {
@@ -267,9 +253,9 @@ export class SyncTap {
 
   /** A name appeared, went or was replaced: keeps the watched directories in step. */
   #structure(absolute: string, ignore: ReadonlySet<string>): void {
-    const stats = lstatQuiet(absolute);
+    const ino = directoryInode(absolute);
     const known = this.#watched.get(absolute);
-    if (known && stats?.isDirectory() && stats.ino === known.ino) return;
+    if (known && ino === known.ino) return;
     if (known) {
       const prefix = `${absolute}${path.sep}`;
       for (const [dir, watched] of this.#watched) {
@@ -286,18 +272,10 @@ export class SyncTap {
         this.#staleRisk--;
       });
     }
-    if (stats?.isDirectory()) {
+    if (ino !== undefined) {
       const walk = this.#walk(absolute, ignore);
       this.#ready = Promise.all([this.#ready, walk]).then(() => undefined);
     }
-  }
-}
-
-function lstatQuiet(file: string): Stats | undefined {
-  try {
-    return lstatSync(file);
-  } catch {
-    return undefined;
   }
 }
 
