@@ -48,6 +48,14 @@ export class FileJobRunner {
   }
 
   /**
+   * Starts the pool's workers ahead of jobs of more than MAIN_THREAD_MAX_PATHS paths that are
+   * known to come (WorkerPool.prestart); nothing when the pool failed us or `paths` is smaller.
+   */
+  prestartFor(paths: number): void {
+    if (paths > MAIN_THREAD_MAX_PATHS && !this.#broken && !this.#closed) this.#pool.prestart();
+  }
+
+  /**
    * Stats `paths` (relative to root); `known` holds KNOWN_STRIDE numbers per path (NaN size: no
    * stat row). Codes per path, and the stat rows of the files that had to be hashed.
    */

@@ -290,6 +290,11 @@ function blake(): typeof BlakeHash {
   return (blakeHash ??= createRequire(import.meta.url)('@napi-rs/blake-hash') as typeof BlakeHash);
 }
 
+/** Loads the BLAKE3 binding ahead of the first hash (a worker started ahead of work). */
+export function loadHashing(): void {
+  blake();
+}
+
 /** BLAKE3 of an open file's bytes: one read when small, streamed in chunks when big. */
 function hashDescriptor(fd: number, size: number): Buffer {
   if (size <= READ_CHUNK_BYTES) {
