@@ -4,7 +4,7 @@
 // (the worker pool's `file-job` kind, main/worktree/pool-worker.ts, fed by file-job-runner.ts), where blocking costs nothing and a sync stat is ~20x
 // cheaper than a libuv round trip. Only if workers cannot start does file-job-runner.ts run it on the
 // main thread, in small chunks.
-import { closeSync, fstatSync, readSync, type Stats } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, readSync, type Stats } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as BlakeHash from '@napi-rs/blake-hash';
 import { VerifiedDirectories } from '../platform/confined-fs.ts';
@@ -22,6 +22,7 @@ export const KNOWN_STRIDE = 4;
  */
 export type FileJob =
   | { kind: 'fingerprint'; root: string; paths: string; known: Float64Array }
+  | { kind: 'stat'; root: string; paths: string }
   | { kind: 'hash-confined'; root: string; paths: string };
 
 /** Fingerprint outcome codes (one byte per path). */
@@ -107,14 +108,71 @@ export function confinedOutcomes(result: ConfinedResult): FileOutcome[] {
   return outcomes;
 }
 
-export type FileJobResult = FingerprintResult | ConfinedResult;
+/**
+ * A stat job's answer, the first half of a fingerprint without the stat rows (a CLI's check sends
+ * it before it has read them, classify.ts): per path MISSING or FILE, and for a file its size,
+ * mtimeMs, inode and the clock read before its lstat (KNOWN_STRIDE numbers per path).
+ */
+export interface StatResult {
+  codes: Uint8Array;
+  stats: Float64Array;
+}
+/** A stat job's code for a regular file (MISSING: anything else). */
+export const FILE = 1;
+
+export type FileJobResult = FingerprintResult | ConfinedResult | StatResult;
 
 /** Runs a job synchronously (in a worker, or on the main thread as a fallback). */
 export function runFileJob(job: FileJob): FileJobResult {
   const paths = job.paths === '' ? [] : job.paths.split('\0');
   return job.kind === 'fingerprint'
     ? fingerprintFiles(job.root, paths, job.known)
-    : hashFilesConfined(job.root, paths);
+    : job.kind === 'stat'
+      ? statFiles(job.root, paths)
+      : hashFilesConfined(job.root, paths);
+}
+
+/**
+ * lstat of every path, as fingerprintFiles looks each up (in its directory proved inside the
+ * worktree, never through a final symlink: anything but a regular file is MISSING), reading
+ * nothing. Paths of one directory come together (git's order), so the directory is looked up once
+ * per run of them and each name joined to its real path as text (no Buffer per path).
+ */
+export function statFiles(root: string, paths: readonly string[]): StatResult {
+  const codes = new Uint8Array(paths.length);
+  const stats = new Float64Array(paths.length * KNOWN_STRIDE);
+  const directories = new VerifiedDirectories(root, { strict: false });
+  let lastDirectory: string | undefined;
+  let directoryBytes = EMPTY;
+  let realText: string | null = null;
+  try {
+    for (let index = 0; index < paths.length; index++) {
+      const relative = paths[index] as string;
+      const slash = relative.lastIndexOf('/');
+      const directory = slash < 0 ? '' : relative.slice(0, slash);
+      if (directory !== lastDirectory) {
+        lastDirectory = directory;
+        directoryBytes = Buffer.from(directory);
+        realText = directories.realText(directoryBytes);
+      }
+      const recordedMs = Date.now();
+      const name = relative.slice(slash + 1);
+      const info =
+        realText !== null
+          ? lstatSync(realText + name, { throwIfNoEntry: false })
+          : directories.lstat(directoryBytes, Buffer.from(name));
+      if (!info || !info.isFile()) continue; // MISSING (0)
+      codes[index] = FILE;
+      const base = index * KNOWN_STRIDE;
+      stats[base] = info.size;
+      stats[base + 1] = info.mtimeMs;
+      stats[base + 2] = info.ino;
+      stats[base + 3] = recordedMs;
+    }
+  } finally {
+    directories.close();
+  }
+  return { codes, stats };
 }
 
 /** A worktree-relative POSIX path split into its directory and name, as bytes. */

@@ -24,6 +24,8 @@ interface VerifiedDirectory {
   fd: number;
   /** Its real path, ending with a separator. */
   real: Buffer;
+  /** The same as text, when those bytes are valid UTF-8 (else null: lstat goes by bytes). */
+  realText: string | null;
 }
 
 /**
@@ -88,6 +90,17 @@ export class VerifiedDirectories {
     return lstatSync(Buffer.concat([directory.real, name]), { throwIfNoEntry: false });
   }
 
+  /**
+   * The real path of a verified directory (ending with a separator) as text, which `lstat` goes
+   * by, for callers that lstat many names of one directory with string paths (no Buffer per name):
+   * null when the directory is not provably inside, or when its real path is not valid UTF-8
+   * (then `lstat` with bytes is the way). The same string the bytes name: a name joined to it is
+   * encoded as UTF-8 by the call, as `Buffer.from(name)` would be.
+   */
+  realText(relativeDirectory: Buffer): string | null {
+    return this.#directory(relativeDirectory)?.realText ?? null;
+  }
+
   close(): void {
     for (const entry of this.#known.values()) if (entry) closeSync(entry.fd);
     this.#known.clear();
@@ -147,6 +160,8 @@ export class VerifiedDirectories {
     }
     const realWithSeparator = Buffer.concat([real, Buffer.from(path.sep)]);
     const prefix = PROC_FD ? Buffer.from(`/proc/self/fd/${fd}/`) : realWithSeparator;
-    return { prefix, fd, real: realWithSeparator };
+    const text = `${realText}${path.sep}`;
+    const textual = Buffer.from(text).equals(realWithSeparator) ? text : null;
+    return { prefix, fd, real: realWithSeparator, realText: textual };
   }
 }
