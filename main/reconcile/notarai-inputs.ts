@@ -227,7 +227,8 @@ async function layoutOf(
 /** Engine parts for one call outside a worktree process; closed by the returned function. */
 export async function standaloneParts(root: string): Promise<[EngineParts, () => void]> {
   const real = await realWorktreeRoot(root);
-  const cache = new HashCache(real);
+  // A CLI call serves no one else: the rows are read in one go (HashCache's bulkReads).
+  const cache = new HashCache(real, { bulkReads: true });
   const files = new FileJobRunner();
   const parts: EngineParts = { root: real, cache, files, now: Date.now };
   return [
