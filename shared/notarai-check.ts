@@ -15,13 +15,7 @@
 //   renderContextMarkdown(contexts)              -> string        (NotarAI's reconcile prompt)
 //   checkExitCode(report)                        -> 0 | 1         (2, no .notarai/, is the CLI's)
 import { z } from 'zod';
-import {
-  CHECK_FINDING_TYPES,
-  CHECK_TIERS,
-  COVERAGE_FOLDERS_CAP,
-  CHECK_FINDINGS_CAP,
-  LINT_RULES,
-} from './notarai-check-constants.ts';
+import { CHECK_FINDING_TYPES, CHECK_TIERS, type LINT_RULES } from './notarai-check-constants.ts';
 
 export {
   CHECK_FINDING_TYPES,

@@ -4,7 +4,7 @@
 // (the worker pool's `file-job` kind, main/worktree/pool-worker.ts, fed by file-job-runner.ts), where blocking costs nothing and a sync stat is ~20x
 // cheaper than a libuv round trip. Only if workers cannot start does file-job-runner.ts run it on the
 // main thread, in small chunks.
-import { closeSync, fstatSync, lstatSync, readSync, type Stats } from 'node:fs';
+import { closeSync, fstatSync, readSync, type Stats } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as BlakeHash from '@napi-rs/blake-hash';
 import { VerifiedDirectories } from '../platform/confined-fs.ts';
@@ -135,32 +135,22 @@ export function runFileJob(job: FileJob): FileJobResult {
 /**
  * lstat of every path, as fingerprintFiles looks each up (in its directory proved inside the
  * worktree, never through a final symlink: anything but a regular file is MISSING), reading
- * nothing. Paths of one directory come together (git's order), so the directory is looked up once
- * per run of them and each name joined to its real path as text (no Buffer per path).
+ * nothing. Paths of one directory come together (git's order): VerifiedDirectories.lstatText
+ * looks the directory up once per run of them and needs no Buffer per path.
  */
 export function statFiles(root: string, paths: readonly string[]): StatResult {
   const codes = new Uint8Array(paths.length);
   const stats = new Float64Array(paths.length * KNOWN_STRIDE);
   const directories = new VerifiedDirectories(root, { strict: false });
-  let lastDirectory: string | undefined;
-  let directoryBytes = EMPTY;
-  let realText: string | null = null;
   try {
     for (let index = 0; index < paths.length; index++) {
       const relative = paths[index] as string;
       const slash = relative.lastIndexOf('/');
-      const directory = slash < 0 ? '' : relative.slice(0, slash);
-      if (directory !== lastDirectory) {
-        lastDirectory = directory;
-        directoryBytes = Buffer.from(directory);
-        realText = directories.realText(directoryBytes);
-      }
       const recordedMs = Date.now();
-      const name = relative.slice(slash + 1);
-      const info =
-        realText !== null
-          ? lstatSync(realText + name, { throwIfNoEntry: false })
-          : directories.lstat(directoryBytes, Buffer.from(name));
+      const info = directories.lstatText(
+        slash < 0 ? '' : relative.slice(0, slash),
+        relative.slice(slash + 1),
+      );
       if (!info || !info.isFile()) continue; // MISSING (0)
       codes[index] = FILE;
       const base = index * KNOWN_STRIDE;

@@ -41,6 +41,10 @@ export class VerifiedDirectories {
   readonly #maxOpen: number;
   /** Directory key -> prefix for its entries, or null when it is not provably inside. */
   readonly #known = new Map<string, VerifiedDirectory | null>();
+  /** lstatText's directory: the last one asked for, its bytes and its real path as text. */
+  #lastText: string | undefined;
+  #lastBytes = Buffer.alloc(0);
+  #lastReal: string | null = null;
 
   /**
    * `strict`: a directory must be its own real path (no symlink anywhere under the root, as grep
@@ -91,22 +95,32 @@ export class VerifiedDirectories {
   }
 
   /**
-   * The real path of a verified directory (ending with a separator) as text, which `lstat` goes
-   * by, for callers that lstat many names of one directory with string paths (no Buffer per name):
-   * null when the directory is not provably inside, or when its real path is not valid UTF-8
-   * (then `lstat` with bytes is the way). The same string the bytes name: a name joined to it is
-   * encoded as UTF-8 by the call, as `Buffer.from(name)` would be.
+   * `lstat` for a directory and a name given as text (a worktree-relative POSIX directory, UTF-8,
+   * as git lists it): the same answer, cheaper for many names of one directory in a row (a stat
+   * pass over git's listing). The directory is looked up once per run of names, and each name is
+   * joined to its real path as text (no Buffer per name; the call encodes it as UTF-8, as
+   * `Buffer.from(name)` does); a real path that is not valid UTF-8 goes by bytes, as `lstat`.
    */
-  realText(relativeDirectory: Buffer): string | null {
-    return this.#directory(relativeDirectory)?.realText ?? null;
+  lstatText(relativeDirectory: string, name: string): Stats | undefined | null {
+    if (relativeDirectory !== this.#lastText) {
+      this.#lastText = relativeDirectory;
+      this.#lastBytes = Buffer.from(relativeDirectory);
+      this.#lastReal = this.#directory(this.#lastBytes)?.realText ?? null;
+    }
+    if (this.#lastReal !== null) {
+      return lstatSync(this.#lastReal + name, { throwIfNoEntry: false });
+    }
+    return this.lstat(this.#lastBytes, Buffer.from(name));
   }
 
   close(): void {
     for (const entry of this.#known.values()) if (entry) closeSync(entry.fd);
     this.#known.clear();
+    this.#lastText = undefined;
   }
 
   #evictOne(): void {
+    this.#lastText = undefined; // lstatText looks its directory up again
     for (const [key, entry] of this.#known) {
       if (entry === null) continue;
       closeSync(entry.fd);
