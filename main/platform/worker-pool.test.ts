@@ -70,6 +70,28 @@ describe('the worker pool', () => {
     }
   });
 
+  it('starts its workers before any job when asked, and runs the first jobs on them', async () => {
+    const pool = new WorkerPool(POOL_WORKER, { size: 2 });
+    try {
+      pool.prestart();
+      expect(pool.workerCount).toBe(2);
+      pool.prestart(); // already started: none more
+      expect(pool.workerCount).toBe(2);
+      const owner = {};
+      const results = await Promise.all(
+        ['hit.txt', 'hit.txt'].map((file) =>
+          pool.run<ConfinedResult>('file-job', hashJob([file]), { owner }),
+        ),
+      );
+      for (const result of results) {
+        expect(confinedOutcomes(result)[0]).toMatchObject({ code: 'hashed' });
+      }
+      expect(pool.workerCount).toBe(2);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('ends the worker of a job that retires it once the job is done, and starts another for the next', async () => {
     const pool = new WorkerPool(POOL_WORKER, { size: 1 });
     try {
