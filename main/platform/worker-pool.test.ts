@@ -262,7 +262,7 @@ describe('workers started ahead of work (prestart)', () => {
       expect(pool.workerCount).toBe(2);
       // Unused, they end as any idle worker does (a process at rest keeps no worker).
       await waitFor(() => pool.workerCount === 0, 'the idle workers ended');
-      pool.prestart();
+      pool.prestart({ forHashing: true }); // each loads BLAKE3 while it waits
       expect(pool.workerCount).toBe(2);
       await waitFor(() => pool.workerCount === 0, 'the prestarted, never used workers ended');
     } finally {

@@ -146,15 +146,17 @@ export class WorkerPool {
   }
 
   /**
-   * Starts the `size` normal workers now if they are not running, for work known to come (a
-   * client of a big worktree): the first job then finds them started instead of waiting for them
-   * (~0.1-0.3 s). They end after IDLE_MS without work, as any idle worker; `prestarted` tells the
-   * worker entry to load what hashing needs while it waits.
+   * Starts the `size` normal workers now if they are not running, for work known to come, so that
+   * their start (~40-100 ms each: a V8 isolate and Node's bootstrap) overlaps the caller's own work
+   * instead of delaying its first jobs: a client of a big worktree (its first mark), a short-lived
+   * `grove check` that will stat the governed files. `forHashing` has each worker load what hashing
+   * needs (BLAKE3) while it waits. Idle, they end after IDLE_MS as any worker; jobs posted before a
+   * worker is ready wait in its port.
    */
-  prestart(): void {
+  prestart({ forHashing = false }: { forHashing?: boolean } = {}): void {
     if (this.#unavailable) return;
     while (this.#count('normal') < this.size) {
-      if (this.#spawn('normal', true) === undefined) return;
+      if (this.#spawn('normal', forHashing) === undefined) return;
     }
     this.#scheduleIdle();
   }
