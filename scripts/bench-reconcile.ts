@@ -786,11 +786,14 @@ async function benchMarkOnly(size: number, options: Options): Promise<void> {
       // The process's first mark (its pool's workers start, its code is cold), then warm runs.
       const firstB3sum = await time(() => b3sumAll(root, files));
       await takeStageTraces(traces);
+      const firstAt = Date.now();
       const first = await time(() => callOk(served.client, 'mark_reconciled', { files }));
       await served.settled(performance.now());
       const firstTrace = (await takeStageTraces(traces)).find((marks) =>
         marks.some(([stage]) => stage === 'hashed'),
       );
+      if (process.env.BENCH_MARKS_RAW)
+        console.log(`${JSON.stringify(firstTrace)} at ${firstAt} ms`);
       const firstStages = firstTrace ? markStages(firstTrace, first.ms) : undefined;
       const firstFigures: MarkFigures = {
         ms: [first.ms],

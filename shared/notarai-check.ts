@@ -15,55 +15,24 @@
 //   renderContextMarkdown(contexts)              -> string        (NotarAI's reconcile prompt)
 //   checkExitCode(report)                        -> 0 | 1         (2, no .notarai/, is the CLI's)
 import { z } from 'zod';
+import { CHECK_FINDING_TYPES, CHECK_TIERS, type LINT_RULES } from './notarai-check-constants.ts';
 
-/** NotarAI's tiers, most severe first (`warn_on` / `fail_on` compare in this order). */
-export const CHECK_TIERS = ['critical', 'drift', 'housekeeping'] as const;
+export {
+  CHECK_FINDING_TYPES,
+  CHECK_TIERS,
+  COVERAGE_FOLDERS_CAP,
+  CHECK_FINDINGS_CAP,
+  LINT_RULES,
+} from './notarai-check-constants.ts';
+
 export const CheckTierSchema = z.enum(CHECK_TIERS);
 export type CheckTier = z.infer<typeof CheckTierSchema>;
 
 export const CheckSeveritySchema = z.enum(['error', 'warning']);
 export type CheckSeverity = z.infer<typeof CheckSeveritySchema>;
 
-/** The lint rules NotarAI 0.7 knows. */
-export const LINT_RULES = [
-  'L001',
-  'L002',
-  'L003',
-  'L004',
-  'L005',
-  'L006',
-  'L007',
-  'L008',
-  'L009',
-  'L010',
-  'L011',
-] as const;
 export type LintRule = (typeof LINT_RULES)[number];
 
-/**
- * Finding types, in NotarAI's group order (check prints groups in this order; Grove sorts inside
- * each group by UTF-8 bytes). `spec_invalid` and `ref_outside_worktree` are Grove's.
- */
-export const CHECK_FINDING_TYPES = [
-  'spec_invalid',
-  'coverage_gap',
-  'orphaned_glob',
-  'changed_since_reconciliation',
-  'overlapping_coverage',
-  'circular_ref',
-  'ref_outside_worktree',
-  'behavior_incomplete',
-  'test_coverage_missing',
-  'test_path_missing',
-  'lint_l001',
-  'lint_l004',
-  'lint_l006',
-  'lint_l007',
-  'lint_l008',
-  'lint_l009',
-  'lint_l010',
-  'lint_l011',
-] as const;
 export const CheckFindingTypeSchema = z.enum(CHECK_FINDING_TYPES);
 export type CheckFindingType = z.infer<typeof CheckFindingTypeSchema>;
 
@@ -228,10 +197,6 @@ export const CoverageFolderSchema = z.object({
   governed: z.number().int().nonnegative(),
 });
 export type CoverageFolder = z.infer<typeof CoverageFolderSchema>;
-
-/** How many folders and findings the reconcile-state carries at most (counts stay exact). */
-export const COVERAGE_FOLDERS_CAP = 2000;
-export const CHECK_FINDINGS_CAP = 500;
 
 /** The live check the worktree process reports with each reconcile-state. */
 export const LiveCheckSchema = z.object({

@@ -10,7 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectClient } from '../testing/mcp-clients.ts';
 import { isPortOpen, randomFirstPort, waitFor } from '../testing/net.ts';
-import { makeTempDir, makeTempRepo, type TempRepo } from '../testing/temp-repo.ts';
+import { makeTempDir, makeTempRepo, SRC_SPEC, type TempRepo } from '../testing/temp-repo.ts';
 import { specResourceUri } from '../tools/reconcile-mcp.ts';
 import { putJustOnPath } from '../testing/just.ts';
 
@@ -140,22 +140,11 @@ async function firstWorktreeId(api: ReturnType<typeof hostApi>): Promise<string>
   return snapshot.repos[0]!.worktrees[0]!.id;
 }
 
-const SPEC = `schema_version: '0.8'
-intent: The app.
-artifacts:
-  code:
-    - path: src/**
-behaviors:
-  - name: runs
-    given: input
-    then: output
-`;
-
 async function governedRepo(): Promise<TempRepo> {
   const repo = await makeTempRepo({
     'README.md': '# bridged\n',
     'src/app.ts': 'export const answer = 42;\n',
-    '.notarai/app.spec.yaml': SPEC,
+    '.notarai/app.spec.yaml': SRC_SPEC,
   });
   cleanups.push(() => repo.cleanup());
   return repo;
@@ -389,7 +378,10 @@ describe('grove bridge', () => {
     // The host's watcher may take a moment to start after the server is ready.
     await waitFor(
       async () => {
-        await writeFile(path.join(repo.root, '.notarai/app.spec.yaml'), `${SPEC}# ${Date.now()}\n`);
+        await writeFile(
+          path.join(repo.root, '.notarai/app.spec.yaml'),
+          `${SRC_SPEC}# ${Date.now()}\n`,
+        );
         await new Promise((resolve) => setTimeout(resolve, 300));
         return updated.length > 0;
       },
@@ -404,7 +396,10 @@ describe('grove bridge', () => {
     updated.length = 0;
     await waitFor(
       async () => {
-        await writeFile(path.join(repo.root, '.notarai/app.spec.yaml'), `${SPEC}# ${Date.now()}\n`);
+        await writeFile(
+          path.join(repo.root, '.notarai/app.spec.yaml'),
+          `${SRC_SPEC}# ${Date.now()}\n`,
+        );
         await new Promise((resolve) => setTimeout(resolve, 300));
         return updated.length > 0;
       },

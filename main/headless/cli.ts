@@ -8,14 +8,16 @@
 import { GROVE_VERSION } from '../platform/version.ts';
 import { isUsageError, USAGE, usageError, type CliCommand } from './usage.ts';
 
-/** Each command's module, loaded on demand. */
-const COMMANDS: Record<string, () => Promise<CliCommand>> = {
+/** Each command's module, loaded on demand (given the command's arguments). */
+const COMMANDS: Record<string, (args: string[]) => Promise<CliCommand>> = {
   serve: async () => (await import('./serve-command.ts')).serveCommand,
   // NotarAI 0.7's commands on the engine, no host (main/notarai-cli/).
   ...Object.fromEntries(
     (['check', 'score', 'export-context'] as const).map((name) => [
       name,
-      async (): Promise<CliCommand> => {
+      async (args: string[]): Promise<CliCommand> => {
+        // The pool's threads start first, while the command loads (notarai-cli/pool-warm-up.ts).
+        (await import('../notarai-cli/pool-warm-up.ts')).warmUpPool(name, args);
         const { NOTARAI_USAGE, runNotaraiCommand } =
           await import('../notarai-cli/notarai-commands.ts');
         return { usage: NOTARAI_USAGE, run: (args) => runNotaraiCommand(name, args) };
@@ -48,7 +50,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
     if (!load) throw usageError(`unknown command: ${name}`);
-    command = await load();
+    command = await load(rest);
     if (rest.includes('-h') || rest.includes('--help')) {
       // Help is asked for by a person at a terminal, not a client: stdout is fine for the bridge.
       process.stdout.write(`${command.usage}\n`);

@@ -7,17 +7,15 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectClient } from '../testing/mcp-clients.ts';
 import { randomFirstPort, waitFor } from '../testing/net.ts';
 import { makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
+import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/grove.js', import.meta.url));
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 interface ReadyLine {
   event: 'ready';

@@ -9,31 +9,18 @@ import http from 'node:http';
 import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ACTIVITY_TEXT_CHARS, type ActivityEntry, type WorktreeState } from '../../shared/model.ts';
 import { startUiServer } from '../headless/ui-server.ts';
 import type { LogRecord } from '../../shared/log-record.ts';
 import { createLogger } from '../platform/log.ts';
 import { connectClient } from '../testing/mcp-clients.ts';
 import { randomFirstPort, waitFor } from '../testing/net.ts';
-import { makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
+import { makeTempDir, makeTempRepo, SRC_SPEC } from '../testing/temp-repo.ts';
 import { Host } from './host.ts';
+import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
-
-const SPEC = `schema_version: '0.8'
-intent: The app.
-artifacts:
-  code:
-    - path: src/**
-behaviors:
-  - name: runs
-    given: input
-    then: output
-`;
+const cleanups = cleanupsAfterEach();
 
 async function openHost(dataDir: string, firstPort: number, records: LogRecord[] = []) {
   const host = await Host.open({
@@ -78,7 +65,7 @@ function countEventBytes(port: number, token: string): { bytes: () => number; cl
 
 describe('the activity log under an echoed 1 MB argument', () => {
   it('keeps all 300 calls, each cut; grove.db stays small and the host opens again', async () => {
-    const repo = await makeTempRepo({ '.notarai/app.spec.yaml': SPEC, 'src/a.ts': 'a\n' });
+    const repo = await makeTempRepo({ '.notarai/app.spec.yaml': SRC_SPEC, 'src/a.ts': 'a\n' });
     cleanups.push(repo.cleanup);
     const dataDir = await makeTempDir();
     const firstPort = randomFirstPort();

@@ -4,28 +4,15 @@
 // an error naming its size, the cap and how to ask for less, on every leg, and asking for less
 // (exclude_patterns) is answered.
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectClient, startTestListener } from '../testing/mcp-clients.ts';
 import type { Leg } from '../testing/mcp-clients.ts';
-import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
+import { git, makeTempRepo, SRC_SPEC, writeFiles } from '../testing/temp-repo.ts';
 import { createReconcileService } from '../tools/reconcile-service.ts';
 import { MAX_ANSWER_BYTES } from './tool-results.ts';
+import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
-
-const SPEC = `schema_version: '0.8'
-intent: The app.
-artifacts:
-  code:
-    - path: src/**
-behaviors:
-  - name: runs
-    given: input
-    then: output
-`;
+const cleanups = cleanupsAfterEach();
 
 /** 18 MB of text lines, every one changed from the committed version. */
 function bigText(): string {
@@ -35,7 +22,7 @@ function bigText(): string {
 
 async function serveBigChange() {
   const repo = await makeTempRepo({
-    '.notarai/app.spec.yaml': SPEC,
+    '.notarai/app.spec.yaml': SRC_SPEC,
     'src/big.txt': 'small\n',
     'src/a.ts': 'a\n',
   });

@@ -5,14 +5,12 @@
 // request timeout. The attacker runs in a child process, so this process's memory is the server's.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_BUFFERED_BODY_BYTES, processBodyBudget } from '../platform/http/json-body.ts';
 import { TEST_TOKEN, connectClient, startTestListener, waitUntil } from '../testing/mcp-clients.ts';
+import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 /** Each attacker's body: 3.5 MB sent of the 4 MiB - 1 its Content-Length announces. */
 const SENT_BYTES = 3_500_000;

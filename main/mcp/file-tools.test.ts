@@ -1,16 +1,14 @@
 // The real file tools (main/tools) served over every leg against a real git repository.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { makeTempRepo } from '../testing/temp-repo.ts';
 import { fileTools } from '../tools/index.ts';
 import { connectClient, startTestListener } from '../testing/mcp-clients.ts';
 import type { Leg } from '../testing/mcp-clients.ts';
 import { stableStringify } from './stable-json.ts';
+import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 describe.each<Leg>(['legacy-http', 'modern-http', 'sse'])('fileTools over %s', (leg) => {
   it('lists, reads, and refuses escapes as tool errors', async () => {

@@ -1,7 +1,7 @@
 // The listener's plain-HTTP edges (it runs on node:http, not a framework): methods per route,
 // request bodies it cannot take (too large, compressed, another charset, not JSON) and that the
 // server keeps serving after refusing them.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   authHeader,
   initializeBody,
@@ -10,11 +10,9 @@ import {
   type TestListener,
 } from '../testing/mcp-clients.ts';
 import { MAX_BODY_BYTES } from './mcp-listener.ts';
+import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 async function listen(): Promise<TestListener> {
   const server = await startTestListener();

@@ -2,13 +2,14 @@
 // sessions at or above the level they chose with logging/setLevel, and a tool's own log messages
 // (ToolContext.log) follow the session's level on legacy legs and the request's `_meta` level on
 // the modern leg.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LOG_LEVEL_META_KEY } from '@modelcontextprotocol/client';
 import type { Client, LoggingMessageNotification } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { defineTool, readOnlyLocal } from '../tools/tool-definition.ts';
 import { connectClient, startTestListener, waitUntil } from '../testing/mcp-clients.ts';
 import type { Leg, TestListener } from '../testing/mcp-clients.ts';
+import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
 const chattyTool = defineTool({
   name: 'chatty',
@@ -26,10 +27,7 @@ const chattyTool = defineTool({
   },
 });
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 interface Received {
   level: string;

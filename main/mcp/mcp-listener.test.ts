@@ -1,7 +1,7 @@
 // createMcpListener end to end: the v2 SDK client over each leg (legacy /mcp, modern /mcp, /sse),
 // client events, session reaping and eviction, listening and closing.
 import net from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { readOnlyLocal } from '../tools/tool-definition.ts';
 import { createMcpListener } from './mcp-listener.ts';
@@ -22,11 +22,9 @@ import {
 } from '../testing/mcp-clients.ts';
 import type { Leg, TestListener } from '../testing/mcp-clients.ts';
 import { stableStringify } from './stable-json.ts';
+import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 async function listen(overrides: Parameters<typeof startTestListener>[0] = {}) {
   const server = await startTestListener(overrides);

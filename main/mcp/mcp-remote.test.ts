@@ -1,7 +1,7 @@
 // mcp-remote (the bridge Claude Desktop uses) as a real child process, configured exactly like the
 // generated Claude Desktop snippet: `--transport sse-only --header "Authorization:${AUTH}"` with
 // AUTH in its environment. We speak newline-delimited JSON-RPC on its stdin/stdout.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { McpRemoteBridge } from '../testing/mcp-remote-bridge.ts';
 import {
   expectedEchoText,
@@ -10,11 +10,9 @@ import {
   withTimeout,
 } from '../testing/mcp-clients.ts';
 import type { TestListener } from '../testing/mcp-clients.ts';
+import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 async function startMcpRemote(server: TestListener, token: string): Promise<McpRemoteBridge> {
   const peer = await McpRemoteBridge.start(`http://127.0.0.1:${server.port}/sse`, token);

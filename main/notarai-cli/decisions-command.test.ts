@@ -17,19 +17,17 @@ import { chmod, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { git, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 import { validateSpecText } from '../reconcile/spec-loader.ts';
 import { choicePreview, runDecisionsCommand } from './decisions-command.ts';
 import type { CommandOutput } from './notarai-commands.ts';
 import { API_SPEC, APP_SPEC, decisionLog } from '../testing/decision-fixtures.ts';
+import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
 const GROVE = fileURLToPath(new URL('../../bin/grove.js', import.meta.url));
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 const LOG = decisionLog(
   '{"spec_path":".notarai/app.spec.yaml","date":"2026-04-16","choice":"Keep the session store in SQLite, it\'s durable across restarts","rationale":"Sessions survived the crash test","origin":"reconciliation","status":"proposed"}',

@@ -28,6 +28,7 @@ import { discoverSpecPaths } from '../reconcile/spec-paths.ts';
 import { gitDirectories } from '../reconcile/git-queries.ts';
 import { BOOTSTRAP_PROMPT } from '../tools/reconcile-mcp.ts';
 import { cutNote, sarifText } from './check-sarif.ts';
+import { CHECK_OPTIONS, EXPORT_OPTIONS, SCORE_OPTIONS } from './command-options.ts';
 import { Float, notaraiJson } from './notarai-json.ts';
 
 export const NOTARAI_COMMANDS = ['check', 'score', 'export-context'] as const;
@@ -240,13 +241,7 @@ async function checkCommand(args: string[], out: CommandOutput): Promise<number>
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: {
-      format: { type: 'string', default: 'human' },
-      strict: { type: 'boolean', default: false },
-      'with-snapshot': { type: 'boolean', default: false },
-      // NotarAI accepts --base-branch for check and does not use it; so does Grove.
-      'base-branch': { type: 'string' },
-    },
+    options: CHECK_OPTIONS,
   });
   const format = oneOf('--format', values.format, ['human', 'json', 'sarif'] as const);
   const root = worktreeOf(positionals);
@@ -319,11 +314,7 @@ async function scoreCommand(args: string[], out: CommandOutput): Promise<number>
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: {
-      format: { type: 'string', default: 'human' },
-      spec: { type: 'string' },
-      'with-snapshot': { type: 'boolean', default: false },
-    },
+    options: SCORE_OPTIONS,
   });
   const format = oneOf('--format', values.format, ['human', 'json'] as const);
   const root = worktreeOf(positionals);
@@ -354,13 +345,7 @@ async function exportContextCommand(args: string[], out: CommandOutput): Promise
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: {
-      spec: { type: 'string' },
-      all: { type: 'boolean', default: false },
-      bootstrap: { type: 'boolean', default: false },
-      'base-branch': { type: 'string', default: 'main' },
-      format: { type: 'string', default: 'markdown' },
-    },
+    options: EXPORT_OPTIONS,
   });
   const format = oneOf('--format', values.format, ['markdown', 'json'] as const);
   const root = worktreeOf(positionals);

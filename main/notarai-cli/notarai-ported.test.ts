@@ -9,18 +9,16 @@
 // docs/notarai-compatibility.md.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { git, makeTempDir, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
 import { loadLintConfig } from '../reconcile/notarai-configs.ts';
 import { incompleteBehaviors, refCycles, runLint } from '../reconcile/notarai-lint.ts';
 import { checkSpecs } from '../reconcile/notarai-specs.ts';
 import { loadSpecs } from '../reconcile/spec-loader.ts';
 import { runNotaraiCommand, type CommandOutput } from './notarai-commands.ts';
+import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 interface Run {
   code: number;

@@ -3,11 +3,12 @@
 // caller builds; output kept as bytes up to a cap (then either the process is stopped, or the rest
 // is dropped and the result says so); a deadline and cancellation that stop the program — with
 // `processGroup`, the program and everything it started (its own process group, signalled whole);
-// output streamed to the caller as it comes. Never rejects: a program that cannot start resolves
-// with `code: null` and the reason.
+// output streamed to the caller as it comes; optionally a lower CPU priority (background work).
+// Never rejects: a program that cannot start resolves with `code: null` and the reason.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
+import { setPriority } from 'node:os';
 import path from 'node:path';
 import {
   findMarkedProcesses,
@@ -51,6 +52,12 @@ export interface RunProcessOptions {
    * as just recipes).
    */
   markDescendants?: boolean;
+  /**
+   * The program's nice value, set right after it started (Linux, macOS; ignored elsewhere or when
+   * the system refuses): background work (the window's git) gives the cores to clients' calls.
+   * What the program starts inherits it.
+   */
+  niceness?: number;
   /** Every chunk of output as it arrives, kept or not. */
   onStdout?: (chunk: Buffer) => void;
   onStderr?: (chunk: Buffer) => void;
@@ -251,6 +258,9 @@ function runProgram(
       resolve(empty(error as NodeJS.ErrnoException));
       return;
     }
+    if (options.niceness !== undefined && child.pid !== undefined) {
+      lowerPriority(child.pid, options.niceness);
+    }
     const groupPid = group ? child.pid : undefined;
     if (groupPid !== undefined) trackGroup(groupPid);
     const keep = options.onOverflow === 'truncate' ? (options.keep ?? 'head') : 'head';
@@ -356,6 +366,21 @@ function runProgram(
     child.on('close', (code, signal) => finish(code, signal));
     child.stdin.end(options.input);
   });
+}
+
+/**
+ * Gives a program just started the nice value `niceness` (Linux: its main thread, whose later
+ * threads and children inherit it; macOS: the process). spawn() returns once the program was
+ * executed, before it could start threads of its own. Harmless where it fails (Windows has no
+ * nice values; a system may refuse): the program then runs at our priority.
+ */
+function lowerPriority(pid: number, niceness: number): void {
+  if (process.platform !== 'linux' && process.platform !== 'darwin') return;
+  try {
+    setPriority(pid, niceness);
+  } catch {
+    // Refused or already gone: it runs at our priority.
+  }
 }
 
 /** Bytes kept up to a cap (the first or the last ones); `push` answers false once some were dropped. */

@@ -66,6 +66,11 @@ export function pauseAtSlices(signal: AbortSignal, pause: () => Promise<void>): 
   pauses.set(signal, pause);
 }
 
+/** True when `signal` belongs to background work (pauseAtSlices): its git runs at low priority. */
+export function isBackgroundWork(signal?: AbortSignal): boolean {
+  return signal !== undefined && pauses.has(signal);
+}
+
 /** The pause of the background work running with `signal`, if it has one (pauseAtSlices). */
 export function pauseIfAsked(signal?: AbortSignal): Promise<void> | undefined {
   return signal === undefined ? undefined : pauses.get(signal)?.();

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GrepChunkRequest, GrepChunkResult } from '../tools/grep-search.ts';
 import { confinedOutcomes, type ConfinedResult } from '../reconcile/file-jobs.ts';
+import { waitFor } from '../testing/net.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
 import { UserError } from './errors.ts';
 import { RESERVE_GREP_BYTES } from '../tools/grep-search.ts';
@@ -240,4 +241,32 @@ describe('the worker pool', () => {
       }
     },
   );
+});
+
+describe('workers started ahead of work (prestart)', () => {
+  it('starts the normal workers once, serves the next jobs on them, and ends them when unused', async () => {
+    const pool = new WorkerPool(POOL_WORKER, { size: 2, idleMs: 100 });
+    try {
+      expect(pool.workerCount).toBe(0);
+      pool.prestart();
+      expect(pool.workerCount).toBe(2);
+      pool.prestart(); // already running: none more
+      expect(pool.workerCount).toBe(2);
+      // Two owners' hashing at once runs on the two started workers (no third).
+      const outcomes = await Promise.all(
+        ['hit.txt', 'slow.txt'].map(async (file) =>
+          confinedOutcomes(await pool.run<ConfinedResult>('file-job', hashJob([file]))),
+        ),
+      );
+      expect(outcomes.map(([outcome]) => outcome?.code)).toEqual(['hashed', 'hashed']);
+      expect(pool.workerCount).toBe(2);
+      // Unused, they end as any idle worker does (a process at rest keeps no worker).
+      await waitFor(() => pool.workerCount === 0, 'the idle workers ended');
+      pool.prestart({ forHashing: true }); // each loads BLAKE3 while it waits
+      expect(pool.workerCount).toBe(2);
+      await waitFor(() => pool.workerCount === 0, 'the prestarted, never used workers ended');
+    } finally {
+      await pool.close();
+    }
+  });
 });

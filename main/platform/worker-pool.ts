@@ -55,6 +55,8 @@ export type PoolReply =
 export interface PoolWorkerData {
   /** The worker gives its thread the lowest CPU priority before it takes a job. */
   lowPriority: boolean;
+  /** Started ahead of work (WorkerPool.prestart): the worker loads what hashing needs at once. */
+  prestarted?: boolean;
 }
 
 /** Raised for every job of a pool whose workers cannot start. */
@@ -141,6 +143,22 @@ export class WorkerPool {
   /** Jobs waiting for a worker (for tests). */
   get queuedCount(): number {
     return this.#queue.length;
+  }
+
+  /**
+   * Starts the `size` normal workers now if they are not running, for work known to come, so that
+   * their start (~40-100 ms each: a V8 isolate and Node's bootstrap) overlaps the caller's own work
+   * instead of delaying its first jobs: a client of a big worktree (its first mark), a short-lived
+   * `grove check` that will stat the governed files. `forHashing` has each worker load what hashing
+   * needs (BLAKE3) while it waits. Idle, they end after IDLE_MS as any worker; jobs posted before a
+   * worker is ready wait in its port.
+   */
+  prestart({ forHashing = false }: { forHashing?: boolean } = {}): void {
+    if (this.#unavailable) return;
+    while (this.#count('normal') < this.size) {
+      if (this.#spawn('normal', forHashing) === undefined) return;
+    }
+    this.#scheduleIdle();
   }
 
   /** Runs one job of `kind` on a worker; resolves to what the kind's handler returned. */
@@ -312,12 +330,12 @@ export class WorkerPool {
     }
   }
 
-  #spawn(role: Role): Slot | undefined {
+  #spawn(role: Role, prestarted = false): Slot | undefined {
     let worker: Worker;
     try {
       // Loaded with the first worker: a worktree process at rest has none (platform/builtins.ts).
       worker = new (nodeWorkerThreads().Worker)(this.#workerUrl, {
-        workerData: { lowPriority: role === 'low' } satisfies PoolWorkerData,
+        workerData: { lowPriority: role === 'low', prestarted } satisfies PoolWorkerData,
       });
     } catch (error) {
       this.#fail(error);

@@ -2,8 +2,10 @@
 // rows, with the stat fast path (a stat row still valid gives the hash without reading) and the
 // rest hashed on the worker pool.
 import type { FileJobRunner } from './file-job-runner.ts';
-import { HASHED, HIT, KNOWN_STRIDE, MISSING } from './file-jobs.ts';
+import { FILE, HASHED, HIT, KNOWN_STRIDE, MISSING } from './file-jobs.ts';
+import type { FingerprintResult, StatResult } from './file-jobs.ts';
 import type { HashCache, ReconciledRow, StatRow } from './hash-cache.ts';
+import { statRowValid } from './stat-fast-path.ts';
 import type { ClassificationMemo } from './classification-memo.ts';
 import type { LiveIndex } from './live-index.ts';
 import { forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
@@ -49,6 +51,12 @@ export async function classifyAgainstCache(
   signal?: AbortSignal,
   /** Hashes the live index vouches are current: compared without a stat or a read. */
   known?: ReadonlyMap<string, string>,
+  /**
+   * The lstat of every one of `paths` (FileJobRunner.statAll of the same array, whose paths are
+   * unique), sent before the caller read the rows: compared with the stat rows here, and only the
+   * files no row vouches for are read. Without it, the workers stat and compare (fingerprint).
+   */
+  stated?: Promise<StatResult>,
 ): Promise<Classification> {
   const result: Classification = {
     changed: new Set(),
@@ -59,8 +67,11 @@ export async function classifyAgainstCache(
     read: new Map(),
   };
   const toCheck: string[] = [];
+  /** With `stated`: where each of toCheck is in `paths`. */
+  const toCheckAt: number[] = [];
+  let position = 0;
   // Every loop here runs over up to every governed file: in slices (platform/time-slices.ts).
-  for (const file of new Set(paths)) {
+  for (const file of stated ? paths : new Set(paths)) {
     const row = reconciled.get(file);
     const current = known?.get(file);
     if (!row) {
@@ -70,28 +81,17 @@ export async function classifyAgainstCache(
       (current === row.hash ? result.unchanged : result.changed).add(file);
     } else {
       toCheck.push(file);
+      if (stated) toCheckAt.push(position);
     }
+    position++;
     if (sliceDue()) await nextSlice(signal);
   }
   if (toCheck.length === 0) return result;
   const statRows = await parts.cache.readStats();
-  const signatures = new Float64Array(toCheck.length * KNOWN_STRIDE).fill(Number.NaN);
   const rowHashes: (string | undefined)[] = new Array<string | undefined>(toCheck.length);
-  await forEachInSlices(
-    toCheck,
-    (file, index) => {
-      const row = statRows.get(file);
-      if (!row) return;
-      const base = index * KNOWN_STRIDE;
-      signatures[base] = row.size;
-      signatures[base + 1] = row.mtimeMs;
-      signatures[base + 2] = row.ino;
-      signatures[base + 3] = row.recordedMs;
-      rowHashes[index] = row.hash;
-    },
-    signal,
-  );
-  const { codes, hashed } = await parts.files.fingerprint(parts.root, toCheck, signatures, signal);
+  const { codes, hashed } = stated
+    ? await compareStated(parts, toCheck, toCheckAt, await stated, statRows, rowHashes, signal)
+    : await fingerprintAll(parts, toCheck, statRows, rowHashes, signal);
   const fresh = new Map<number, string>();
   await forEachInSlices(
     hashed,
@@ -126,4 +126,78 @@ export async function classifyAgainstCache(
     signal,
   );
   return result;
+}
+
+/** The workers stat `toCheck`, compare with the stat rows, and hash where no row holds. */
+async function fingerprintAll(
+  parts: EngineParts,
+  toCheck: readonly string[],
+  statRows: ReadonlyMap<string, StatRow>,
+  rowHashes: (string | undefined)[],
+  signal: AbortSignal | undefined,
+): Promise<FingerprintResult> {
+  const signatures = new Float64Array(toCheck.length * KNOWN_STRIDE).fill(Number.NaN);
+  await forEachInSlices(
+    toCheck,
+    (file, index) => {
+      const row = statRows.get(file);
+      if (!row) return;
+      const base = index * KNOWN_STRIDE;
+      signatures[base] = row.size;
+      signatures[base + 1] = row.mtimeMs;
+      signatures[base + 2] = row.ino;
+      signatures[base + 3] = row.recordedMs;
+      rowHashes[index] = row.hash;
+    },
+    signal,
+  );
+  return parts.files.fingerprint(parts.root, toCheck, signatures, signal);
+}
+
+/**
+ * The same answer from an lstat made before: a file whose stat row holds is a HIT (the rule of
+ * stat-fast-path.ts, as the workers apply it), the others are hashed (fingerprint with no rows:
+ * looked up and stat'ed again as they are read), anything but a regular file is MISSING.
+ */
+async function compareStated(
+  parts: EngineParts,
+  toCheck: readonly string[],
+  toCheckAt: readonly number[],
+  stated: StatResult,
+  statRows: ReadonlyMap<string, StatRow>,
+  rowHashes: (string | undefined)[],
+  signal: AbortSignal | undefined,
+): Promise<FingerprintResult> {
+  const codes = new Uint8Array(toCheck.length); // MISSING unless found below
+  const again: number[] = [];
+  const { codes: found, stats } = stated;
+  await forEachInSlices(
+    toCheck,
+    (file, index) => {
+      const at = toCheckAt[index] as number;
+      if (found[at] !== FILE) return;
+      const row = statRows.get(file);
+      const base = at * KNOWN_STRIDE;
+      if (statRowValid(row, stats[base]!, stats[base + 1]!, stats[base + 2]!)) {
+        codes[index] = HIT;
+        rowHashes[index] = row!.hash;
+      } else {
+        again.push(index);
+      }
+    },
+    signal,
+  );
+  if (again.length === 0) return { codes, hashed: [] };
+  const noRows = new Float64Array(again.length * KNOWN_STRIDE).fill(Number.NaN);
+  const read = await parts.files.fingerprint(
+    parts.root,
+    again.map((index) => toCheck[index] as string),
+    noRows,
+    signal,
+  );
+  for (const [position, index] of again.entries()) codes[index] = read.codes[position] as number;
+  return {
+    codes,
+    hashed: read.hashed.map((entry) => ({ ...entry, index: again[entry.index] as number })),
+  };
 }

@@ -13,6 +13,7 @@ import {
   hashFilesConfined,
   KNOWN_STRIDE,
   runFileJob,
+  statFiles,
 } from './file-jobs.ts';
 import type {
   ConfinedResult,
@@ -21,6 +22,7 @@ import type {
   FileOutcome,
   FingerprintResult,
   HashedEntry,
+  StatResult,
 } from './file-jobs.ts';
 
 /** Paths per chunk sent to a worker. */
@@ -45,6 +47,15 @@ export class FileJobRunner {
   /** `pool`: the process-wide worker pool unless a test brings its own. */
   constructor(pool: WorkerPool = workerPool()) {
     this.#pool = pool;
+  }
+
+  /**
+   * Starts the pool's workers ahead of jobs of more than MAIN_THREAD_MAX_PATHS paths that are
+   * known to come (WorkerPool.prestart); nothing when the pool failed us or `paths` is smaller.
+   */
+  prestartFor(paths: number): void {
+    if (paths > MAIN_THREAD_MAX_PATHS && !this.#broken && !this.#closed)
+      this.#pool.prestart({ forHashing: true });
   }
 
   /**
@@ -105,6 +116,34 @@ export class FileJobRunner {
     return { codes, hashed };
   }
 
+  /**
+   * lstat of every path (statFiles), on the workers, for a caller that compares with the stat rows
+   * once it has read them (a CLI check reads them meanwhile: classify.ts). The chunks are posted
+   * before this returns, so the workers start on them while the caller's thread goes on.
+   */
+  statAll(root: string, paths: readonly string[], signal?: AbortSignal): Promise<StatResult> {
+    if (paths.length <= MAIN_THREAD_MAX_PATHS) {
+      return Promise.resolve().then(() => {
+        signal?.throwIfAborted();
+        return statFiles(root, paths);
+      });
+    }
+    const codes = new Uint8Array(paths.length);
+    const stats = new Float64Array(paths.length * KNOWN_STRIDE);
+    const owner = {}; // the chunks of one job share the pool as one owner
+    const plan = chunkPlan(paths.length, this.#pool.size);
+    const done = Promise.all(
+      plan.starts.map(async (start) => {
+        const end = Math.min(start + plan.size, paths.length);
+        const job: FileJob = { kind: 'stat', root, paths: paths.slice(start, end).join('\0') };
+        const result = (await this.#runChunk(job, owner, signal)) as StatResult;
+        codes.set(result.codes, start);
+        stats.set(result.stats, start * KNOWN_STRIDE);
+      }),
+    );
+    return done.then(() => ({ codes, stats }));
+  }
+
   /** Hashes files named by a client (mark_reconciled), confined to root. One outcome per path. */
   async hashConfined(
     root: string,
@@ -154,7 +193,10 @@ export class FileJobRunner {
    * each counting as a new caller (which the pool would serve at once on an extra worker).
    */
   async #runChunk(job: FileJob, owner: object, signal?: AbortSignal): Promise<FileJobResult> {
-    await pauseIfAsked(signal); // background work steps aside for clients' calls (time-slices.ts)
+    // Background work steps aside for clients' calls (time-slices.ts). Without a pause to wait
+    // for, the job is posted at once (statAll's chunks leave before its caller goes on).
+    const pause = pauseIfAsked(signal);
+    if (pause) await pause;
     signal?.throwIfAborted();
     if (!this.#broken && !this.#closed) {
       try {

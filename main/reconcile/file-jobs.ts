@@ -22,6 +22,7 @@ export const KNOWN_STRIDE = 4;
  */
 export type FileJob =
   | { kind: 'fingerprint'; root: string; paths: string; known: Float64Array }
+  | { kind: 'stat'; root: string; paths: string }
   | { kind: 'hash-confined'; root: string; paths: string };
 
 /** Fingerprint outcome codes (one byte per path). */
@@ -107,14 +108,61 @@ export function confinedOutcomes(result: ConfinedResult): FileOutcome[] {
   return outcomes;
 }
 
-export type FileJobResult = FingerprintResult | ConfinedResult;
+/**
+ * A stat job's answer, the first half of a fingerprint without the stat rows (a CLI's check sends
+ * it before it has read them, classify.ts): per path MISSING or FILE, and for a file its size,
+ * mtimeMs, inode and the clock read before its lstat (KNOWN_STRIDE numbers per path).
+ */
+export interface StatResult {
+  codes: Uint8Array;
+  stats: Float64Array;
+}
+/** A stat job's code for a regular file (MISSING: anything else). */
+export const FILE = 1;
+
+export type FileJobResult = FingerprintResult | ConfinedResult | StatResult;
 
 /** Runs a job synchronously (in a worker, or on the main thread as a fallback). */
 export function runFileJob(job: FileJob): FileJobResult {
   const paths = job.paths === '' ? [] : job.paths.split('\0');
   return job.kind === 'fingerprint'
     ? fingerprintFiles(job.root, paths, job.known)
-    : hashFilesConfined(job.root, paths);
+    : job.kind === 'stat'
+      ? statFiles(job.root, paths)
+      : hashFilesConfined(job.root, paths);
+}
+
+/**
+ * lstat of every path, as fingerprintFiles looks each up (in its directory proved inside the
+ * worktree, never through a final symlink: anything but a regular file is MISSING), reading
+ * nothing. Paths of one directory come together (git's order): VerifiedDirectories.lstatText
+ * looks the directory up once per run of them and needs no Buffer per path.
+ */
+export function statFiles(root: string, paths: readonly string[]): StatResult {
+  const codes = new Uint8Array(paths.length);
+  const stats = new Float64Array(paths.length * KNOWN_STRIDE);
+  const directories = new VerifiedDirectories(root, { strict: false });
+  try {
+    for (let index = 0; index < paths.length; index++) {
+      const relative = paths[index] as string;
+      const slash = relative.lastIndexOf('/');
+      const recordedMs = Date.now();
+      const info = directories.lstatText(
+        slash < 0 ? '' : relative.slice(0, slash),
+        relative.slice(slash + 1),
+      );
+      if (!info || !info.isFile()) continue; // MISSING (0)
+      codes[index] = FILE;
+      const base = index * KNOWN_STRIDE;
+      stats[base] = info.size;
+      stats[base + 1] = info.mtimeMs;
+      stats[base + 2] = info.ino;
+      stats[base + 3] = recordedMs;
+    }
+  } finally {
+    directories.close();
+  }
+  return { codes, stats };
 }
 
 /** A worktree-relative POSIX path split into its directory and name, as bytes. */
@@ -288,6 +336,11 @@ let blakeHash: typeof BlakeHash | undefined;
  */
 function blake(): typeof BlakeHash {
   return (blakeHash ??= createRequire(import.meta.url)('@napi-rs/blake-hash') as typeof BlakeHash);
+}
+
+/** Loads the BLAKE3 binding ahead of the first hash (a worker started ahead of work). */
+export function loadHashing(): void {
+  blake();
 }
 
 /** BLAKE3 of an open file's bytes: one read when small, streamed in chunks when big. */

@@ -73,6 +73,12 @@ interface Memo<T> {
 export interface HashCacheOptions {
   /** Overrides LOCK_WAIT_MS (tests). */
   lockWaitMs?: number;
+  /**
+   * Read all rows in one statement call (`.all()`) instead of row by row between turns of the
+   * event loop: ~2x cheaper, but it holds the thread for the whole read (tens of ms at 20,000
+   * rows). Only for a process that serves no one else (the CLI: standaloneParts).
+   */
+  bulkReads?: boolean;
 }
 
 export class HashCache {
@@ -90,9 +96,11 @@ export class HashCache {
   #statsMemo: Memo<StatRow> | undefined;
   /** Moves whenever readReconciled's rows may have changed (see reconciledVersion). */
   #reconciledVersion = 0;
+  readonly #bulkReads: boolean;
 
   constructor(root: string, options: HashCacheOptions = {}) {
     this.root = root;
+    this.#bulkReads = options.bulkReads ?? false;
     const warn = (message: string): void => {
       this.#warnings.push(message);
     };
@@ -158,11 +166,19 @@ export class HashCache {
       rows = (this.#reconciledMemo = await memoized(db, this.#reconciledMemo, async () => {
         this.#reconciledVersion++;
         const map = new Map<string, ReconciledRow>();
-        const all = db
+        const statement = db
           .prepare('SELECT path, blake3_hash, updated_at FROM file_cache')
-          .raw(true)
-          .iterate() as IterableIterator<[string, string, number]>;
-        await forEachInSlices(all, ([file, hash, updatedAt]) => map.set(file, { hash, updatedAt }));
+          .raw(true);
+        const add = ([file, hash, updatedAt]: [string, string, number]) =>
+          map.set(file, { hash, updatedAt });
+        if (this.#bulkReads) {
+          for (const row of statement.all() as [string, string, number][]) add(row);
+        } else {
+          await forEachInSlices(
+            statement.iterate() as IterableIterator<[string, string, number]>,
+            add,
+          );
+        }
         return map;
       })).rows;
     });
@@ -177,15 +193,19 @@ export class HashCache {
     await this.#stats.use(false, async (db) => {
       rows = (this.#statsMemo = await memoized(db, this.#statsMemo, async () => {
         const map = new Map<string, StatRow>();
-        const all = db
+        type Row = [string, number, number, number, string, number];
+        const statement = db
           .prepare(
             'SELECT path, size, mtime_ms, ino, blake3_hash, recorded_ms FROM grove_stat_cache',
           )
-          .raw(true)
-          .iterate() as IterableIterator<[string, number, number, number, string, number]>;
-        await forEachInSlices(all, ([file, size, mtimeMs, ino, hash, recordedMs]) =>
-          map.set(file, { path: file, size, mtimeMs, ino, hash, recordedMs }),
-        );
+          .raw(true);
+        const add = ([file, size, mtimeMs, ino, hash, recordedMs]: Row) =>
+          map.set(file, { path: file, size, mtimeMs, ino, hash, recordedMs });
+        if (this.#bulkReads) {
+          for (const row of statement.all() as Row[]) add(row);
+        } else {
+          await forEachInSlices(statement.iterate() as IterableIterator<Row>, add);
+        }
         return map;
       })).rows;
     });

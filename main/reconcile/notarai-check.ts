@@ -29,7 +29,7 @@ import type {
   LiveCheck,
   LiveDrift,
 } from '../../shared/notarai-check.ts';
-import { CHECK_FINDINGS_CAP, CHECK_TIERS } from '../../shared/notarai-check.ts';
+import { CHECK_FINDINGS_CAP, CHECK_TIERS } from '../../shared/notarai-check-constants.ts';
 import { statInsideRoot } from '../platform/confined-fs.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import { filterInSlices, forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';

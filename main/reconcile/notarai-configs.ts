@@ -7,7 +7,7 @@
 // at every change, and reads them each time), a big one on a worker thread with a deadline, and
 // the parse itself is bounded (config-text.ts: nesting refused before parsing, value pruned).
 import type { CheckTier, LintRule } from '../../shared/notarai-check.ts';
-import { CHECK_TIERS, LINT_RULES } from '../../shared/notarai-check.ts';
+import { CHECK_TIERS, LINT_RULES } from '../../shared/notarai-check-constants.ts';
 import { nodeCrypto } from '../platform/builtins.ts';
 import { readFileInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';

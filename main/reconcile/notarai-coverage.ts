@@ -3,7 +3,7 @@
 // process it is kept with the inputs' layout and brought up to date for the files the live index
 // added to or removed from the listing (classification-memo.ts keepAlongListing), not counted again.
 import type { CoverageFolder, LiveCheck } from '../../shared/notarai-check.ts';
-import { COVERAGE_FOLDERS_CAP } from '../../shared/notarai-check.ts';
+import { COVERAGE_FOLDERS_CAP } from '../../shared/notarai-check-constants.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import { forEachInSlices } from '../platform/time-slices.ts';
 import type { EngineParts } from './classify.ts';

@@ -215,6 +215,8 @@ export async function exportContextWithParts(
     specPath?: string;
     objectsDir?: () => Promise<string>;
     signal?: AbortSignal;
+    /** Skip what export-context does not use: the files changed since reconciled (the CLI). */
+    skipChanged?: boolean;
   },
 ): Promise<ExportedContexts> {
   const { signal } = options;
@@ -226,7 +228,11 @@ export async function exportContextWithParts(
   const sha = await resolveBase(parts.root, options.baseBranch);
   const [entries, inputs] = await Promise.all([
     changedVsBase(parts.root, sha, signal),
-    gatherInputs(parts, { sync: true, ...(signal ? { signal } : {}) }),
+    gatherInputs(parts, {
+      sync: true,
+      ...(signal ? { signal } : {}),
+      ...(options.skipChanged ? { skipChanged: true } : {}),
+    }),
   ]);
   const present = new Set<string>();
   const all = new Set<string>();
@@ -297,7 +303,7 @@ export async function exportContext(
 ): Promise<ExportedContexts> {
   const [parts, close] = await standaloneParts(root);
   try {
-    return await exportContextWithParts(parts, options);
+    return await exportContextWithParts(parts, { ...options, skipChanged: true });
   } finally {
     close();
   }

@@ -59,7 +59,16 @@ const NO_ROWS: ReadonlyMap<string, ReconciledRow> = new Map();
 /** Gathers the inputs, from the live index's snapshot where it vouches for them. */
 export async function gatherInputs(
   parts: EngineParts,
-  options: { sync?: boolean; signal?: AbortSignal; withSnapshot?: boolean } = {},
+  options: {
+    sync?: boolean;
+    signal?: AbortSignal;
+    withSnapshot?: boolean;
+    /**
+     * `changed` is not wanted (export-context): null, the hash cache not read and no file stat'ed.
+     * Only without a live index, whose snapshot is recorded with the classification.
+     */
+    skipChanged?: boolean;
+  } = {},
 ): Promise<NotaraiInputs> {
   const { signal } = options;
   const sequence = options.sync
@@ -91,13 +100,23 @@ export async function gatherInputs(
   const { governed, governedAll } = layout;
   let changed: Set<string> | null = null;
   let changedByCacheAlone: number | null = null;
-  const cacheExists = await parts.cache.exists();
+  const skip = options.skipChanged === true && parts.index === undefined;
+  const cacheExists = !skip && (await parts.cache.exists());
   // NotarAI's rule: the hash cache alone. Grove's (`withSnapshot`, the window's): the cache, and
   // for files it has no row for, the committed snapshot (a fresh clone has only that).
-  const committed = options.withSnapshot
-    ? (await (parts.memo?.committed(parts.root) ?? readCommittedSnapshot(parts.root))).snapshot
-    : undefined;
+  const committed =
+    options.withSnapshot && !skip
+      ? (await (parts.memo?.committed(parts.root) ?? readCommittedSnapshot(parts.root))).snapshot
+      : undefined;
   if (cacheExists || committed !== undefined) {
+    // A call without an index or memo (the CLI) has every governed file to stat: the workers
+    // start on that now, while this thread reads the rows (classify.ts compares the two).
+    const paths = [...governedAll];
+    const stated =
+      cacheExists && !parts.memo && known === undefined
+        ? parts.files.statAll(parts.root, paths, signal)
+        : undefined;
+    stated?.catch(() => undefined); // awaited by classify, unless a read before it throws
     const rows = cacheExists ? await parts.cache.readReconciled() : NO_ROWS;
     // Read after the rows: a new read moves it, and a write under way moves it again once done.
     const version = parts.cache.reconciledVersion;
@@ -107,7 +126,7 @@ export async function gatherInputs(
     const classify = (against: ReadonlyMap<string, ReconciledRow>) =>
       parts.memo
         ? parts.memo.classify(parts, governedAll, against, version, known, generation, signal)
-        : classifyAgainstCache(parts, [...governedAll], against, signal);
+        : classifyAgainstCache(parts, paths, against, signal, undefined, stated);
     const classification = await classify(reconciled);
     changed = new Set();
     for (const file of classification.changed) if (governedAll.has(file)) changed.add(file);
@@ -208,7 +227,8 @@ async function layoutOf(
 /** Engine parts for one call outside a worktree process; closed by the returned function. */
 export async function standaloneParts(root: string): Promise<[EngineParts, () => void]> {
   const real = await realWorktreeRoot(root);
-  const cache = new HashCache(real);
+  // A CLI call serves no one else: the rows are read in one go (HashCache's bulkReads).
+  const cache = new HashCache(real, { bulkReads: true });
   const files = new FileJobRunner();
   const parts: EngineParts = { root: real, cache, files, now: Date.now };
   return [

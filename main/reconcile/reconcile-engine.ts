@@ -129,6 +129,15 @@ export class ReconcileEngine {
     return this.#parts.memo?.classified ?? 0;
   }
 
+  /**
+   * A client came to a worktree of `governedFiles` governed files: if its calls will need the
+   * pool's workers (more files than the main thread hashes), they start now, not in its first
+   * call (they end after IDLE_MS unused, as ever). A process no client called starts none.
+   */
+  prestartWorkersFor(governedFiles: number): void {
+    this.#files.prestartFor(governedFiles);
+  }
+
   /** What the watcher vouches for between calls (reconcile-watcher.ts attaches it). */
   attachLiveIndex(index: LiveIndex): void {
     this.#parts.index = index;

@@ -71,3 +71,15 @@ export async function addWorktree(repo: TempRepo, name: string, branch = name): 
   await git(repo.root, 'worktree', 'add', '-q', '-b', branch, target);
   return target;
 }
+
+/** A valid spec governing `src/**` with one behavior: what most tests of the tools start from. */
+export const SRC_SPEC = `schema_version: '0.8'
+intent: The app.
+artifacts:
+  code:
+    - path: src/**
+behaviors:
+  - name: runs
+    given: input
+    then: output
+`;

@@ -5,16 +5,14 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectClient, startTestListener } from '../testing/mcp-clients.ts';
 import { leaksSecret, SECRET } from '../testing/hostile-repository.ts';
 import { makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 import { createReconcileService } from './reconcile-service.ts';
+import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 const SPEC = `schema_version: '0.8'
 intent: The app.

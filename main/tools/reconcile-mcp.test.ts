@@ -2,32 +2,19 @@
 // MCP leg by the real listener, against a real repository (the worktree process wires the same
 // parts through reconcile-service.ts).
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectClient, startTestListener, waitUntil } from '../testing/mcp-clients.ts';
 import type { Leg } from '../testing/mcp-clients.ts';
 import { stableStringify } from '../mcp/stable-json.ts';
-import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
+import { git, makeTempRepo, SRC_SPEC, writeFiles } from '../testing/temp-repo.ts';
 import { createReconcileService } from './reconcile-service.ts';
 import { specResourceUri } from './reconcile-mcp.ts';
+import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
-
-const SPEC = `schema_version: '0.8'
-intent: The app.
-artifacts:
-  code:
-    - path: src/**
-behaviors:
-  - name: runs
-    given: input
-    then: output
-`;
+const cleanups = cleanupsAfterEach();
 
 async function serve() {
-  const repo = await makeTempRepo({ '.notarai/app.spec.yaml': SPEC, 'src/a.ts': 'a\n' });
+  const repo = await makeTempRepo({ '.notarai/app.spec.yaml': SRC_SPEC, 'src/a.ts': 'a\n' });
   cleanups.push(() => repo.cleanup());
   await git(repo.root, 'checkout', '-q', '-b', 'feature');
   await writeFiles(repo.root, { 'src/a.ts': 'changed\n' });
@@ -145,7 +132,7 @@ describe.each<Leg>(['legacy-http', 'modern-http', 'sse'])('reconciliation over %
       }),
     ]);
     const read = await client.readResource({ uri: specResourceUri('.notarai/app.spec.yaml') });
-    expect(read.contents[0]).toMatchObject({ text: SPEC });
+    expect(read.contents[0]).toMatchObject({ text: SRC_SPEC });
   });
 });
 
@@ -164,7 +151,7 @@ describe('change notifications', () => {
       await service.start(server.listener);
       expect(states).toHaveLength(1);
       await writeFiles(repo.root, {
-        '.notarai/app.spec.yaml': SPEC.replace('The app.', 'The app, v2.'),
+        '.notarai/app.spec.yaml': SRC_SPEC.replace('The app.', 'The app, v2.'),
       });
       await waitUntil(() => updated.length > 0, 10_000, 'resources/updated');
       expect(updated[0]).toBe(specResourceUri('.notarai/app.spec.yaml'));

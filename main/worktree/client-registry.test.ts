@@ -5,7 +5,7 @@
 // idle after a minute of silence; a client behind `grove bridge` is stdio; a client that made no
 // call (a health check) leaves the list after its grace and is counted; Grove's own window is
 // never counted.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ACTIVE_WINDOW_MS,
   clientState,
@@ -27,11 +27,9 @@ import {
 } from '../testing/mcp-clients.ts';
 import { waitFor } from '../testing/net.ts';
 import { ClientRegistry } from './client-registry.ts';
+import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 /** A real listener whose client events feed a registry, as in the worktree process. */
 async function listenerWithRegistry(

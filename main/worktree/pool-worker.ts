@@ -5,7 +5,7 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData, type Transferable } from 'node:worker_threads';
 import type { PoolReply, PoolRequest, PoolWorkerData } from '../platform/worker-pool.ts';
-import { runFileJob, type FileJob } from '../reconcile/file-jobs.ts';
+import { loadHashing, runFileJob, type FileJob } from '../reconcile/file-jobs.ts';
 import { createSyncReader } from '../tools/grep-readers.ts';
 import { RESERVE_GREP_BYTES, searchChunk, type GrepChunkRequest } from '../tools/grep-search.ts';
 
@@ -27,6 +27,15 @@ if ((workerData as PoolWorkerData | undefined)?.lowPriority && process.platform 
     setPriority(0, 19);
   } catch {
     // Not permitted: the job's deadline still bounds it.
+  }
+}
+
+/** A worker started ahead of work (WorkerPool.prestart) is started for hashing: it loads that now. */
+if ((workerData as PoolWorkerData | undefined)?.prestarted) {
+  try {
+    loadHashing();
+  } catch {
+    // The first hash reports it.
   }
 }
 

@@ -24,6 +24,8 @@ interface VerifiedDirectory {
   fd: number;
   /** Its real path, ending with a separator. */
   real: Buffer;
+  /** The same as text, when those bytes are valid UTF-8 (else null: lstat goes by bytes). */
+  realText: string | null;
 }
 
 /**
@@ -39,6 +41,10 @@ export class VerifiedDirectories {
   readonly #maxOpen: number;
   /** Directory key -> prefix for its entries, or null when it is not provably inside. */
   readonly #known = new Map<string, VerifiedDirectory | null>();
+  /** lstatText's directory: the last one asked for, its bytes and its real path as text. */
+  #lastText: string | undefined;
+  #lastBytes = Buffer.alloc(0);
+  #lastReal: string | null = null;
 
   /**
    * `strict`: a directory must be its own real path (no symlink anywhere under the root, as grep
@@ -88,12 +94,33 @@ export class VerifiedDirectories {
     return lstatSync(Buffer.concat([directory.real, name]), { throwIfNoEntry: false });
   }
 
+  /**
+   * `lstat` for a directory and a name given as text (a worktree-relative POSIX directory, UTF-8,
+   * as git lists it): the same answer, cheaper for many names of one directory in a row (a stat
+   * pass over git's listing). The directory is looked up once per run of names, and each name is
+   * joined to its real path as text (no Buffer per name; the call encodes it as UTF-8, as
+   * `Buffer.from(name)` does); a real path that is not valid UTF-8 goes by bytes, as `lstat`.
+   */
+  lstatText(relativeDirectory: string, name: string): Stats | undefined | null {
+    if (relativeDirectory !== this.#lastText) {
+      this.#lastText = relativeDirectory;
+      this.#lastBytes = Buffer.from(relativeDirectory);
+      this.#lastReal = this.#directory(this.#lastBytes)?.realText ?? null;
+    }
+    if (this.#lastReal !== null) {
+      return lstatSync(this.#lastReal + name, { throwIfNoEntry: false });
+    }
+    return this.lstat(this.#lastBytes, Buffer.from(name));
+  }
+
   close(): void {
     for (const entry of this.#known.values()) if (entry) closeSync(entry.fd);
     this.#known.clear();
+    this.#lastText = undefined;
   }
 
   #evictOne(): void {
+    this.#lastText = undefined; // lstatText looks its directory up again
     for (const [key, entry] of this.#known) {
       if (entry === null) continue;
       closeSync(entry.fd);
@@ -147,6 +174,8 @@ export class VerifiedDirectories {
     }
     const realWithSeparator = Buffer.concat([real, Buffer.from(path.sep)]);
     const prefix = PROC_FD ? Buffer.from(`/proc/self/fd/${fd}/`) : realWithSeparator;
-    return { prefix, fd, real: realWithSeparator };
+    const text = `${realText}${path.sep}`;
+    const textual = Buffer.from(text).equals(realWithSeparator) ? text : null;
+    return { prefix, fd, real: realWithSeparator, realText: textual };
   }
 }

@@ -7,14 +7,22 @@
 // paths go through stdin, never the command line. Output with many records is asked for with `-z`
 // and split with splitNul. runGit waits through main/platform/run-process.ts (the one runner of
 // programs); spawnGit is for callers that stream (check-ignore). docs/decisions.md ("One git runner") says why not simple-git.
+// Git run for background work (a signal registered with pauseAtSlices: the window's state) waits
+// while clients' calls run before it starts, and runs at a lower CPU priority (BACKGROUND_NICENESS).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import { absolutePathEntries, runProcess } from '../run-process.ts';
+import { isBackgroundWork, pauseIfAsked } from '../time-slices.ts';
 
 /** Longest a query may take unless the caller says otherwise. */
 export const GIT_TIMEOUT_MS = 30_000;
 /** Most stdout bytes kept unless the caller says otherwise (100k paths are about 5 MiB). */
 export const GIT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
+/**
+ * The nice value of git run for background work: beside a client's call (nice 0) it gets about a
+ * tenth of a contended core (Linux's weights: 110 against 1024), alone it runs at full speed.
+ */
+export const BACKGROUND_NICENESS = 10;
 
 /**
  * Variables git needs from our environment (finding itself, the user's config, locale, temp
@@ -100,7 +108,12 @@ export function spawnGit(
  * when git could not run, was cancelled, timed out or exceeded the output cap. Never rejects.
  */
 export async function runGit(args: readonly string[], options: RunGitOptions): Promise<GitOutput> {
+  const background = isBackgroundWork(options.signal);
+  // Background work steps aside while clients' calls run, before git starts too (a racily clean
+  // index makes git read every file: that read would compete with the call).
+  if (background) await pauseIfAsked(options.signal);
   const output = await runProcess('git', gitArguments(args), {
+    ...(background ? { niceness: BACKGROUND_NICENESS } : {}),
     cwd: options.cwd,
     env: gitEnvironment(options.ceiling, options.env),
     signal: options.signal,
