@@ -215,8 +215,6 @@ export async function exportContextWithParts(
     specPath?: string;
     objectsDir?: () => Promise<string>;
     signal?: AbortSignal;
-    /** Skip what export-context does not use: the files changed since reconciled (the CLI). */
-    skipChanged?: boolean;
   },
 ): Promise<ExportedContexts> {
   const { signal } = options;
@@ -226,14 +224,30 @@ export async function exportContextWithParts(
     );
   }
   const sha = await resolveBase(parts.root, options.baseBranch);
-  const [entries, inputs] = await Promise.all([
-    changedVsBase(parts.root, sha, signal),
-    gatherInputs(parts, {
-      sync: true,
-      ...(signal ? { signal } : {}),
-      ...(options.skipChanged ? { skipChanged: true } : {}),
-    }),
-  ]);
+  // The tracked changes vs the base: the live index's once synced, when it keeps them; else git's,
+  // asked beside the inputs (kept by the index if nothing moved from its start to the sync).
+  const index = parts.index;
+  const askedAt = index?.current();
+  const asked = index?.snapshot(askedAt)?.changed.has(sha)
+    ? undefined
+    : changedVsBase(parts.root, sha, signal);
+  asked?.catch(() => undefined);
+  // Export-context reads no hash cache: nothing is classified.
+  const inputs = await gatherInputs(parts, {
+    sync: true,
+    skipChanged: true,
+    ...(signal ? { signal } : {}),
+  });
+  const known = index?.snapshot(inputs.sequence);
+  let entries = known?.changed.get(sha);
+  if (!entries) {
+    const since = asked ? askedAt : index?.current();
+    const listed = await (asked ?? changedVsBase(parts.root, sha, signal));
+    if (known && since === inputs.sequence) {
+      index?.record(since, (snapshot) => snapshot.changed.set(sha, listed));
+    }
+    entries = listed;
+  }
   const present = new Set<string>();
   const all = new Set<string>();
   for (const entry of entries) {
@@ -303,7 +317,7 @@ export async function exportContext(
 ): Promise<ExportedContexts> {
   const [parts, close] = await standaloneParts(root);
   try {
-    return await exportContextWithParts(parts, { ...options, skipChanged: true });
+    return await exportContextWithParts(parts, options);
   } finally {
     close();
   }
