@@ -238,6 +238,7 @@ export async function classifyFiles(
 ): Promise<FileClasses> {
   const listed = listedFiles(known);
   if (!parts.memo || !known || generation === undefined || !listed) {
+    if (parts.memo) parts.memo.classified += files.length + extra.length;
     return asClasses(
       await classifyAgainstCache(parts, [...files, ...extra], reconciled, signal, known?.hashes),
     );
@@ -266,6 +267,7 @@ export async function classifyFiles(
       read: kept.read,
     };
   }
+  parts.memo.classified += unlisted.length;
   const apart = await classifyAgainstCache(parts, unlisted, reconciled, signal, known.hashes);
   const isApart = new Set(unlisted);
   return {
