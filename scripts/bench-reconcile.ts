@@ -16,6 +16,9 @@
 // mark right after a `b3sum` of the same files (ratios taken pair by pair: the machine's load
 // moves both), with the stages of each mark in the worktree process (GROVE_STAGE_TIMINGS,
 // main/platform/stage-timings.ts). --repo reuses a repository generated with --keep.
+//   npm run bench:reconcile -- --warm-reads [--sizes 20000 --runs 5 --repo DIR]
+// --warm-reads: warm get_spec_diff, get_changed_artifacts and export_context through the client,
+// each beside a `git ls-files`, and the worktree process's CPU per call (benchWarmReads).
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';

@@ -34,7 +34,6 @@ import { changedArtifacts } from './changed-artifacts.ts';
 import { markFilesReconciled, type MarkRecord } from './mark-reconciled.ts';
 import { computeReconcileState, summarizeDecisions } from './reconcile-state.ts';
 import { computeSpecDiff, type SpecDiffRequest } from './spec-diff.ts';
-import { checkSpecPath, loadValidSpec } from './spec-request.ts';
 import type { WorkerPool } from '../platform/worker-pool.ts';
 import {
   changedVsBase,
@@ -43,7 +42,6 @@ import {
   gitDirectories,
   headSha,
   listUntracked,
-  listWorktreeFileSets,
   objectFormat,
   resolveBase,
   withUntracked,
@@ -58,14 +56,13 @@ import {
 } from './state-file.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import {
-  filterInSlices,
   forEachInSlices,
   pauseAtSlices,
   pauseIfAsked,
   someInSlices,
   sortInSlices,
 } from '../platform/time-slices.ts';
-import { formatSpecError, governs, isSpecPath, loadSpecs } from './spec-loader.ts';
+import { formatSpecError, governs, loadSpecs } from './spec-loader.ts';
 
 export { STATE_FILE };
 
