@@ -234,6 +234,11 @@ export class SyncTap {
     if (type === 'rename') {
       if (absolute.includes('\ufffd')) this.#fail(`a name the tap cannot watch under ${dir}`);
       else this.#structure(absolute, ignore);
+      // The directory itself was deleted or moved (libuv names a watch's own event by the
+      // directory's base name): its watch may be dead although a directory with the same inode
+      // number is there now (ext4 hands a freed inode to the next one made), so it is watched
+      // anew. A child of the same name gets here too: watching again is only a cost.
+      if (name === path.basename(dir)) this.#structure(dir, ignore, true);
     }
     this.#buffer.push(absolute);
     if (this.#options.isCookie(absolute)) {
@@ -251,11 +256,14 @@ export class SyncTap {
     if (paths.length > 0 && !this.#stopped) this.#options.onPaths(paths);
   }
 
-  /** A name appeared, went or was replaced: keeps the watched directories in step. */
-  #structure(absolute: string, ignore: ReadonlySet<string>): void {
+  /**
+   * A name appeared, went or was replaced: keeps the watched directories in step. `self`: the
+   * directory's own watch reported it gone, whatever its inode number is now.
+   */
+  #structure(absolute: string, ignore: ReadonlySet<string>, self = false): void {
     const ino = directoryInode(absolute);
     const known = this.#watched.get(absolute);
-    if (known && ino === known.ino) return;
+    if (known && ino === known.ino && !self) return;
     if (known) {
       const prefix = `${absolute}${path.sep}`;
       for (const [dir, watched] of this.#watched) {
