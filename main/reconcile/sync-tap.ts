@@ -116,6 +116,11 @@ export class SyncTap {
     return this.#failed;
   }
 
+  /** True while every directory of its trees is watched: its walks done, no failure, running. */
+  watchesAll(): boolean {
+    return !this.#failed && !this.#stopped && this.#walks === 0;
+  }
+
   /** Where the tap stands, for a cookie written now; undefined if such a cookie cannot certify. */
   mark(): TapMark | undefined {
     if (this.#failed || this.#stopped || this.#walks > 0 || this.#staleRisk > 0) return undefined;
