@@ -80,4 +80,5 @@ export {
   watchDirectoryNames,
   listSubdirectories,
   inotifyMaxQueuedEvents,
+  inotifyMaxUserWatches,
 } from './confined-fs/directory-watch.ts';

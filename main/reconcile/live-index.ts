@@ -51,6 +51,8 @@ export interface SyncVouch {
   mark(): TapMark | undefined;
   certify(mark: TapMark): void;
   refusal(): string | undefined;
+  /** True while it watches every directory of its trees: its walks done, no failure. */
+  watchesAll(): boolean;
 }
 
 /** True for the absolute path of a sync cookie in `root`. */
@@ -95,9 +97,21 @@ export class LiveIndex {
     this.#root = root;
   }
 
-  /** The tap that may answer syncs before parcel's batch (sync-tap.ts), or none. */
+  /**
+   * The tap that may answer syncs before parcel's batch (sync-tap.ts), or none. Once one is
+   * attached, the index vouches only while it watches every directory: parcel's inotify backend
+   * does not list a directory made or moved in (it watches that one alone, and misses a
+   * subdirectory made before its watch was added), and keeps reporting a directory moved within
+   * the tree under its old path; the tap's walks watch each directory under its path, and report
+   * what moves there. While it walks, or once it has failed, every call scans.
+   */
   attachTap(tap: SyncVouch | undefined): void {
     this.#tap = tap;
+  }
+
+  /** The watcher can vouch, and the tap (if any) watches every directory. */
+  #vouches(): boolean {
+    return this.#trusted && (this.#tap === undefined || this.#tap.watchesAll());
   }
 
   /** The watcher is subscribed: events from now on are seen. */
@@ -252,7 +266,7 @@ export class LiveIndex {
    * scan starting now must record, or undefined when the watcher cannot vouch.
    */
   async sync(): Promise<number | undefined> {
-    if (!this.#trusted) return undefined;
+    if (!this.#vouches()) return undefined;
     const name = `${COOKIE_PREFIX}${process.pid}-${++this.#cookieCount}`;
     const relative = `${COOKIE_DIR}/${name}`;
     let timer: NodeJS.Timeout | undefined;
@@ -286,7 +300,7 @@ export class LiveIndex {
       await writeFileAtomicInsideRoot(this.#root, relative, '');
       if (!(await seen)) return undefined;
       await this.#settle();
-      return this.#trusted ? this.#sequence : undefined;
+      return this.#vouches() ? this.#sequence : undefined;
     } catch {
       return undefined; // a cache directory Grove cannot write: scan
     } finally {
@@ -302,17 +316,18 @@ export class LiveIndex {
 
   /** Where events stand now: what a scan starting now records its results under. */
   current(): number | undefined {
-    return this.#trusted ? this.#sequence : undefined;
+    return this.#vouches() ? this.#sequence : undefined;
   }
 
   /** True when a snapshot could answer (worth a sync), once the paths that moved are applied. */
   get hasSnapshot(): boolean {
-    return this.#trusted && this.#snapshot !== undefined;
+    return this.#vouches() && this.#snapshot !== undefined;
   }
 
   /** The snapshot of the last scan, if nothing moved since `sequence` (from sync()). */
   snapshot(sequence: number | undefined): ScanSnapshot | undefined {
     if (sequence === undefined || this.#snapshot?.sequence !== sequence) return undefined;
+    if (!this.#vouches()) return undefined;
     return sequence === this.#sequence ? this.#snapshot : undefined;
   }
 
@@ -322,7 +337,7 @@ export class LiveIndex {
    * is reported later and ends the snapshot then.
    */
   record(sequence: number | undefined, update: (snapshot: ScanSnapshot) => void): void {
-    if (sequence === undefined || sequence !== this.#sequence || !this.#trusted) return;
+    if (sequence === undefined || sequence !== this.#sequence || !this.#vouches()) return;
     const before = this.#snapshot?.listing;
     if (this.#snapshot?.sequence !== sequence) {
       // A scan that began after every event so far: it saw what is still pending.

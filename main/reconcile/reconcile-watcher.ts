@@ -145,8 +145,15 @@ export class ReconcileWatcher {
         }
       };
       const backend = watcherBackend();
-      const subscribe = (directory: string, ignore: string[]): Promise<AsyncSubscription> =>
-        watcher.subscribe(directory, onEvents, { ignore, backend });
+      const subscribe = async (directory: string, ignore: string[]) => {
+        const subscription = await watcher.subscribe(directory, onEvents, { ignore, backend });
+        // Closed meanwhile: close() could not see this one.
+        if (this.#closed) {
+          await subscription.unsubscribe().catch(() => undefined);
+          throw new Error('closed while starting');
+        }
+        return subscription;
+      };
       this.#subscriptions.push(
         await subscribe(this.#root, IGNORED_DIRS),
         await subscribe(commonDir, IGNORED_GIT),
@@ -166,6 +173,7 @@ export class ReconcileWatcher {
       }
     } catch (error) {
       this.#index.distrust();
+      if (this.#closed) return;
       this.#report(
         new Error(
           `cannot watch ${this.#root} (${error instanceof Error ? error.message : String(error)}); ` +

@@ -20,11 +20,15 @@
 //   which is handed over afterwards. A parcel cookie certifies again, resetting the count;
 // - handles closed (a watched directory went away): their events still queued are dropped by
 //   libuv uncounted, so no certification is taken until libuv has drained its queue since.
+// A watched directory whose own watch reports it deleted or moved is watched anew, even if a
+// directory with the same inode number is there now (ext4 reuses them; the old watch is dead).
+// The live index answers from memory only while every directory is watched (watchesAll).
 import type { FSWatcher } from 'node:fs';
 import path from 'node:path';
 import {
   directoryInode,
   inotifyMaxQueuedEvents,
+  inotifyMaxUserWatches,
   listSubdirectories,
   watchDirectoryNames,
 } from '../platform/confined-fs.ts';
@@ -43,6 +47,12 @@ export interface TapMark {
 
 /** Directories the tap watches at most; above, it stays out of the way (parcel's cookie). */
 export const MAX_TAP_DIRECTORIES = 50_000;
+/**
+ * Nor more than this share of the user's inotify watches (max_user_watches, shared by all their
+ * processes): parcel needs as many for the same directories, in every worktree, and the tap is
+ * only a shortcut. 192,536 here: 12,033 directories.
+ */
+const WATCH_SHARE = 16;
 /** The kernel's default queue length, used when /proc cannot be read. */
 const DEFAULT_MAX_QUEUED_EVENTS = 16_384;
 
@@ -52,7 +62,10 @@ export interface SyncTapOptions {
   onPaths: (paths: string[]) => void;
   /** True for a path whose event must be handed over at once (the sync's cookie). */
   isCookie: (absolute: string) => boolean;
-  /** Overrides MAX_TAP_DIRECTORIES (tests: the watch limit reached, without exhausting it). */
+  /**
+   * Overrides MAX_TAP_DIRECTORIES and the share of max_user_watches (tests: the watch limit
+   * reached, without exhausting it).
+   */
   maxDirectories?: number;
 }
 
@@ -67,6 +80,7 @@ export class SyncTap {
   readonly #options: SyncTapOptions;
   readonly #watched = new Map<string, Watched>();
   readonly #maxTrusted: number;
+  readonly #maxDirectories: number;
   /** Moves whenever the set of watched directories changes (or may have to). */
   #epoch = 0;
   /** Events handed over since the start. */
@@ -86,6 +100,13 @@ export class SyncTap {
   constructor(options: SyncTapOptions) {
     this.#options = options;
     this.#maxTrusted = Math.floor((inotifyMaxQueuedEvents() ?? DEFAULT_MAX_QUEUED_EVENTS) / 2);
+    const userWatches = inotifyMaxUserWatches();
+    this.#maxDirectories =
+      options.maxDirectories ??
+      Math.min(
+        MAX_TAP_DIRECTORIES,
+        userWatches === undefined ? Infinity : Math.floor(userWatches / WATCH_SHARE),
+      );
   }
 
   /** Starts watching; `ready` settles once the first walk is done. */
@@ -114,6 +135,11 @@ export class SyncTap {
 
   get failure(): string | undefined {
     return this.#failed;
+  }
+
+  /** True while every directory of its trees is watched: its walks done, no failure, running. */
+  watchesAll(): boolean {
+    return !this.#failed && !this.#stopped && this.#walks === 0;
   }
 
   /** Where the tap stands, for a cookie written now; undefined if such a cookie cannot certify. */
@@ -206,7 +232,7 @@ export class SyncTap {
     // Its inode first: a directory replaced after this is reported by its parent's watch.
     const ino = directoryInode(dir);
     if (ino === undefined) return false;
-    const most = this.#options.maxDirectories ?? MAX_TAP_DIRECTORIES;
+    const most = this.#maxDirectories;
     if (this.#watched.size >= most) {
       this.#fail(`over ${most} directories`);
       return false;
@@ -234,6 +260,11 @@ export class SyncTap {
     if (type === 'rename') {
       if (absolute.includes('\ufffd')) this.#fail(`a name the tap cannot watch under ${dir}`);
       else this.#structure(absolute, ignore);
+      // The directory itself was deleted or moved (libuv names a watch's own event by the
+      // directory's base name): its watch may be dead although a directory with the same inode
+      // number is there now (ext4 hands a freed inode to the next one made), so it is watched
+      // anew. A child of the same name gets here too: watching again is only a cost.
+      if (name === path.basename(dir)) this.#structure(dir, ignore, true);
     }
     this.#buffer.push(absolute);
     if (this.#options.isCookie(absolute)) {
@@ -251,11 +282,14 @@ export class SyncTap {
     if (paths.length > 0 && !this.#stopped) this.#options.onPaths(paths);
   }
 
-  /** A name appeared, went or was replaced: keeps the watched directories in step. */
-  #structure(absolute: string, ignore: ReadonlySet<string>): void {
+  /**
+   * A name appeared, went or was replaced: keeps the watched directories in step. `self`: the
+   * directory's own watch reported it gone, whatever its inode number is now.
+   */
+  #structure(absolute: string, ignore: ReadonlySet<string>, self = false): void {
     const ino = directoryInode(absolute);
     const known = this.#watched.get(absolute);
-    if (known && ino === known.ino) return;
+    if (known && ino === known.ino && !self) return;
     if (known) {
       const prefix = `${absolute}${path.sep}`;
       for (const [dir, watched] of this.#watched) {

@@ -59,8 +59,17 @@ export async function listSubdirectories(
 
 /** The kernel's inotify queue length (/proc/sys/fs/inotify/max_queued_events), if readable. */
 export function inotifyMaxQueuedEvents(): number | undefined {
+  return inotifySetting('max_queued_events');
+}
+
+/** The inotify watches one user may hold, all processes together (max_user_watches), if readable. */
+export function inotifyMaxUserWatches(): number | undefined {
+  return inotifySetting('max_user_watches');
+}
+
+function inotifySetting(name: string): number | undefined {
   try {
-    const value = Number(readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8').trim());
+    const value = Number(readFileSync(`/proc/sys/fs/inotify/${name}`, 'utf8').trim());
     return Number.isSafeInteger(value) && value > 0 ? value : undefined;
   } catch {
     return undefined;
