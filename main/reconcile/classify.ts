@@ -90,9 +90,12 @@ export async function classifyAgainstCache(
   if (toCheck.length === 0) return result;
   const statRows = await parts.cache.readStats();
   const rowHashes: (string | undefined)[] = new Array<string | undefined>(toCheck.length);
-  const { codes, hashed } = stated
+  const { codes, hashed, linked } = stated
     ? await compareStated(parts, toCheck, toCheckAt, await stated, statRows, rowHashes, signal)
     : await fingerprintAll(parts, toCheck, statRows, rowHashes, signal);
+  // A file with another name (a hard link) can change with no event for this one: the live index
+  // keeps nothing while there is one (every call scans, and finds it again).
+  if (linked.length > 0) parts.index?.refuseLinked(toCheck[linked[0] as number] as string);
   const fresh = new Map<number, string>();
   await forEachInSlices(
     hashed,
@@ -188,7 +191,7 @@ async function compareStated(
     },
     signal,
   );
-  if (again.length === 0) return { codes, hashed: [] };
+  if (again.length === 0) return { codes, hashed: [], linked: [] };
   const noRows = new Float64Array(again.length * KNOWN_STRIDE).fill(Number.NaN);
   const read = await parts.files.fingerprint(
     parts.root,
@@ -200,6 +203,7 @@ async function compareStated(
   return {
     codes,
     hashed: read.hashed.map((entry) => ({ ...entry, index: again[entry.index] as number })),
+    linked: read.linked.map((index) => again[index] as number),
   };
 }
 

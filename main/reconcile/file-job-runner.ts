@@ -81,7 +81,8 @@ export class FileJobRunner {
       );
       inline.codes.set(rest.codes, start);
       for (const entry of rest.hashed) inline.hashed.push({ ...entry, index: entry.index + start });
-      return { codes: inline.codes, hashed: inline.hashed };
+      for (const index of rest.linked) inline.linked.push(index + start);
+      return { codes: inline.codes, hashed: inline.hashed, linked: inline.linked };
     }
     return this.#fingerprintInWorkers(root, paths, known, signal);
   }
@@ -94,6 +95,7 @@ export class FileJobRunner {
   ): Promise<FingerprintResult> {
     const codes = new Uint8Array(paths.length);
     const hashed: HashedEntry[] = [];
+    const linked: number[] = [];
     const owner = {}; // the chunks of one job share the pool as one owner
     const plan = chunkPlan(paths.length, this.#pool.size);
     await Promise.all(
@@ -111,9 +113,10 @@ export class FileJobRunner {
         )) as FingerprintResult;
         codes.set(result.codes, start);
         for (const entry of result.hashed) hashed.push({ ...entry, index: entry.index + start });
+        for (const index of result.linked) linked.push(index + start);
       }),
     );
-    return { codes, hashed };
+    return { codes, hashed, linked };
   }
 
   /**

@@ -45,6 +45,8 @@ export interface FingerprintResult {
   /** MISSING (not a readable regular file), HIT (the stat row still holds) or HASHED. */
   codes: Uint8Array;
   hashed: HashedEntry[];
+  /** Indexes of the regular files with more than one name (hard links): none kept between calls. */
+  linked: number[];
   /**
    * Set when the job stopped at this index because hashing the file there would have passed its
    * byte budget (a main-thread job): the paths from here on were not looked at.
@@ -191,6 +193,7 @@ export function fingerprintFiles(
 ): FingerprintResult {
   const codes = new Uint8Array(paths.length);
   const hashed: HashedEntry[] = [];
+  const linked: number[] = [];
   const directories = new VerifiedDirectories(root, { strict: false });
   let budget = hashBudgetBytes;
   try {
@@ -202,6 +205,7 @@ export function fingerprintFiles(
         codes[index] = MISSING;
         continue;
       }
+      if (info.nlink > 1) linked.push(index);
       const base = index * KNOWN_STRIDE;
       const size = known[base] as number;
       if (
@@ -222,7 +226,7 @@ export function fingerprintFiles(
         codes[index] = HIT;
         continue;
       }
-      if (info.size > budget) return { codes, hashed, stoppedAt: index };
+      if (info.size > budget) return { codes, hashed, linked, stoppedAt: index };
       budget -= info.size;
       const outcome = hashInDirectory(directories, directory, name);
       if (typeof outcome === 'object') {
@@ -242,7 +246,7 @@ export function fingerprintFiles(
   } finally {
     directories.close();
   }
-  return { codes, hashed };
+  return { codes, hashed, linked };
 }
 
 /**

@@ -11,7 +11,7 @@
 // write changes), but what changed vs the base (a `git diff` with rename detection, which pairs
 // paths) is dropped when one of them moves and asked of git again by the next computation.
 import path from 'node:path';
-import { entryKindInsideRoot } from '../platform/confined-fs.ts';
+import { entryKind, lstatNoFollowInsideRoot } from '../platform/confined-fs.ts';
 import { runGit } from '../platform/git/run-git.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import type { ChangedEntry, WorktreeFiles } from './git-queries.ts';
@@ -99,6 +99,14 @@ async function ignoredPaths(
  * full scan is needed. `base` is not changed, except that the content hashes of `paths` are forgotten (the
  * hash maps are shared: an entry there only ever saves a read).
  */
+/**
+ * Why a file with more than one name (a hard link) ends the snapshot: a write through its other
+ * name, perhaps outside the worktree, sends no event for this one, so nothing kept for it could be
+ * vouched for; every call then scans (docs/decisions.md, "The sync tap").
+ */
+export const linkedFallback = (file: string): string =>
+  `${file} has more than one name (a hard link): a write through another name sends no event here`;
+
 export async function applyPathChanges(
   root: string,
   base: ScanSnapshot,
@@ -124,13 +132,15 @@ export async function applyPathChanges(
       }
     }
     if (hasUnder(listed, file)) return { fallback: `${file} held listed files` };
-    let kind: ReturnType<typeof entryKindInsideRoot>;
+    let info: ReturnType<typeof lstatNoFollowInsideRoot>;
     try {
-      kind = entryKindInsideRoot(root, file);
+      info = lstatNoFollowInsideRoot(root, file);
     } catch {
       return { fallback: `${file} is under a symlinked directory` };
     }
+    const kind = entryKind(info);
     if (kind === 'directory' || kind === 'special') return { fallback: `${file} is a ${kind}` };
+    if (kind === 'file' && (info?.nlink ?? 1) > 1) return { fallback: linkedFallback(file) };
     base.hashes.delete(file);
     base.read.delete(file);
     if (isSpecPath(file)) changedSpecs.add(file);

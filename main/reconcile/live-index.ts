@@ -29,7 +29,12 @@ import {
 } from '../platform/confined-fs.ts';
 import { forEachInSlices } from '../platform/time-slices.ts';
 import { listWorktreeFileSets, type WorktreeFiles } from './git-queries.ts';
-import { applyPathChanges, MAX_INCREMENTAL_PATHS, type ScanSnapshot } from './live-index-update.ts';
+import {
+  applyPathChanges,
+  linkedFallback,
+  MAX_INCREMENTAL_PATHS,
+  type ScanSnapshot,
+} from './live-index-update.ts';
 import { loadSpecs, type SpecSet } from './spec-loader.ts';
 import type { TapMark } from './sync-tap.ts';
 
@@ -125,6 +130,16 @@ export class LiveIndex {
   distrust(): void {
     this.#trusted = false;
     this.#drop('the watcher cannot vouch');
+  }
+
+  /**
+   * A scan found `file` with more than one name (a hard link): a write through another name sends
+   * no event for it, so no snapshot may hold it. Counts as a move, so the scan under way (and any
+   * begun before) records nothing either.
+   */
+  refuseLinked(file: string): void {
+    this.#sequence++;
+    this.#drop(linkedFallback(file));
   }
 
   #drop(reason: string): void {
