@@ -410,7 +410,9 @@ export function compileGlobs(
   }
   const none = literals.size === 0 && matchers.length === 0;
   const directories = matchers.map(literalDirectory);
-  const lastOnly = matchers.map((segments, index) => lastSegmentOnly(segments, directories[index]!));
+  const lastOnly = matchers.map((segments, index) =>
+    lastSegmentOnly(segments, directories[index]!),
+  );
   return {
     patterns: [...patterns],
     empty: none,
