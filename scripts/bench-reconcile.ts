@@ -16,6 +16,9 @@
 // mark right after a `b3sum` of the same files (ratios taken pair by pair: the machine's load
 // moves both), with the stages of each mark in the worktree process (GROVE_STAGE_TIMINGS,
 // main/platform/stage-timings.ts). --repo reuses a repository generated with --keep.
+//   npm run bench:reconcile -- --warm-reads [--sizes 20000 --runs 5 --repo DIR]
+// --warm-reads: warm get_spec_diff, get_changed_artifacts and export_context through the client,
+// each beside a `git ls-files`, and the worktree process's CPU per call (benchWarmReads).
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -43,6 +46,8 @@ interface Options {
   /** Only issue 25's rows: check_specs and the window's update after one file change. */
   checkOnly: boolean;
   markOnly: boolean;
+  /** Only warm get_spec_diff, get_changed_artifacts and export_context (benchWarmReads). */
+  warmReads: boolean;
   repo?: string;
   /** A NotarAI 0.7 binary: the CLI rows then run it beside `grove` and print ratios. */
   notarai?: string;
@@ -56,6 +61,7 @@ function parseOptions(argv: string[]): Options {
     keep: false,
     checkOnly: false,
     markOnly: false,
+    warmReads: false,
   };
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index];
@@ -65,6 +71,7 @@ function parseOptions(argv: string[]): Options {
     else if (arg === '--big-runs') options.bigRuns = Number(argv[++index]);
     else if (arg === '--keep') options.keep = true;
     else if (arg === '--mark-only') options.markOnly = true;
+    else if (arg === '--warm-reads') options.warmReads = true;
     else if (arg === '--repo') options.repo = argv[++index];
     else if (arg === '--notarai') options.notarai = path.resolve(argv[++index] ?? '');
   }
@@ -1106,6 +1113,89 @@ function report(results: SizeResult[], options: Options): void {
   }
 }
 
+/**
+ * --warm-reads (issue 35): get_spec_diff, get_changed_artifacts and export_context through a real
+ * client with nothing changed since the last call, each run beside a `git ls-files` (interleaved,
+ * ratios per run), and the worktree process's CPU per call (/proc, a batch of calls once idle).
+ */
+async function benchWarmReads(size: number, options: Options): Promise<void> {
+  const reused = options.repo === undefined ? undefined : path.resolve(options.repo);
+  const generated = reused === undefined ? await generate(size) : undefined;
+  const root = reused ?? generated!.root;
+  const dir = path.dirname(root);
+  const dataDir = path.join(dir, `data-${process.pid}`);
+  const spec = '.notarai/product.spec.yaml';
+  console.log(`\n== ${size.toLocaleString('en-US')} governed files, warm reads (${root})`);
+  const served = await mcpClientOf(root, dataDir);
+  try {
+    const pid = served.host.processId(served.host.snapshot().repos[0]!.worktrees[0]!.id);
+    if (pid === undefined) throw new Error('no worktree process');
+    const files = Array.from({ length: size }, (_, index) => fileName(index));
+    await callOk(served.client, 'mark_reconciled', { files: [...files, spec] });
+    await served.settled(performance.now());
+    const calls: [string, () => Promise<unknown>][] = [
+      [
+        'get_spec_diff',
+        () => callOk(served.client, 'get_spec_diff', { spec_path: spec, base_branch: 'main' }),
+      ],
+      [
+        'get_changed_artifacts',
+        () => callOk(served.client, 'get_changed_artifacts', { spec_path: spec }),
+      ],
+      [
+        'export_context',
+        () => callOk(served.client, 'export_context', { base_branch: 'main', spec_path: spec }),
+      ],
+      [
+        'export_context (all)',
+        () => callOk(served.client, 'export_context', { base_branch: 'main' }),
+      ],
+    ];
+    for (const [, call] of calls) await call();
+    const walls = new Map<string, number[]>(calls.map(([name]) => [name, []]));
+    const ratios = new Map<string, number[]>(calls.map(([name]) => [name, []]));
+    const ls: number[] = [];
+    for (let run = 0; run < Math.max(options.runs, 5); run++) {
+      const floor = (await time(() => gitLsFiles(root))).ms;
+      ls.push(floor);
+      for (const [name, call] of calls) {
+        const ms = (await time(call)).ms;
+        walls.get(name)!.push(ms);
+        ratios.get(name)!.push(ms / floor);
+      }
+    }
+    const perBatch = 10;
+    const cpu = new Map<string, number[]>(calls.map(([name]) => [name, []]));
+    for (let run = 0; run < 3; run++) {
+      for (const [name, call] of calls) {
+        await idle(pid);
+        const before = processCpuMs(pid);
+        for (let index = 0; index < perBatch; index++) await call();
+        await idle(pid);
+        cpu.get(name)!.push((processCpuMs(pid) - before) / perBatch);
+      }
+    }
+    const load = loadavg()
+      .map((value) => value.toFixed(1))
+      .join(' ');
+    console.log(`git ls-files: median ${fmt(medianOf(ls))}; load average ${load} at the end`);
+    console.log(
+      '| call (warm, nothing changed) | wall, median | x git ls-files (per run) | worktree process CPU per call (median of 3 batches of 10) |',
+    );
+    console.log('|---|---|---|---|');
+    for (const [name] of calls) {
+      console.log(
+        `| ${name} | ${fmt(medianOf(walls.get(name)!))} | ${medianOf(ratios.get(name)!).toFixed(2)}x | ${medianOf(cpu.get(name)!).toFixed(1)} ms |`,
+      );
+    }
+  } finally {
+    await served.close();
+    await rm(dataDir, { recursive: true, force: true });
+    await rm(stagesFile(dataDir), { force: true });
+    if (generated && !options.keep) await rm(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   console.log(
@@ -1117,6 +1207,10 @@ async function main(): Promise<void> {
   );
   if (options.markOnly) {
     for (const size of options.sizes) await benchMarkOnly(size, options);
+    return;
+  }
+  if (options.warmReads) {
+    for (const size of options.sizes) await benchWarmReads(size, options);
     return;
   }
   const results: SizeResult[] = [];

@@ -25,7 +25,7 @@
 // process for hung).
 //
 // The layer lives in main/platform/confined-fs/ (types, resolve, descriptors, reads, writes,
-// verified directories, listing, probe); this module is its one entry: callers import from here.
+// verified directories, listing, probe, directory watches); this module is its one entry: callers import from here.
 
 export type {
   SandboxPath,
@@ -75,3 +75,10 @@ export {
   canonicalName,
 } from './confined-fs/listing.ts';
 export { createFileLayerProbe } from './confined-fs/probe.ts';
+export {
+  directoryInode,
+  watchDirectoryNames,
+  listSubdirectories,
+  inotifyMaxQueuedEvents,
+  inotifyMaxUserWatches,
+} from './confined-fs/directory-watch.ts';

@@ -1,12 +1,13 @@
 // One classification per index version: which governed files match what was reconciled, kept
 // per path while nothing it depends on moved, and shared by the window's state, the live check,
-// check_specs and get_drift_score. It depends on the reconciled rows (the hash cache's, with or
-// without the committed snapshot: one slot per rule) and on each file's content, which the live
-// index vouches for between events. A slot is kept while the rows are the same map at the same
-// version (HashCache.reconciledVersion) and the live index's snapshot is of the same lineage (its
-// hash map); then only the paths the index applied since (LiveIndex.movedSince) are classified
-// again, and paths never classified are classified once. Without a snapshot the index vouches
-// for, nothing is kept: every call classifies against the disk, as before.
+// check_specs, get_drift_score, get_spec_diff and get_changed_artifacts (classify.ts
+// classifyFiles). It depends on the reconciled rows (the hash cache's, with or without the
+// committed snapshot: one slot per rule) and on each file's content, which the live index vouches
+// for between events. A slot is kept while the rows are the same map at the same version
+// (HashCache.reconciledVersion) and the live index's snapshot is of the same lineage (its hash
+// map); then only the paths the index applied since (LiveIndex.movedSince) are classified again,
+// and paths never classified are classified once. Without a snapshot the index vouches for,
+// nothing is kept: every call classifies against the disk, as before.
 import type { ReconciledRow, StatRow } from './hash-cache.ts';
 import type { LiveIndex } from './live-index.ts';
 import type { ScanSnapshot } from './live-index.ts';
@@ -180,6 +181,28 @@ export class ClassificationMemo {
     }
     this.#alongListing.set(name, { keys, listing, generation, value });
     return value;
+  }
+
+  #pathSets = new WeakMap<readonly string[], Map<string, ReadonlySet<string>>>();
+
+  /**
+   * `files` and `extra` as one set (what classify takes), the same set while `files` is the same
+   * array (the live index's governed sets and listing are never changed in place, only replaced)
+   * and `extra` holds the same paths: then classify knows it covered them all before.
+   */
+  pathSet(files: readonly string[], extra: readonly string[]): ReadonlySet<string> {
+    let byExtra = this.#pathSets.get(files);
+    if (!byExtra) {
+      byExtra = new Map();
+      this.#pathSets.set(files, byExtra);
+    }
+    const key = extra.join('\0');
+    let paths = byExtra.get(key);
+    if (!paths) {
+      paths = new Set([...files, ...extra]);
+      byExtra.set(key, paths);
+    }
+    return paths;
   }
 
   /**

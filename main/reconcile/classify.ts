@@ -1,13 +1,14 @@
 // Which governed files still match what was reconciled: one classification pass over the cache
 // rows, with the stat fast path (a stat row still valid gives the hash without reading) and the
-// rest hashed on the worker pool.
+// rest hashed on the worker pool; and classifyFiles, the same answer for a tool's files taken from
+// the kept classification (classification-memo.ts) while the live index vouches.
 import type { FileJobRunner } from './file-job-runner.ts';
 import { FILE, HASHED, HIT, KNOWN_STRIDE, MISSING } from './file-jobs.ts';
 import type { FingerprintResult, StatResult } from './file-jobs.ts';
 import type { HashCache, ReconciledRow, StatRow } from './hash-cache.ts';
 import { statRowValid } from './stat-fast-path.ts';
 import type { ClassificationMemo } from './classification-memo.ts';
-import type { LiveIndex } from './live-index.ts';
+import { listedFiles, type LiveIndex, type ScanSnapshot } from './live-index.ts';
 import { forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
 
 /** What the engine's operations work with (ReconcileEngine builds it once). */
@@ -199,5 +200,96 @@ async function compareStated(
   return {
     codes,
     hashed: read.hashed.map((entry) => ({ ...entry, index: again[entry.index] as number })),
+  };
+}
+
+/**
+ * Which of the paths asked match what was reconciled (classifyAgainstCache's three sets, as tests:
+ * each path asked passes exactly one; a path not asked may pass any).
+ */
+export interface FileClasses {
+  /** No row, or another hash. */
+  isChanged(file: string): boolean;
+  /** Had a row, but is no longer a readable file. */
+  isMissing(file: string): boolean;
+  /** Had a row, and matches it. */
+  isUnchanged(file: string): boolean;
+  stats: StatRow[];
+  hashes: Map<string, string>;
+  read: Map<string, string>;
+}
+
+/**
+ * classifyAgainstCache of `files` (from the live index's listing when `known` is given) and
+ * `extra` (a spec, listed or not), answered from the engine's kept classification while the index
+ * vouches (`known` and its `generation`, read together; the rows read at `version`): only the
+ * paths that moved since are classified again. Without the index or the memo: against the disk,
+ * as before. A path git does not list is never kept (no event need report its change).
+ */
+export async function classifyFiles(
+  parts: EngineParts,
+  files: readonly string[],
+  extra: readonly string[],
+  reconciled: ReadonlyMap<string, ReconciledRow>,
+  version: number,
+  known: ScanSnapshot | undefined,
+  generation: number | undefined,
+  signal?: AbortSignal,
+): Promise<FileClasses> {
+  const listed = listedFiles(known);
+  if (!parts.memo || !known || generation === undefined || !listed) {
+    if (parts.memo) parts.memo.classified += files.length + extra.length;
+    return asClasses(
+      await classifyAgainstCache(parts, [...files, ...extra], reconciled, signal, known?.hashes),
+    );
+  }
+  const unlisted = extra.filter((file) => !listed.has(file));
+  const paths = parts.memo.pathSet(
+    files,
+    extra.filter((file) => listed.has(file)),
+  );
+  const kept = await parts.memo.classify(
+    parts,
+    paths,
+    reconciled,
+    version,
+    known,
+    generation,
+    signal,
+  );
+  if (unlisted.length === 0) {
+    return {
+      isChanged: (file) => kept.changed.has(file),
+      isMissing: (file) => kept.missing.has(file),
+      isUnchanged: (file) => !kept.changed.has(file) && !kept.missing.has(file),
+      stats: kept.stats,
+      hashes: kept.hashes,
+      read: kept.read,
+    };
+  }
+  parts.memo.classified += unlisted.length;
+  const apart = await classifyAgainstCache(parts, unlisted, reconciled, signal, known.hashes);
+  const isApart = new Set(unlisted);
+  return {
+    isChanged: (file) => (isApart.has(file) ? apart.changed : kept.changed).has(file),
+    isMissing: (file) => (isApart.has(file) ? apart.missing : kept.missing).has(file),
+    isUnchanged: (file) =>
+      isApart.has(file)
+        ? apart.unchanged.has(file)
+        : !kept.changed.has(file) && !kept.missing.has(file),
+    stats: [...kept.stats, ...apart.stats],
+    hashes: new Map([...kept.hashes, ...apart.hashes]),
+    read: new Map([...kept.read, ...apart.read]),
+  };
+}
+
+function asClasses(result: Classification): FileClasses {
+  return {
+    isChanged: (file) => result.changed.has(file),
+    isMissing: (file) => result.missing.has(file),
+    isUnchanged: (file) => result.unchanged.has(file),
+    stats: result.stats,
+    hashes: result.hashes,
+    read: result.read,
   };
 }

@@ -12,11 +12,15 @@
 // too many paths at once, an overflow of the watcher's queue (it then stops trusting), anything
 // live-index-update.ts refuses. Only Grove's and NotarAI's own cache files (.notarai/.cache/) are
 // not events here: they hold no worktree content. Events reach us a little after the fact, so a
-// call first syncs: it creates a cookie file in the cache directory and waits for the watcher to
-// report it; inotify keeps one queue in order, so every change made before the call has been
-// reported by then, and is applied before the call reads the snapshot. When the watcher cannot
-// vouch (it is not subscribed, it fell back to polling, an error, the cookie does not come back
-// in time) there is no snapshot and every call scans.
+// call first syncs: it creates a cookie file in the cache directory and waits for it to be
+// reported; inotify keeps one queue in order, so every change made before the call has been
+// reported by then, and is applied before the call reads the snapshot. Two reporters: on Linux the
+// sync's tap (sync-tap.ts: one fs.watch per directory, libuv's single inotify queue, handed over at
+// once) when it can vouch, else parcel's batch (held at least 50 ms by its debounce), whose report
+// of a cookie also certifies the tap. A path both report is applied twice: each application reads
+// the path as it is then. When the watcher cannot vouch (it is not subscribed, it fell back to
+// polling, an error, the cookie does not come back in time) there is no snapshot and every call
+// scans.
 import path from 'node:path';
 import {
   entryKindInsideRoot,
@@ -27,6 +31,7 @@ import { forEachInSlices } from '../platform/time-slices.ts';
 import { listWorktreeFileSets, type WorktreeFiles } from './git-queries.ts';
 import { applyPathChanges, MAX_INCREMENTAL_PATHS, type ScanSnapshot } from './live-index-update.ts';
 import { loadSpecs, type SpecSet } from './spec-loader.ts';
+import type { TapMark } from './sync-tap.ts';
 
 /** Where cookies are written: the cache directory, which holds no worktree content. */
 export const COOKIE_DIR = '.notarai/.cache';
@@ -38,6 +43,26 @@ export const SYNC_TIMEOUT_MS = 1_000;
 
 export type { ScanSnapshot } from './live-index-update.ts';
 
+/** Who reported an event: parcel's watcher, or the sync's tap (sync-tap.ts). */
+export type EventSource = 'watcher' | 'tap';
+
+/** What sync() asks of the tap (sync-tap.ts's SyncTap). */
+export interface SyncVouch {
+  mark(): TapMark | undefined;
+  certify(mark: TapMark): void;
+  refusal(): string | undefined;
+  /** True while it watches every directory of its trees: its walks done, no failure. */
+  watchesAll(): boolean;
+}
+
+/** True for the absolute path of a sync cookie in `root`. */
+export function isCookiePath(root: string, absolute: string): boolean {
+  return (
+    path.dirname(absolute) === path.join(root, COOKIE_DIR) &&
+    path.basename(absolute).startsWith(COOKIE_PREFIX)
+  );
+}
+
 export class LiveIndex {
   readonly #root: string;
   /** Counts events since the watcher subscribed; a snapshot is valid while it has not moved. */
@@ -45,12 +70,15 @@ export class LiveIndex {
   #trusted = false;
   #snapshot: (ScanSnapshot & { sequence: number }) | undefined;
   #cookieCount = 0;
-  readonly #cookies = new Map<string, () => void>();
+  readonly #cookies = new Map<string, (source: EventSource) => void>();
+  #tap: SyncVouch | undefined;
   /** Paths (POSIX, relative) that moved since the snapshot's sequence, still to be applied. */
   readonly #pending = new Set<string>();
   #applying: Promise<void> | undefined;
   /** How the snapshots were kept since the watcher subscribed (diagnostics and tests). */
   readonly counts = { applied: 0, dropped: 0 };
+  /** How syncs learned their cookie came back: through the tap, or parcel's batch (tests). */
+  readonly syncs = { tap: 0, watcher: 0 };
   /** Why the last snapshots were dropped (the latest last; diagnostics and tests). */
   readonly dropReasons: string[] = [];
   /**
@@ -67,6 +95,23 @@ export class LiveIndex {
 
   constructor(root: string) {
     this.#root = root;
+  }
+
+  /**
+   * The tap that may answer syncs before parcel's batch (sync-tap.ts), or none. Once one is
+   * attached, the index vouches only while it watches every directory: parcel's inotify backend
+   * does not list a directory made or moved in (it watches that one alone, and misses a
+   * subdirectory made before its watch was added), and keeps reporting a directory moved within
+   * the tree under its old path; the tap's walks watch each directory under its path, and report
+   * what moves there. While it walks, or once it has failed, every call scans.
+   */
+  attachTap(tap: SyncVouch | undefined): void {
+    this.#tap = tap;
+  }
+
+  /** The watcher can vouch, and the tap (if any) watches every directory. */
+  #vouches(): boolean {
+    return this.#trusted && (this.#tap === undefined || this.#tap.watchesAll());
   }
 
   /** The watcher is subscribed: events from now on are seen. */
@@ -118,8 +163,12 @@ export class LiveIndex {
     return moved;
   }
 
-  /** Events the watcher reported: absolute paths, in the worktree or in git's directories. */
-  noteEvents(paths: readonly string[]): void {
+  /**
+   * Events the watcher (or the tap) reported: absolute paths, in the worktree or in git's
+   * directories. A path reported twice (by the tap, then in parcel's batch) is applied twice:
+   * each application reads the path's state as it is then.
+   */
+  noteEvents(paths: readonly string[], source: EventSource = 'watcher'): void {
     let moved = false;
     let unvouched: string | undefined;
     const files: string[] = [];
@@ -127,7 +176,7 @@ export class LiveIndex {
       const relative = path.relative(this.#root, absolute).split(path.sep).join('/');
       const cookie = path.posix.basename(relative);
       if (relative.startsWith(`${COOKIE_DIR}/`) || relative === COOKIE_DIR) {
-        this.#cookies.get(cookie)?.();
+        this.#cookies.get(cookie)?.(source);
         continue; // the caches: not worktree content
       }
       moved = true;
@@ -217,12 +266,29 @@ export class LiveIndex {
    * scan starting now must record, or undefined when the watcher cannot vouch.
    */
   async sync(): Promise<number | undefined> {
-    if (!this.#trusted) return undefined;
+    if (!this.#vouches()) return undefined;
     const name = `${COOKIE_PREFIX}${process.pid}-${++this.#cookieCount}`;
     const relative = `${COOKIE_DIR}/${name}`;
     let timer: NodeJS.Timeout | undefined;
+    // Where the tap stands as the cookie is written: parcel's report of it certifies the tap.
+    const tap = this.#tap;
+    const mark = tap?.mark();
     const seen = new Promise<boolean>((resolve) => {
-      this.#cookies.set(name, () => resolve(true));
+      let answered = false;
+      this.#cookies.set(name, (source) => {
+        if (source === 'watcher') {
+          if (mark) tap?.certify(mark);
+          if (answered) return;
+          answered = true;
+          this.syncs.watcher++;
+          resolve(true);
+        } else if (!answered && tap && tap.refusal() === undefined) {
+          answered = true;
+          // Handed over by the tap after every event before it: no need to wait for parcel.
+          this.syncs.tap++;
+          resolve(true);
+        }
+      });
       // The timer can fire in the same turn as the cookie's event when the main thread was busy
       // (a big snapshot worked out meanwhile): the event is handled in that turn's poll phase,
       // so the timeout only gives up after it, in the check phase.
@@ -234,7 +300,7 @@ export class LiveIndex {
       await writeFileAtomicInsideRoot(this.#root, relative, '');
       if (!(await seen)) return undefined;
       await this.#settle();
-      return this.#trusted ? this.#sequence : undefined;
+      return this.#vouches() ? this.#sequence : undefined;
     } catch {
       return undefined; // a cache directory Grove cannot write: scan
     } finally {
@@ -250,17 +316,18 @@ export class LiveIndex {
 
   /** Where events stand now: what a scan starting now records its results under. */
   current(): number | undefined {
-    return this.#trusted ? this.#sequence : undefined;
+    return this.#vouches() ? this.#sequence : undefined;
   }
 
   /** True when a snapshot could answer (worth a sync), once the paths that moved are applied. */
   get hasSnapshot(): boolean {
-    return this.#trusted && this.#snapshot !== undefined;
+    return this.#vouches() && this.#snapshot !== undefined;
   }
 
   /** The snapshot of the last scan, if nothing moved since `sequence` (from sync()). */
   snapshot(sequence: number | undefined): ScanSnapshot | undefined {
     if (sequence === undefined || this.#snapshot?.sequence !== sequence) return undefined;
+    if (!this.#vouches()) return undefined;
     return sequence === this.#sequence ? this.#snapshot : undefined;
   }
 
@@ -270,7 +337,7 @@ export class LiveIndex {
    * is reported later and ends the snapshot then.
    */
   record(sequence: number | undefined, update: (snapshot: ScanSnapshot) => void): void {
-    if (sequence === undefined || sequence !== this.#sequence || !this.#trusted) return;
+    if (sequence === undefined || sequence !== this.#sequence || !this.#vouches()) return;
     const before = this.#snapshot?.listing;
     if (this.#snapshot?.sequence !== sequence) {
       // A scan that began after every event so far: it saw what is still pending.

@@ -20,7 +20,7 @@ import { displayPath, shortArgument } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
 import { isBinaryByExtension } from './binary-files.ts';
 import type { EngineParts } from './classify.ts';
-import { changedVsBase, gitDirectories, resolveBase } from './git-queries.ts';
+import { changedVsBase, gitDirectories, resolveBase, type ChangedEntry } from './git-queries.ts';
 import { diffPathsAgainstBase } from './intersection-diff.ts';
 import { gatherInputs, standaloneParts } from './notarai-inputs.ts';
 import { unreadableSpecs, type CheckSpec } from './notarai-specs.ts';
@@ -207,6 +207,29 @@ export function renderContextMarkdown(contexts: readonly ExportContext[]): strin
 /** What export-context finds (the tool adds `markdown` when asked for it). */
 export type ExportedContexts = Omit<ExportContextResult, 'markdown'>;
 
+/**
+ * Per list of tracked changes the live index keeps (ScanSnapshot.changed), each spec's context
+ * computed from it, with what else it was computed from (base commit, spec, governed files, base
+ * name) and when: gone with the list.
+ */
+const keptContexts = new WeakMap<readonly ChangedEntry[], Map<string, KeptContext>>();
+
+interface KeptContext {
+  keys: readonly unknown[];
+  context: ExportContext;
+  /** The live index's generation the context was computed at. */
+  generation: number;
+}
+
+/** True if none of the context's files moved since it was computed (and the index can tell). */
+function unmoved(parts: EngineParts, kept: KeptContext): boolean {
+  const moved = parts.index?.movedSince(kept.generation);
+  if (moved === undefined) return false;
+  if (moved.length === 0) return true;
+  const files = new Set([...kept.context.changed_files, ...kept.context.binary_changes]);
+  return !moved.some((file) => files.has(file));
+}
+
 /** `export-context` with an engine's parts. */
 export async function exportContextWithParts(
   parts: EngineParts,
@@ -215,8 +238,6 @@ export async function exportContextWithParts(
     specPath?: string;
     objectsDir?: () => Promise<string>;
     signal?: AbortSignal;
-    /** Skip what export-context does not use: the files changed since reconciled (the CLI). */
-    skipChanged?: boolean;
   },
 ): Promise<ExportedContexts> {
   const { signal } = options;
@@ -225,15 +246,39 @@ export async function exportContextWithParts(
       `spec_path must be a *.spec.yaml file under .notarai/: ${displayPath(options.specPath)}`,
     );
   }
-  const sha = await resolveBase(parts.root, options.baseBranch);
-  const [entries, inputs] = await Promise.all([
-    changedVsBase(parts.root, sha, signal),
-    gatherInputs(parts, {
-      sync: true,
-      ...(signal ? { signal } : {}),
-      ...(options.skipChanged ? { skipChanged: true } : {}),
-    }),
-  ]);
+  // The base's commit and the tracked changes vs it: the live index's when it keeps them (checked
+  // again once synced); else git's, the changes asked beside the inputs (and kept by the index if
+  // nothing moved from their start to the sync).
+  const index = parts.index;
+  const askedAt = index?.current();
+  const peek = index?.snapshot(askedAt);
+  const peeked = peek?.bases.get(options.baseBranch);
+  const askedSha = peeked ?? (await resolveBase(parts.root, options.baseBranch));
+  const asked = peek?.changed.has(askedSha)
+    ? undefined
+    : changedVsBase(parts.root, askedSha, signal);
+  asked?.catch(() => undefined);
+  // Export-context reads no hash cache: nothing is classified.
+  const inputs = await gatherInputs(parts, {
+    sync: true,
+    skipChanged: true,
+    ...(signal ? { signal } : {}),
+  });
+  const known = index?.snapshot(inputs.sequence);
+  const sha =
+    peeked === undefined || known?.bases.get(options.baseBranch) === peeked
+      ? askedSha
+      : await resolveBase(parts.root, options.baseBranch);
+  let entries = known?.changed.get(sha);
+  if (!entries) {
+    const reuse = asked !== undefined && sha === askedSha;
+    const since = reuse ? askedAt : index?.current();
+    const listed = await (reuse ? asked : changedVsBase(parts.root, sha, signal));
+    if (known && since === inputs.sequence) {
+      index?.record(since, (snapshot) => snapshot.changed.set(sha, listed));
+    }
+    entries = listed;
+  }
   const present = new Set<string>();
   const all = new Set<string>();
   for (const entry of entries) {
@@ -261,9 +306,27 @@ export async function exportContextWithParts(
   const objectsDir =
     options.objectsDir ??
     (async () => path.join((await gitDirectories(parts.root)).commonDir, 'objects'));
+  // While the live index keeps these tracked changes, a spec's context is the one computed from
+  // them before unless one of its files moved since (LiveIndex.movedSince: the same list of changes
+  // can come back after an edit of a file that was changed already).
+  const generation = inputs.generation;
+  const fromIndex =
+    parts.memo !== undefined && generation !== undefined && known?.changed.get(sha) === entries;
+  let kept = fromIndex ? keptContexts.get(entries) : undefined;
+  if (fromIndex && !kept) {
+    kept = new Map();
+    keptContexts.set(entries, kept);
+  }
   const contexts: ExportContext[] = [];
   for (const spec of specs) {
-    const governed = (inputs.governed.get(spec.path) ?? []).filter((file) => present.has(file));
+    const governedAll = inputs.governed.get(spec.path) ?? [];
+    const keys = [sha, spec, governedAll, options.baseBranch];
+    const before = kept?.get(spec.path);
+    if (before?.keys.every((key, at) => key === keys[at]) && unmoved(parts, before)) {
+      contexts.push(before.context);
+      continue;
+    }
+    const governed = governedAll.filter((file) => present.has(file));
     const changedFiles = governed.filter((file) => !isBinaryByExtension(file));
     const binaryChanges = governed.filter((file) => isBinaryByExtension(file));
     const diff =
@@ -280,7 +343,7 @@ export async function exportContextWithParts(
       if (glob) categories[file] = glob.category;
     }
     const base = path.posix.basename(spec.path);
-    contexts.push({
+    const context: ExportContext = {
       spec_path: spec.path,
       spec_name: base.slice(0, base.lastIndexOf('.')),
       spec_content: spec.text,
@@ -289,7 +352,9 @@ export async function exportContextWithParts(
       binary_changes: binaryChanges,
       diff, // git's output as it is, final newline included (as NotarAI)
       file_categories: categories,
-    });
+    };
+    if (generation !== undefined) kept?.set(spec.path, { keys, context, generation });
+    contexts.push(context);
   }
   // With spec_path, the one spec parsed (or the call failed above): the others do not matter.
   const unreadable = options.specPath === undefined ? unreadableSpecs(inputs.specs) : [];
@@ -303,7 +368,7 @@ export async function exportContext(
 ): Promise<ExportedContexts> {
   const [parts, close] = await standaloneParts(root);
   try {
-    return await exportContextWithParts(parts, { ...options, skipChanged: true });
+    return await exportContextWithParts(parts, options);
   } finally {
     close();
   }

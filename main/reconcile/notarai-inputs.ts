@@ -42,6 +42,8 @@ export interface NotaraiInputs {
   changedByCacheAlone: number | null;
   /** The live index's generation `listing` is of (what moved since: LiveIndex.movedSince). */
   generation?: number;
+  /** The live index's sequence the inputs were read at (its snapshot then, if still current). */
+  sequence?: number;
 }
 
 export const isInternal = (file: string) =>
@@ -51,7 +53,10 @@ export const isInternal = (file: string) =>
  * The inputs that derive from the specs and what each governs (not from the reconciled rows, nor
  * from the listing beyond the governed sets).
  */
-type Layout = Omit<NotaraiInputs, 'listing' | 'changed' | 'changedByCacheAlone' | 'generation'>;
+type Layout = Omit<
+  NotaraiInputs,
+  'listing' | 'changed' | 'changedByCacheAlone' | 'generation' | 'sequence'
+>;
 
 /** No cache database: no rows (one map, so what is kept for it stays kept). */
 const NO_ROWS: ReadonlyMap<string, ReconciledRow> = new Map();
@@ -63,10 +68,7 @@ export async function gatherInputs(
     sync?: boolean;
     signal?: AbortSignal;
     withSnapshot?: boolean;
-    /**
-     * `changed` is not wanted (export-context): null, the hash cache not read and no file stat'ed.
-     * Only without a live index, whose snapshot is recorded with the classification.
-     */
+    /** `changed` is not wanted (export-context): null, the hash cache not read, nothing classified. */
     skipChanged?: boolean;
   } = {},
 ): Promise<NotaraiInputs> {
@@ -100,7 +102,7 @@ export async function gatherInputs(
   const { governed, governedAll } = layout;
   let changed: Set<string> | null = null;
   let changedByCacheAlone: number | null = null;
-  const skip = options.skipChanged === true && parts.index === undefined;
+  const skip = options.skipChanged === true;
   const cacheExists = !skip && (await parts.cache.exists());
   // NotarAI's rule: the hash cache alone. Grove's (`withSnapshot`, the window's): the cache, and
   // for files it has no row for, the committed snapshot (a fresh clone has only that).
@@ -160,6 +162,10 @@ export async function gatherInputs(
     parts.index?.record(sequence, (snapshot) => {
       snapshot.listing = listing;
       snapshot.specs = specSet;
+      for (const spec of specSet.valid) {
+        const files = governed.get(spec.path);
+        if (files) snapshot.governed.set(spec.path, files);
+      }
     });
   }
   return {
@@ -168,6 +174,7 @@ export async function gatherInputs(
     changed,
     changedByCacheAlone,
     ...(parts.memo && generation !== undefined ? { generation } : {}),
+    ...(sequence !== undefined ? { sequence } : {}),
   };
 }
 

@@ -30,10 +30,10 @@ import { ClassificationMemo } from './classification-memo.ts';
 import { FileJobRunner } from './file-job-runner.ts';
 import type { LiveIndex } from './live-index.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
+import { changedArtifacts } from './changed-artifacts.ts';
 import { markFilesReconciled, type MarkRecord } from './mark-reconciled.ts';
 import { computeReconcileState, summarizeDecisions } from './reconcile-state.ts';
 import { computeSpecDiff, type SpecDiffRequest } from './spec-diff.ts';
-import { checkSpecPath, loadValidSpec } from './spec-request.ts';
 import type { WorkerPool } from '../platform/worker-pool.ts';
 import {
   changedVsBase,
@@ -42,7 +42,6 @@ import {
   gitDirectories,
   headSha,
   listUntracked,
-  listWorktreeFileSets,
   objectFormat,
   resolveBase,
   withUntracked,
@@ -57,14 +56,13 @@ import {
 } from './state-file.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import {
-  filterInSlices,
   forEachInSlices,
   pauseAtSlices,
   pauseIfAsked,
   someInSlices,
   sortInSlices,
 } from '../platform/time-slices.ts';
-import { formatSpecError, governs, isSpecPath, loadSpecs } from './spec-loader.ts';
+import { formatSpecError, governs, loadSpecs } from './spec-loader.ts';
 
 export { STATE_FILE };
 
@@ -286,56 +284,8 @@ export class ReconcileEngine {
     request: { spec_path: string; artifact_type?: string | undefined },
     signal?: AbortSignal,
   ): Promise<ChangedArtifactsResult> {
-    const specPath = await checkSpecPath(this.root, request.spec_path);
-    const spec = await loadValidSpec(this.root, specPath);
-    let matcher = (file: string): boolean => governs(spec, file);
-    const notes: string[] = [];
-    if (request.artifact_type !== undefined) {
-      const globs = spec.categories.get(request.artifact_type);
-      // As in NotarAI, a category the spec does not declare governs no files: an empty answer,
-      // not an error (with a warning naming the categories it has).
-      matcher = globs ? (file) => globs.test(file) : () => false;
-      if (!globs) {
-        const known = [...spec.categories.keys()].join(', ') || '(none)';
-        notes.push(
-          `spec ${specPath} has no artifact category ${JSON.stringify(request.artifact_type)}, ` +
-            `so nothing is listed; its categories: ${known}`,
-        );
-      }
-    }
-    const files = await listWorktreeFileSets(this.root, {
-      deleted: true,
-      ...(signal ? { signal } : {}),
-    });
-    // In slices, as every loop over the listing (platform/time-slices.ts).
-    const governed = await filterInSlices(files.present, matcher, signal);
-    await this.cache.create(); // as NotarAI's get_changed_artifacts does
-    const specFiles = governed.filter(isSpecPath);
-    const artifacts = await filterInSlices(governed, (file) => !isSpecPath(file), signal);
-    const reconciled = await this.cache.readReconciled();
-    const classification = await classifyAgainstCache(
-      this.#parts,
-      [...artifacts, ...specFiles, specPath],
-      reconciled,
-      signal,
-    );
-    const invalidated =
-      classification.changed.has(specPath) ||
-      specFiles.some((file) => classification.changed.has(file));
-    await this.cache.recordStats(classification.stats);
-    return this.#withWarnings(
-      {
-        changed_artifacts: await filterInSlices(
-          artifacts,
-          (file) => classification.changed.has(file),
-          signal,
-        ),
-        spec_invalidated: invalidated
-          ? await filterInSlices(artifacts, (file) => classification.unchanged.has(file), signal)
-          : [],
-      },
-      [...spec.warnings.map(formatSpecError), ...notes],
-    );
+    const { result, warnings } = await changedArtifacts(this.#parts, request, signal);
+    return this.#withWarnings(result, warnings);
   }
 
   // ---- mark_reconciled -----------------------------------------------------------------------

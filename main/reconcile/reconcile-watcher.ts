@@ -6,16 +6,18 @@
 // churn are not watched through the worktree; in git's directory only HEAD, the index and refs
 // matter. If watching is impossible (inotify limits...), it falls back to polling. The backend is
 // pinned per platform (watcherBackend): the automatic choice probes for watchman through a shell it
-// never reaps, one zombie `sh` per probe.
+// never reaps, one zombie `sh` per probe. On Linux a second watch of the same directories (the
+// sync's tap, sync-tap.ts) lets the live index's syncs answer without waiting for parcel's batch.
 import path from 'node:path';
 import watcher from '@parcel/watcher';
 import type { AsyncSubscription, BackendType, Event } from '@parcel/watcher';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import { stageMark } from '../platform/stage-timings.ts';
 import { CACHE_DB } from './hash-cache.ts';
-import { LiveIndex } from './live-index.ts';
+import { isCookiePath, LiveIndex } from './live-index.ts';
 import type { ReconcileEngine } from './reconcile-engine.ts';
 import { isSpecPath, NOTARAI_DIR } from './spec-loader.ts';
+import { SyncTap, type TapTree } from './sync-tap.ts';
 
 /** Directory names never watched inside the worktree. */
 const IGNORED_DIRS = ['.git', 'node_modules'];
@@ -77,6 +79,8 @@ export interface ReconcileWatcherOptions {
   onState: (state: ReconcileState) => void;
   onSpecsChanged?: (changes: SpecChanges) => void;
   onError?: (error: Error) => void;
+  /** Overrides the sync tap's MAX_TAP_DIRECTORIES (tests). */
+  tapMaxDirectories?: number;
 }
 
 export class ReconcileWatcher {
@@ -84,6 +88,8 @@ export class ReconcileWatcher {
   readonly #root: string;
   #base: string;
   #subscriptions: AsyncSubscription[] = [];
+  /** Answers the live index's syncs before parcel's batch (Linux; sync-tap.ts). */
+  #tap: SyncTap | undefined;
   #poller: NodeJS.Timeout | undefined;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
@@ -113,6 +119,11 @@ export class ReconcileWatcher {
     return this.#index;
   }
 
+  /** The sync's tap, if any (tests and benchmarks). */
+  get syncTap(): SyncTap | undefined {
+    return this.#tap;
+  }
+
   /** The last state computed, if any. */
   get state(): ReconcileState | undefined {
     return this.#last;
@@ -134,18 +145,35 @@ export class ReconcileWatcher {
         }
       };
       const backend = watcherBackend();
-      const subscribe = (directory: string, ignore: string[]): Promise<AsyncSubscription> =>
-        watcher.subscribe(directory, onEvents, { ignore, backend });
+      const subscribe = async (directory: string, ignore: string[]) => {
+        const subscription = await watcher.subscribe(directory, onEvents, { ignore, backend });
+        // Closed meanwhile: close() could not see this one.
+        if (this.#closed) {
+          await subscription.unsubscribe().catch(() => undefined);
+          throw new Error('closed while starting');
+        }
+        return subscription;
+      };
       this.#subscriptions.push(
         await subscribe(this.#root, IGNORED_DIRS),
         await subscribe(commonDir, IGNORED_GIT),
       );
+      const trees: TapTree[] = [
+        { dir: this.#root, ignore: IGNORED_DIRS.map((name) => path.join(this.#root, name)) },
+        { dir: commonDir, ignore: IGNORED_GIT.map((name) => path.join(commonDir, name)) },
+      ];
       if (!isInside(commonDir, gitDir)) {
         this.#subscriptions.push(await subscribe(gitDir, IGNORED_GIT));
+        trees.push({ dir: gitDir, ignore: IGNORED_GIT.map((name) => path.join(gitDir, name)) });
       }
       this.#index.trust();
+      // GROVE_SYNC_TAP=0 turns the tap off (A/B benchmarks; a way out if it ever misbehaves).
+      if (process.platform === 'linux' && process.env.GROVE_SYNC_TAP !== '0' && !this.#closed) {
+        this.#startTap(trees);
+      }
     } catch (error) {
       this.#index.distrust();
+      if (this.#closed) return;
       this.#report(
         new Error(
           `cannot watch ${this.#root} (${error instanceof Error ? error.message : String(error)}); ` +
@@ -156,6 +184,25 @@ export class ReconcileWatcher {
       this.#poller.unref();
     }
     await this.#compute();
+  }
+
+  /**
+   * The same directories as parcel's subscriptions, watched by one fs.watch each: syncs that the
+   * tap can vouch for answer without waiting for parcel's batch (sync-tap.ts).
+   */
+  #startTap(trees: TapTree[]): void {
+    const root = this.#root;
+    const tap = new SyncTap({
+      trees,
+      onPaths: (paths) => this.#index.noteEvents(paths, 'tap'),
+      isCookie: (absolute) => isCookiePath(root, absolute),
+      ...(this.#options.tapMaxDirectories !== undefined
+        ? { maxDirectories: this.#options.tapMaxDirectories }
+        : {}),
+    });
+    this.#tap = tap;
+    this.#index.attachTap(tap);
+    tap.start();
   }
 
   /** Changes the base the `affected` figures compare against, and recomputes. */
@@ -178,6 +225,8 @@ export class ReconcileWatcher {
   async close(): Promise<void> {
     this.#closed = true;
     this.#index.distrust();
+    this.#index.attachTap(undefined);
+    this.#tap?.stop();
     clearTimeout(this.#timer);
     clearInterval(this.#poller);
     const subscriptions = this.#subscriptions;

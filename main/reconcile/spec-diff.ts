@@ -26,7 +26,7 @@ import { readSpecText } from './spec-paths.ts';
 import { filterInSlices, forEachInSlices } from '../platform/time-slices.ts';
 
 import { listingAndSpecs } from './live-index.ts';
-import { classifyAgainstCache, type EngineParts } from './classify.ts';
+import { classifyFiles, type EngineParts } from './classify.ts';
 import { checkSpecPath, loadValidSpec } from './spec-request.ts';
 
 export interface SpecDiffRequest {
@@ -39,6 +39,9 @@ export interface SpecDiffRequest {
   /** Grove: add `review` (each file's status vs the base, never-reconciled files, other specs). */
   review?: boolean | undefined;
 }
+
+/** The rows of a bypassed cache: none (one map, so the memo's merged rows stay the cache's). */
+const NO_ROWS: ReadonlyMap<string, ReconciledRow> = new Map();
 
 /** What get_spec_diff needs beyond the engine's parts. */
 export interface SpecDiffContext extends EngineParts {
@@ -68,7 +71,11 @@ export async function computeSpecDiff(
     const speculative = await specDiffFrom(context, request, signal, sequence, true).catch(
       () => undefined,
     );
-    if (speculative && (await syncing) === sequence) return speculative;
+    const synced = await syncing;
+    if (speculative && synced === sequence) return speculative;
+    // Something moved meanwhile: the sync applied it, and the snapshot answers if it still can
+    // (from the kept classification, what moved classified again).
+    if (index.snapshot(synced)) return specDiffFrom(context, request, signal, synced, true);
   }
   return specDiffFrom(context, request, signal, index?.current(), false);
 }
@@ -89,6 +96,8 @@ async function specDiffFrom(
   const specPath = await checkSpecPath(context.root, request.spec_path);
   const spec = await loadValidSpec(context.root, specPath);
   const known = fromIndex ? index?.snapshot(sequence) : undefined;
+  // (Read with the snapshot: the classification kept is brought up to it.)
+  const generation = known ? index?.generation : undefined;
   const sha =
     known?.bases.get(request.base_branch) ?? (await resolveBase(context.root, request.base_branch));
   lap(known ? 'spec+base (live index)' : 'spec+base');
@@ -111,17 +120,26 @@ async function specDiffFrom(
   // no file at all.
   if (!bypass && governedListed.length > 0) await context.cache.create();
   // Grove's rule (with_snapshot): the committed snapshot counts where the cache has no row.
+  const memo = context.memo;
   const committed =
-    request.with_snapshot === true && !bypass ? await readCommittedSnapshot(context.root) : {};
-  const reconciled: ReadonlyMap<string, ReconciledRow> = bypass
-    ? new Map()
-    : withSnapshot(await context.cache.readReconciled(), committed.snapshot);
-  const classification = await classifyAgainstCache(
+    request.with_snapshot === true && !bypass
+      ? await (memo?.committed(context.root) ?? readCommittedSnapshot(context.root))
+      : {};
+  const rows = bypass ? NO_ROWS : await context.cache.readReconciled();
+  const version = context.cache.reconciledVersion; // (after the rows: see notarai-inputs.ts)
+  const reconciled: ReadonlyMap<string, ReconciledRow> = memo
+    ? memo.merged(rows, version, committed.snapshot)
+    : withSnapshot(rows, committed.snapshot);
+  // Bypassed, nothing is read (no file has a row): the memo's rules are left as they are.
+  const classification = await classifyFiles(
     context,
-    [...governedListed, specPath],
+    governedListed,
+    [specPath],
     reconciled,
+    version,
+    bypass ? undefined : known,
+    generation,
     signal,
-    known?.hashes,
   );
   lap('cache+classify');
   const tracked = await trackedPromise;
@@ -142,19 +160,19 @@ async function specDiffFrom(
   await forEachInSlices(
     governedListed,
     (file) => {
-      if (changed.gone.has(file) || classification.missing.has(file)) return;
-      const differs = classification.changed.has(file);
+      if (changed.gone.has(file) || classification.isMissing(file)) return;
+      const differs = classification.isChanged(file);
       if (isSpecPath(file)) {
         if (differs) changedSpecs.push(file);
       } else if (differs) {
         filesOut.push(file);
-      } else if (classification.unchanged.has(file)) {
+      } else if (classification.isUnchanged(file)) {
         skipped.push(file);
       }
     },
     signal,
   );
-  const primaryChanged = !bypass && classification.changed.has(specPath);
+  const primaryChanged = !bypass && classification.isChanged(specPath);
   let specInvalidated: string[] = [];
   if (primaryChanged || changedSpecs.length > 0) {
     specInvalidated = skipped;
