@@ -71,5 +71,17 @@ export async function main(argv: string[]): Promise<number> {
 /** Runs the CLI and exits when it is done (a running `serve` exits on SIGINT/SIGTERM). */
 export async function runCli(argv: string[]): Promise<void> {
   const code = await main(argv);
-  if (code >= 0) process.exit(code);
+  if (code < 0) return;
+  // Writes to a pipe are asynchronous: process.exit would drop what is still queued (a report
+  // piped to jq was cut at 64-128 KB). An empty write's callback runs once those before it left.
+  await Promise.all([process.stdout, process.stderr].map(flushed));
+  process.exit(code);
+}
+
+/** Resolves once what was written to `stream` has been handed to the system (or it failed). */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.writableLength === 0 || stream.destroyed) resolve();
+    else stream.write('', () => resolve());
+  });
 }

@@ -93,6 +93,19 @@ describe('grove check (NotarAI check: flags, output, exit codes)', () => {
     expect(run.stdout).toMatch(/1 issue found \(1 error, 0 warnings\)\.\n$/);
   });
 
+  it('writes all of a long report to a pipe before it exits (grove check --format json | jq)', async () => {
+    // 1,000 ungoverned files: ~350 KB of findings, past any pipe's buffer (64 KB on Linux).
+    const files: Record<string, string> = { ...CLEAN };
+    for (let index = 0; index < 1000; index++) {
+      files[`docs/ungoverned/a-long-name-for-a-file-no-spec-covers-${index}.md`] = `${index}\n`;
+    }
+    const run = await grove(await project(files), 'check', '--format', 'json');
+    expect(run.stdout.length).toBeGreaterThan(256 * 1024);
+    const report = JSON.parse(run.stdout) as { findings: { type: string }[] };
+    expect(report.findings.filter((finding) => finding.type === 'coverage_gap')).toHaveLength(1000);
+    expect(run.code).toBe(0);
+  });
+
   it("exits 2 without .notarai/, with NotarAI's message", async () => {
     const run = await grove(await project({ 'README.md': 'hi\n' }), 'check');
     expect(run.code).toBe(2);

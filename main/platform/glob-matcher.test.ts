@@ -121,6 +121,31 @@ describe('linear time, the same answers', () => {
     expect(compared).toBe(20_000);
   });
 
+  it('a directory, `**` and one name (decided by the last name alone) answer as the general walk', () => {
+    // `[s]rc/...` has no literal directory: the same pattern goes through the segment walk.
+    const shapes: [string, string][] = [
+      ['src/**/*.ts', '[s]rc/**/*.ts'],
+      ['src/**', '[s]rc/**'],
+      ['src/lib/**/a?', '[s]rc/lib/**/a?'],
+      ['a//**/b', '[a]//**/b'],
+    ];
+    const names = ['src', 'lib', 'a', 'ab', 'x.ts', 'x.tsx', '.ts', 'b', ''];
+    const paths: string[] = [];
+    const walk = (prefix: string[], depth: number): void => {
+      if (prefix.length > 0) paths.push(prefix.join('/'));
+      if (depth === 0) return;
+      for (const name of names) walk([...prefix, name], depth - 1);
+    };
+    walk([], 4);
+    for (const [fast, general] of shapes) {
+      const a = compileGlobs([fast]);
+      const b = compileGlobs([general]);
+      const differs = paths.filter((path) => a.test(path) !== b.test(path));
+      expect(differs, `${fast} vs ${general}`).toEqual([]);
+      expect(paths.some((path) => a.test(path))).toBe(true);
+    }
+  });
+
   it('catastrophic patterns end at once (a regex engine backtracks for minutes)', () => {
     const started = performance.now();
     const hostile = compileGlobs([`**/${'*a'.repeat(30)}*b`]);

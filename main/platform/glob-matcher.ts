@@ -410,6 +410,9 @@ export function compileGlobs(
   }
   const none = literals.size === 0 && matchers.length === 0;
   const directories = matchers.map(literalDirectory);
+  const lastOnly = matchers.map((segments, index) =>
+    lastSegmentOnly(segments, directories[index]!),
+  );
   return {
     patterns: [...patterns],
     empty: none,
@@ -422,12 +425,33 @@ export function compileGlobs(
       let parts: string[] | undefined;
       for (let index = 0; index < matchers.length; index++) {
         if (!path.startsWith(directories[index]!)) continue;
+        const last = lastOnly[index];
+        if (last !== undefined) {
+          if (matchSegment(last, path.slice(path.lastIndexOf('/') + 1))) return true;
+          continue;
+        }
         parts ??= path.split('/');
         if (matchSegments(matchers[index]!, parts)) return true;
       }
       return false;
     },
   };
+}
+
+/**
+ * For an alternative that is its literal directory, `**` and one more segment (`src/**`,
+ * `src/**\/*.ts`, `**\/*.md`: most artifact globs), that segment: a path inside the directory
+ * matches exactly when its last name matches it (`**` takes whatever lies between), so the path
+ * need not be split. Undefined for any other shape.
+ */
+function lastSegmentOnly(
+  segments: readonly Segment[],
+  directory: string,
+): CompiledSegment | undefined {
+  const literalCount = directory === '' ? 0 : directory.split('/').length - 1;
+  if (segments.length !== literalCount + 2 || segments[literalCount] !== GLOBSTAR) return undefined;
+  const last = segments[literalCount + 1];
+  return last === GLOBSTAR ? undefined : last;
 }
 
 /** The leading segments of an alternative that are literal names, as `a/b/` ('' for none). */
@@ -485,15 +509,37 @@ export async function matchingInSlices(
   signal?: AbortSignal,
 ): Promise<string[]> {
   const { ranges, literals } = candidateRanges(sets, sorted);
-  const found = new Set(literals);
+  // The ranges are in order and do not overlap: the paths found in them come in order.
+  const found: number[] = [];
   for (const [start, end] of ranges) {
     for (let index = start; index < end; index++) {
       const path = sorted[index]!;
-      if (sets.some((set) => set.test(path))) found.add(index);
+      for (const set of sets) {
+        if (set.test(path)) {
+          found.push(index);
+          break;
+        }
+      }
       if (sliceDue()) await nextSlice(signal);
     }
   }
-  return [...found].sort((a, b) => a - b).map((index) => sorted[index]!);
+  return mergeIndexes(found, literals).map((index) => sorted[index]!);
+}
+
+/** Two ascending lists of indexes as one, ascending, without duplicates. */
+function mergeIndexes(left: readonly number[], right: readonly number[]): number[] {
+  if (right.length === 0) return left as number[];
+  const merged: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < left.length || j < right.length) {
+    const a = left[i] ?? Number.POSITIVE_INFINITY;
+    const b = right[j] ?? Number.POSITIVE_INFINITY;
+    merged.push(Math.min(a, b));
+    if (a <= b) i++;
+    if (b <= a) j++;
+  }
+  return merged;
 }
 
 /** The first index from `from` at which `past` holds (it holds from there on), or the length. */

@@ -38,15 +38,32 @@ export const MAIN_THREAD_MAX_PATHS = 1000;
  * pass this, and everything after it, go to the workers, so no file size holds the event loop.
  */
 export const MAIN_THREAD_HASH_BYTES = 4 * 1024 * 1024;
+/**
+ * statAll's paths a one-shot command (the CLI: FileJobRunner's `statOnMainThreadUpTo`) stats on
+ * its main thread: an lstat is ~2.5 us there, and each pool worker costs ~100 ms of CPU to start
+ * (an isolate, Node's bootstrap, the bundle), so below this the workers' share of the cores costs
+ * more than it saves (20,000 files under load: -27 % CPU in all, -20 % wall).
+ */
+export const CLI_MAIN_THREAD_STAT_PATHS = 50_000;
+
 export class FileJobRunner {
   readonly #pool: WorkerPool;
   /** Set once the pool failed us: every later chunk runs on the main thread. */
   #broken = false;
   #closed = false;
+  readonly #mainThreadStatPaths: number;
 
-  /** `pool`: the process-wide worker pool unless a test brings its own. */
-  constructor(pool: WorkerPool = workerPool()) {
+  /**
+   * `pool`: the process-wide worker pool unless a test brings its own. `statOnMainThreadUpTo`:
+   * statAll of at most this many paths runs on the main thread, in one go (default
+   * MAIN_THREAD_MAX_PATHS; only for a process that serves no one else, as the CLI).
+   */
+  constructor(pool: WorkerPool = workerPool(), options: { statOnMainThreadUpTo?: number } = {}) {
     this.#pool = pool;
+    this.#mainThreadStatPaths = Math.max(
+      MAIN_THREAD_MAX_PATHS,
+      options.statOnMainThreadUpTo ?? MAIN_THREAD_MAX_PATHS,
+    );
   }
 
   /**
@@ -125,7 +142,7 @@ export class FileJobRunner {
    * before this returns, so the workers start on them while the caller's thread goes on.
    */
   statAll(root: string, paths: readonly string[], signal?: AbortSignal): Promise<StatResult> {
-    if (paths.length <= MAIN_THREAD_MAX_PATHS) {
+    if (paths.length <= this.#mainThreadStatPaths) {
       return Promise.resolve().then(() => {
         signal?.throwIfAborted();
         return statFiles(root, paths);

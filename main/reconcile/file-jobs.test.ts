@@ -114,6 +114,7 @@ describe('file jobs', () => {
     expect(runFileJob({ kind: 'fingerprint', root: dir, paths: 'a', known })).toEqual({
       codes: new Uint8Array([HIT]),
       hashed: [],
+      linked: [],
     });
     // Recorded in the same second as the last write (racily clean): read again.
     const racy = new Float64Array([row.size, row.mtimeMs, row.ino, row.mtimeMs]);

@@ -8,7 +8,7 @@ import { compileGlobs, matchingInSlices } from '../platform/glob-matcher.ts';
 import type { GlobSet } from '../platform/glob-matcher.ts';
 import { forEachInSlices, nextSlice, sliceDue } from '../platform/time-slices.ts';
 import { classifyAgainstCache, type EngineParts } from './classify.ts';
-import { FileJobRunner } from './file-job-runner.ts';
+import { CLI_MAIN_THREAD_STAT_PATHS, FileJobRunner } from './file-job-runner.ts';
 import type { WorktreeFiles } from './git-queries.ts';
 import { HashCache, type ReconciledRow } from './hash-cache.ts';
 import { listingAndSpecs, type ScanSnapshot } from './live-index.ts';
@@ -236,7 +236,8 @@ export async function standaloneParts(root: string): Promise<[EngineParts, () =>
   const real = await realWorktreeRoot(root);
   // A CLI call serves no one else: the rows are read in one go (HashCache's bulkReads).
   const cache = new HashCache(real, { bulkReads: true });
-  const files = new FileJobRunner();
+  // ... and stats up to CLI_MAIN_THREAD_STAT_PATHS files itself, without starting workers.
+  const files = new FileJobRunner(undefined, { statOnMainThreadUpTo: CLI_MAIN_THREAD_STAT_PATHS });
   const parts: EngineParts = { root: real, cache, files, now: Date.now };
   return [
     parts,

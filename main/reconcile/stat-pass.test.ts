@@ -35,9 +35,10 @@ function plain(classification: Classification) {
 
 describe('the stat pass sent before the rows are read', () => {
   it.each([
-    ['on the workers', MAIN_THREAD_MAX_PATHS + 200],
-    ['on the main thread (a small worktree)', 40],
-  ])('classifies %s as the fingerprint does', async (_where, count) => {
+    ['on the workers', MAIN_THREAD_MAX_PATHS + 200, undefined],
+    ['on the main thread (a small worktree)', 40, undefined],
+    ['on the main thread (the CLI, below its limit)', MAIN_THREAD_MAX_PATHS + 200, 5_000],
+  ])('classifies %s as the fingerprint does', async (_where, count, statOnMainThreadUpTo) => {
     const files: Record<string, string> = {};
     for (let index = 0; index < count; index++) {
       files[`src/d${index % 7}/f${index}.ts`] = `export const v = ${index};\n`;
@@ -78,10 +79,28 @@ describe('the stat pass sent before the rows are read', () => {
 
     const pool = new WorkerPool(POOL_WORKER, { size: 2 });
     const cache = new HashCache(root);
-    const parts: EngineParts = { root, cache, files: new FileJobRunner(pool), now: Date.now };
+    const options = statOnMainThreadUpTo === undefined ? {} : { statOnMainThreadUpTo };
+    const runner = new FileJobRunner(pool, options);
+    const parts: EngineParts = { root, cache, files: runner, now: Date.now };
     try {
       const rows = await cache.readReconciled();
+      const statedAlone =
+        statOnMainThreadUpTo === undefined
+          ? undefined
+          : plain(
+              await classifyAgainstCache(
+                parts,
+                all,
+                rows,
+                undefined,
+                undefined,
+                runner.statAll(root, all),
+              ),
+            );
+      // The CLI's main-thread stat pass, and the two files it then reads, started no worker.
+      if (statedAlone) expect(pool.workerCount).toBe(0);
       const fingerprinted = plain(await classifyAgainstCache(parts, all, rows));
+      if (statedAlone) expect(statedAlone).toEqual(fingerprinted);
       const stated = plain(
         await classifyAgainstCache(
           parts,
