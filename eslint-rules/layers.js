@@ -5,6 +5,8 @@
 //   shared/                                   contracts and schemas; imports nothing of ours
 //   main/platform/                            confined fs, git, worker pool, log, errors, paths
 //   main/reconcile/  → main/tools/  → main/mcp/  → main/worktree/     the worktree process
+//     main/reconcile/ inside, bottom up: specs/ → floor/ → notarai05/, notarai07/ (side by side,
+//     neither imports the other) → the engine, the watcher and the window's state at its top
 //   main/chat/  → main/host/  → main/electron/, main/headless/        the host
 //   main/notarai-cli/  (grove check|score|export-context: the engine without a host; headless runs it)
 //   main/bridge/  (grove bridge: finds the host, or serves the worktree stack itself over stdio;
@@ -40,6 +42,24 @@ const RENDERER_LAYERS = {
   renderer: ['shared', ...RENDERER_BASE, ...RENDERER_VIEWS, `${R}/ui`],
 };
 
+// main/reconcile/'s own layers, bottom up: NotarAI's spec format, the floor every operation
+// stands on (git, the cache, the live index, the one classification), then NotarAI 0.5's and
+// 0.7's operations side by side; the folder itself holds the engine and the watcher on top.
+const RC = 'main/reconcile';
+const RECONCILE_BASE = [`${RC}/specs`, `${RC}/floor`];
+const RECONCILE_OPERATIONS = [`${RC}/notarai05`, `${RC}/notarai07`];
+const RECONCILE_ALL = [RC, ...RECONCILE_BASE, ...RECONCILE_OPERATIONS];
+const RECONCILE_LAYERS = {
+  [`${RC}/specs`]: ['shared', 'main/platform'],
+  [`${RC}/floor`]: ['shared', 'main/platform', `${RC}/specs`],
+  ...Object.fromEntries(
+    RECONCILE_OPERATIONS.map((folder) => [folder, ['shared', 'main/platform', ...RECONCILE_BASE]]),
+  ),
+  [RC]: ['shared', 'main/platform', ...RECONCILE_BASE, ...RECONCILE_OPERATIONS],
+};
+/** A list of folders with main/reconcile/ standing for all of its layers. */
+const expand = (folders) => folders.flatMap((folder) => (folder === RC ? RECONCILE_ALL : [folder]));
+
 /** Folder → the folders its production code may import (its own folder always may). */
 export const LAYERS = {
   shared: [],
@@ -47,19 +67,20 @@ export const LAYERS = {
   ...Object.fromEntries(
     WORKTREE_STACK.map((folder, index) => [
       folder,
-      ['shared', 'main/platform', ...WORKTREE_STACK.slice(0, index)],
+      expand(['shared', 'main/platform', ...WORKTREE_STACK.slice(0, index)]),
     ]),
   ),
+  ...RECONCILE_LAYERS,
   ...Object.fromEntries(
     HOST_STACK.map((folder, index) => [
       folder,
       ['shared', 'main/platform', ...HOST_STACK.slice(0, index)],
     ]),
   ),
-  'main/bridge': ['shared', 'main/platform', ...WORKTREE_STACK, ...HOST_STACK],
+  'main/bridge': expand(['shared', 'main/platform', ...WORKTREE_STACK, ...HOST_STACK]),
   'main/electron': ['shared', 'main/platform', ...HOST_STACK, 'main/bridge'],
   // grove check / score / export-context: the engine as NotarAI's CLI, no host.
-  'main/notarai-cli': ['shared', 'main/platform', 'main/reconcile', 'main/tools'],
+  'main/notarai-cli': expand(['shared', 'main/platform', 'main/reconcile', 'main/tools']),
   'main/headless': ['shared', 'main/platform', ...HOST_STACK, 'main/bridge', 'main/notarai-cli'],
   ...RENDERER_LAYERS,
 };

@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/client';
 import { Host } from '../main/host/host.ts';
-import { mapLimit } from '../main/reconcile/concurrency.ts';
+import { mapLimit } from '../main/platform/concurrency.ts';
 import { connectClient } from '../main/testing/mcp-clients.ts';
 import { lockSqliteFromAnotherProcess } from '../main/testing/event-loop.ts';
 import { randomFirstPort } from '../main/testing/net.ts';

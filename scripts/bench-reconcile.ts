@@ -26,7 +26,7 @@ import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { stableStringify } from '../main/mcp/stable-json.ts';
-import { mapLimit } from '../main/reconcile/concurrency.ts';
+import { mapLimit } from '../main/platform/concurrency.ts';
 import { ReconcileEngine } from '../main/reconcile/reconcile-engine.ts';
 import { git, makeTempDir } from '../main/testing/temp-repo.ts';
 import { Host } from '../main/host/host.ts';

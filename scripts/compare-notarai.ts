@@ -28,9 +28,9 @@ import { parseArgs } from 'node:util';
 import { runGit, splitNul } from '../main/platform/git/run-git.ts';
 import { childEnvironment, runProcess } from '../main/platform/run-process.ts';
 import { compareUtf8 } from '../main/platform/path-order.ts';
-import { loadScoringConfig } from '../main/reconcile/notarai-configs.ts';
-import { DEFAULT_DAYS_SINCE_RECONCILIATION, scoreSpecs } from '../main/reconcile/notarai-score.ts';
-import type { ScoringConfig } from '../main/reconcile/notarai-configs.ts';
+import { loadScoringConfig } from '../main/reconcile/notarai07/notarai-configs.ts';
+import { DEFAULT_DAYS_SINCE_RECONCILIATION, scoreSpecs } from '../main/reconcile/notarai07/notarai-score.ts';
+import type { ScoringConfig } from '../main/reconcile/notarai07/notarai-configs.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const GROVE = path.join(ROOT, 'bin', 'grove.js');

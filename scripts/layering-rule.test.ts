@@ -78,6 +78,13 @@ describe('layers: imports run one way', () => {
     ['renderer/src/common/bad-fixture.ts', '../chat/chat-tab.tsx', 'renderer/src/chat/'],
     ['renderer/src/store/bad-fixture.ts', '../common/format.ts', 'renderer/src/common/'],
     ['renderer/src/ui/bad-fixture.ts', '../main.tsx', 'renderer/'],
+    // main/reconcile/'s own layers: specs/ -> floor/ -> notarai05/, notarai07/ -> the engine
+    ['main/reconcile/specs/bad-fixture.ts', '../floor/live-index.ts', 'main/reconcile/floor/'],
+    ['main/reconcile/floor/bad-fixture.ts', '../notarai07/notarai-check.ts', 'notarai07/'],
+    ['main/reconcile/floor/bad-fixture.ts', '../reconcile-engine.ts', 'main/reconcile/'],
+    ['main/reconcile/notarai05/bad-fixture.ts', '../notarai07/notarai-inputs.ts', 'notarai07/'],
+    ['main/reconcile/notarai07/bad-fixture.ts', '../notarai05/spec-diff.ts', 'notarai05/'],
+    ['main/reconcile/notarai07/bad-fixture.ts', '../reconcile-state.ts', 'main/reconcile/'],
   ])('refuses %s importing %s', async (filePath, specifier, named) => {
     const errors = await layerErrors(filePath, importOf(specifier));
     expect(errors).toHaveLength(1);
@@ -102,6 +109,11 @@ describe('layers: imports run one way', () => {
     ['renderer/src/chat/ok-fixture.ts', '../store/host-store.ts'],
     ['renderer/src/ui/ok-fixture.ts', '../reconcile/reconcile-tab.tsx'],
     ['renderer/src/ok-fixture.ts', './ui/app.tsx'],
+    ['main/reconcile/floor/ok-fixture.ts', '../specs/spec-loader.ts'],
+    ['main/reconcile/notarai07/ok-fixture.ts', '../floor/classify.ts'],
+    ['main/reconcile/ok-fixture.ts', './notarai05/spec-diff.ts'],
+    ['main/tools/ok-fixture.ts', '../reconcile/notarai07/notarai-check.ts'],
+    ['main/notarai-cli/ok-fixture.ts', '../reconcile/floor/hash-cache.ts'],
   ])('allows %s importing %s', async (filePath, specifier) => {
     expect(await layerErrors(filePath, importOf(specifier))).toEqual([]);
   });

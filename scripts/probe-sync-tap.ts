@@ -1,8 +1,8 @@
-// Probe: what the sync's tap (main/reconcile/sync-tap.ts) costs on a tree: directories watched,
+// Probe: what the sync's tap (main/reconcile/floor/sync-tap.ts) costs on a tree: directories watched,
 // the walk's wall and CPU time, and the RSS and heap it adds. Prints one JSON line.
 // Usage: node --expose-gc scripts/probe-sync-tap.ts DIR [IGNORED,NAMES]   (Linux)
 import path from 'node:path';
-import { SyncTap } from '../main/reconcile/sync-tap.ts';
+import { SyncTap } from '../main/reconcile/floor/sync-tap.ts';
 
 const dir = path.resolve(process.argv[2] ?? '.');
 const ignore = (process.argv[3] ?? '.git,node_modules')

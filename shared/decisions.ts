@@ -2,7 +2,7 @@
 // NotarAI's `DecisionProposal` reads and writes them), what the `list_decisions` and
 // `propose_decision` tools return (main/tools/decision-tools.ts), and what the window will show.
 // Keys are NotarAI's (snake_case); Grove's additions say so in their descriptions, which
-// docs/tools.md is generated from. The log is read and written by main/reconcile/decisions.ts.
+// docs/tools.md is generated from. The log is read and written by main/reconcile/notarai07/decisions.ts.
 import { z } from 'zod';
 
 /** The statuses NotarAI gives a proposal; a log may hold others (they are listed, never acted on). */

@@ -1,5 +1,5 @@
 // NotarAI 0.7's `check`, `score` and `export-context`, as Grove serves them: the serialisable
-// results and their zod schemas, defined once. The engine (main/reconcile/notarai-check.ts and the
+// results and their zod schemas, defined once. The engine (main/reconcile/notarai07/notarai-check.ts and the
 // modules beside it) returns these types, the MCP tools `check_specs`, `get_drift_score` and
 // `export_context` advertise them as output schemas (main/tools/notarai-check-tools.ts), the CLI
 // (`grove check|score|export-context`) prints them, and the window reads the summary, the coverage
@@ -8,7 +8,7 @@
 // ../shared/notarai-07.md (team folder); the differences on purpose: docs/notarai-compatibility.md.
 // No Node, DOM or Electron imports: this file is part of the contract.
 //
-// Engine API (main/reconcile/notarai-check.ts; plain functions of a worktree root, no host):
+// Engine API (main/reconcile/notarai07/notarai-check.ts; plain functions of a worktree root, no host):
 //   runCheck(root, { strict? })                  -> CheckReport   (NotarAI `check --format json`)
 //   scoreSpecs(root, { specPath? })              -> DriftReport   (NotarAI `score --format json`)
 //   exportContext(root, { baseBranch, specPath? }) -> ExportContextResult (NotarAI `export-context`)

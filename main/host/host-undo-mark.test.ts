@@ -10,7 +10,7 @@ import { MarkReconciledResultSchema } from '../../shared/reconcile-results.ts';
 import { randomFirstPort, waitFor } from '../testing/net.ts';
 import { makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 import { createLogger } from '../platform/log.ts';
-import { CACHE_DB } from '../reconcile/hash-cache.ts';
+import { CACHE_DB } from '../reconcile/floor/hash-cache.ts';
 import { Host } from './host.ts';
 import { runHostCommand } from './host-commands.ts';
 

@@ -1,7 +1,7 @@
 // `grove decisions list|accept|reject`: NotarAI 0.7's `notarai decisions`, with its arguments,
 // output and exit codes, for the proposals in `.notarai/decision-log.json` — a person's side of
 // the review (agents propose with the `propose_decision` tool and never accept). The work is
-// main/reconcile/decisions.ts; this module parses the command line and prints. Grove adds
+// main/reconcile/notarai07/decisions.ts; this module parses the command line and prints. Grove adds
 // `--worktree DIR` (NotarAI always uses the current directory) and goes further where the files
 // are concerned (validation before writing, atomic confined writes, comments kept, line breaks
 // kept): docs/notarai-compatibility.md.
@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Decision } from '../../shared/decisions.ts';
 import { realWorktreeRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
-import { acceptDecision, listDecisions, rejectDecision } from '../reconcile/decisions.ts';
+import { acceptDecision, listDecisions, rejectDecision } from '../reconcile/notarai07/decisions.ts';
 import {
   hasNotaraiDir,
   NO_NOTARAI,

@@ -1,7 +1,7 @@
 // `grove check`, `grove score` and `grove export-context`: NotarAI 0.7's CLI commands of the same
 // names, with its flags, output and exit codes, so NotarAI's own skills and CI jobs work with
 // `grove` in place of `notarai` — run in a worktree with no host and no window. The work is the
-// engine's (main/reconcile/notarai-check.ts, notarai-export.ts); this module parses the command
+// engine's (main/reconcile/notarai07/notarai-check.ts, notarai-export.ts); this module parses the command
 // line and prints. Grove adds `grove check --format sarif` (check-sarif.ts) and an optional
 // worktree path (NotarAI always uses the current directory). Differences on purpose:
 // docs/notarai-compatibility.md.
@@ -17,15 +17,15 @@ import type {
 } from '../../shared/notarai-check.ts';
 import { statInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
-import { runCheck } from '../reconcile/notarai-check.ts';
-import { scoreSpecs } from '../reconcile/notarai-score.ts';
+import { runCheck } from '../reconcile/notarai07/notarai-check.ts';
+import { scoreSpecs } from '../reconcile/notarai07/notarai-score.ts';
 import {
   exportContext,
   HIDDEN_CHARACTERS,
   renderContextMarkdown,
-} from '../reconcile/notarai-export.ts';
-import { discoverSpecPaths } from '../reconcile/spec-paths.ts';
-import { gitDirectories } from '../reconcile/git-queries.ts';
+} from '../reconcile/notarai07/notarai-export.ts';
+import { discoverSpecPaths } from '../reconcile/specs/spec-paths.ts';
+import { gitDirectories } from '../reconcile/floor/git-queries.ts';
 import { BOOTSTRAP_PROMPT } from '../tools/reconcile-mcp.ts';
 import { cutNote, sarifText } from './check-sarif.ts';
 import { CHECK_OPTIONS, EXPORT_OPTIONS, SCORE_OPTIONS } from './command-options.ts';

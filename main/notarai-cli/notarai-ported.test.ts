@@ -11,10 +11,10 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, makeTempDir, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
-import { loadLintConfig } from '../reconcile/notarai-configs.ts';
-import { incompleteBehaviors, refCycles, runLint } from '../reconcile/notarai-lint.ts';
-import { checkSpecs } from '../reconcile/notarai-specs.ts';
-import { loadSpecs } from '../reconcile/spec-loader.ts';
+import { loadLintConfig } from '../reconcile/notarai07/notarai-configs.ts';
+import { incompleteBehaviors, refCycles, runLint } from '../reconcile/notarai07/notarai-lint.ts';
+import { checkSpecs } from '../reconcile/notarai07/notarai-specs.ts';
+import { loadSpecs } from '../reconcile/specs/spec-loader.ts';
 import { runNotaraiCommand, type CommandOutput } from './notarai-commands.ts';
 import { cleanupsAfterEach } from '../testing/cleanups.ts';
 
@@ -488,7 +488,7 @@ describe('decisions (NotarAI decisions_test.rs): the decision log as score reads
       '.notarai/app.spec.yaml': COVERED,
       ...(log === undefined ? {} : { '.notarai/decision-log.json': log }),
     });
-    const { scoreSpecs } = await import('../reconcile/notarai-score.ts');
+    const { scoreSpecs } = await import('../reconcile/notarai07/notarai-score.ts');
     const report = await scoreSpecs(root);
     expect(report.warnings).toEqual([]);
     return report.specs[0]?.terms?.unresolved_decisions ?? Number.NaN;

@@ -1,7 +1,7 @@
 // Whether a file's content is binary, as the file tools decide it (read_file refuses it, grep
 // skips it, get_file_info reports it): a NUL byte in the first 8 KiB, or what isbinaryfile's
 // heuristics say of those bytes. The reconciliation engine keeps NotarAI's own rule (a NUL byte
-// only; main/reconcile/binary-files.ts), so its answers match NotarAI's.
+// only; main/reconcile/floor/binary-files.ts), so its answers match NotarAI's.
 import { isBinaryFileSync } from 'isbinaryfile';
 
 /** How much of a file's start is looked at. */

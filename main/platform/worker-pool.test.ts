@@ -8,7 +8,7 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GrepChunkRequest, GrepChunkResult } from '../tools/grep-search.ts';
-import { confinedOutcomes, type ConfinedResult } from '../reconcile/file-jobs.ts';
+import { confinedOutcomes, type ConfinedResult } from '../reconcile/floor/file-jobs.ts';
 import { waitFor } from '../testing/net.ts';
 import { makeTempDir } from '../testing/temp-repo.ts';
 import { UserError } from './errors.ts';

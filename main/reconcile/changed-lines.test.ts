@@ -1,5 +1,5 @@
 // shared/changed-lines.ts (it needs Node and git to be checked, so the test lives here, beside
-// the preview of an accepted decision that uses it, main/reconcile/decision-review.ts):
+// the preview of an accepted decision that uses it, main/reconcile/notarai07/decision-review.ts):
 // the one-hunk unified diff of two texts against git's own (`git diff --no-index -U3`) for edits
 // of one span: an entry appended to a list, lines inserted, replaced, removed, a section added at
 // the end of a file with and without a final newline, a file created. Its hunk header and lines

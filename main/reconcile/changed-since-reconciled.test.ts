@@ -7,9 +7,9 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
-import { CACHE_DB } from './hash-cache.ts';
-import { runCheck } from './notarai-check.ts';
-import { scoreSpecs } from './notarai-score.ts';
+import { CACHE_DB } from './floor/hash-cache.ts';
+import { runCheck } from './notarai07/notarai-check.ts';
+import { scoreSpecs } from './notarai07/notarai-score.ts';
 import { ReconcileEngine } from './reconcile-engine.ts';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];

@@ -29,7 +29,7 @@ import {
 import type { ReconcileEngine } from './reconcile-engine.ts';
 import { specResourceUri } from '../tools/reconcile-mcp.ts';
 import { createReconcileService, type ReconcileService } from '../tools/reconcile-service.ts';
-import { loadSpecs } from './spec-loader.ts';
+import { loadSpecs } from './specs/spec-loader.ts';
 
 /** How long each race runs. */
 const RACE_MS = 3_000;

@@ -35,10 +35,10 @@ import {
   APP_SPEC,
 } from '../testing/hostile-repository.ts';
 import { specResourceUri } from '../tools/reconcile-mcp.ts';
-import { loadSpecs } from './spec-loader.ts';
-import { MAX_SPEC_BYTES, readSpecText } from './spec-paths.ts';
-import { hasNulByte } from './binary-files.ts';
-import { NOTARAI_CREATE_TABLE } from './hash-cache.ts';
+import { loadSpecs } from './specs/spec-loader.ts';
+import { MAX_SPEC_BYTES, readSpecText } from './specs/spec-paths.ts';
+import { hasNulByte } from './floor/binary-files.ts';
+import { NOTARAI_CREATE_TABLE } from './floor/hash-cache.ts';
 
 /** A hostile input must not cost a call more than this (the tools' own deadlines are 60-120 s). */
 const PROMPT_MS = 10_000;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempRepo } from '../testing/temp-repo.ts';
-import { CACHE_DB } from './hash-cache.ts';
+import { CACHE_DB } from './floor/hash-cache.ts';
 import { ReconcileEngine } from './reconcile-engine.ts';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];

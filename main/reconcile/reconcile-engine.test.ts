@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { git, makeTempRepo, writeFiles } from '../testing/temp-repo.ts';
 import type { TempRepo } from '../testing/temp-repo.ts';
-import { CACHE_DB, FILE_CACHE_DDL } from './hash-cache.ts';
+import { CACHE_DB, FILE_CACHE_DDL } from './floor/hash-cache.ts';
 import { ReconcileEngine, STATE_FILE } from './reconcile-engine.ts';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];

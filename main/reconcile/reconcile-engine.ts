@@ -16,24 +16,24 @@ import type {
 import path from 'node:path';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import type { CheckReport, DriftReport, ExportContext } from '../../shared/notarai-check.ts';
-import { liveCheckWithParts, runCheckWithParts, type CheckOptions } from './notarai-check.ts';
-import { scoreSpecsWithParts, type ScoreOptions } from './notarai-score.ts';
+import { liveCheckWithParts, runCheckWithParts, type CheckOptions } from './notarai07/notarai-check.ts';
+import { scoreSpecsWithParts, type ScoreOptions } from './notarai07/notarai-score.ts';
 import {
   exportContextWithParts,
   renderContextMarkdown,
   type ExportedContexts,
-} from './notarai-export.ts';
+} from './notarai07/notarai-export.ts';
 import { writeFileAtomicInsideRoot } from '../platform/confined-fs.ts';
 import { UserError } from '../platform/errors.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
-import { ClassificationMemo } from './classification-memo.ts';
-import { FileJobRunner } from './file-job-runner.ts';
-import type { LiveIndex } from './live-index.ts';
-import { classifyAgainstCache, type EngineParts } from './classify.ts';
-import { changedArtifacts } from './changed-artifacts.ts';
-import { markFilesReconciled, type MarkRecord } from './mark-reconciled.ts';
+import { ClassificationMemo } from './floor/classification-memo.ts';
+import { FileJobRunner } from './floor/file-job-runner.ts';
+import type { LiveIndex } from './floor/live-index.ts';
+import { classifyAgainstCache, type EngineParts } from './floor/classify.ts';
+import { changedArtifacts } from './notarai05/changed-artifacts.ts';
+import { markFilesReconciled, type MarkRecord } from './notarai05/mark-reconciled.ts';
 import { computeReconcileState, summarizeDecisions } from './reconcile-state.ts';
-import { computeSpecDiff, type SpecDiffRequest } from './spec-diff.ts';
+import { computeSpecDiff, type SpecDiffRequest } from './notarai05/spec-diff.ts';
 import type { WorkerPool } from '../platform/worker-pool.ts';
 import {
   changedVsBase,
@@ -45,15 +45,15 @@ import {
   objectFormat,
   resolveBase,
   withUntracked,
-} from './git-queries.ts';
-import { HashCache } from './hash-cache.ts';
+} from './floor/git-queries.ts';
+import { HashCache } from './floor/hash-cache.ts';
 import {
   cliVersionToWrite,
   readCommittedSnapshot,
   snapshotChange,
   STATE_FILE,
   withSnapshot,
-} from './state-file.ts';
+} from './floor/state-file.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import {
   forEachInSlices,
@@ -62,7 +62,7 @@ import {
   someInSlices,
   sortInSlices,
 } from '../platform/time-slices.ts';
-import { formatSpecError, governs, loadSpecs } from './spec-loader.ts';
+import { formatSpecError, governs, loadSpecs } from './specs/spec-loader.ts';
 
 export { STATE_FILE };
 

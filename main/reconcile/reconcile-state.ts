@@ -7,10 +7,10 @@ import type { ReconcileState, SpecReconcileState } from '../../shared/reconcile.
 import { RECONCILE_PATHS_CAP } from '../../shared/reconcile.ts';
 import { compareUtf8 } from '../platform/path-order.ts';
 import { filterInSlices, forEachInSlices } from '../platform/time-slices.ts';
-import { listingAndSpecs, type ScanSnapshot } from './live-index.ts';
-import { readDecisionLogForState } from './notarai-configs.ts';
-import { classifyAgainstCache, type EngineParts } from './classify.ts';
-import { changedAmong, type ClassificationMemo, type PathClasses } from './classification-memo.ts';
+import { listingAndSpecs, type ScanSnapshot } from './floor/live-index.ts';
+import { readDecisionLogForState } from './notarai07/notarai-configs.ts';
+import { classifyAgainstCache, type EngineParts } from './floor/classify.ts';
+import { changedAmong, type ClassificationMemo, type PathClasses } from './floor/classification-memo.ts';
 import {
   changedVsBase,
   resolveBase,
@@ -18,11 +18,11 @@ import {
   type ChangedEntry,
   type ChangedVsBase,
   type WorktreeFiles,
-} from './git-queries.ts';
-import type { ReconciledRow } from './hash-cache.ts';
-import { formatSpecError, governs, isSpecPath } from './spec-loader.ts';
-import type { SpecSet, ValidSpec } from './spec-loader.ts';
-import { readCommittedSnapshot, withSnapshot } from './state-file.ts';
+} from './floor/git-queries.ts';
+import type { ReconciledRow } from './floor/hash-cache.ts';
+import { formatSpecError, governs, isSpecPath } from './specs/spec-loader.ts';
+import type { SpecSet, ValidSpec } from './specs/spec-loader.ts';
+import { readCommittedSnapshot, withSnapshot } from './floor/state-file.ts';
 
 /** Computes the ReconcileState against `base` (errors about the base go in `baseError`). */
 export async function computeReconcileState(

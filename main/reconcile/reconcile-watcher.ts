@@ -13,11 +13,11 @@ import watcher from '@parcel/watcher';
 import type { AsyncSubscription, BackendType, Event } from '@parcel/watcher';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import { stageMark } from '../platform/stage-timings.ts';
-import { CACHE_DB } from './hash-cache.ts';
-import { isCookiePath, LiveIndex } from './live-index.ts';
+import { CACHE_DB } from './floor/hash-cache.ts';
+import { isCookiePath, LiveIndex } from './floor/live-index.ts';
 import type { ReconcileEngine } from './reconcile-engine.ts';
-import { isSpecPath, NOTARAI_DIR } from './spec-loader.ts';
-import { SyncTap, type TapTree } from './sync-tap.ts';
+import { isSpecPath, NOTARAI_DIR } from './specs/spec-loader.ts';
+import { SyncTap, type TapTree } from './floor/sync-tap.ts';
 
 /** Directory names never watched inside the worktree. */
 const IGNORED_DIRS = ['.git', 'node_modules'];

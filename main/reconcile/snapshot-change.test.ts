@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempRepo } from '../testing/temp-repo.ts';
 import { GROVE_VERSION } from '../platform/version.ts';
 import { ReconcileEngine, STATE_FILE } from './reconcile-engine.ts';
-import { cliVersionToWrite } from './state-file.ts';
+import { cliVersionToWrite } from './floor/state-file.ts';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {

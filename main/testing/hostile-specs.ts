@@ -1,5 +1,5 @@
 // Fixtures: the specs and configs of issue 33's attacks on check (items 1, 2 and 7), as files to
-// write into a repository. Shared by main/reconcile/notarai-bounds.test.ts and
+// write into a repository. Shared by main/reconcile/notarai07/notarai-bounds.test.ts and
 // scripts/bench-attacks.ts. Never used by production code.
 
 /** Specs in the dense `$ref` graph of denseRefSpecs(). */

@@ -3,14 +3,14 @@
 // the only file it writes, through the confined layer, bounded and validated), so an agent with
 // read-only access to the code can still propose what a spec should record. Accepting and
 // rejecting stay human actions (`grove decisions`, the window): no tool does them. The work is
-// main/reconcile/decisions.ts, loaded on the first call; result schemas: shared/decisions.ts.
+// main/reconcile/notarai07/decisions.ts, loaded on the first call; result schemas: shared/decisions.ts.
 import { z } from 'zod';
 import { ListDecisionsResultSchema, ProposeDecisionResultSchema } from '../../shared/decisions.ts';
 import { defineTool, readOnlyLocal } from './tool-definition.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 
 /** The core, loaded with the first call (the definitions are needed before the server listens). */
-const decisions = () => import('../reconcile/decisions.ts');
+const decisions = () => import('../reconcile/notarai07/decisions.ts');
 
 const specPath = z
   .string()

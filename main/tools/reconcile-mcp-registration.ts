@@ -13,7 +13,7 @@ import {
   isSpecPath,
   NOTARAI_DIR,
   readSpecText,
-} from '../reconcile/spec-paths.ts';
+} from '../reconcile/specs/spec-paths.ts';
 import {
   BOOTSTRAP_PROMPT,
   reconcilePrompt,

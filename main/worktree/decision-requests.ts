@@ -9,8 +9,8 @@ import {
   acceptShownDecision,
   previewAcceptDecision,
   rejectShownDecision,
-} from '../reconcile/decision-review.ts';
-import { listDecisions } from '../reconcile/decisions.ts';
+} from '../reconcile/notarai07/decision-review.ts';
+import { listDecisions } from '../reconcile/notarai07/decisions.ts';
 
 /** The result of one request (a UserError when it is refused or invalid). */
 export async function answerDecisionRequest(root: string, raw: unknown): Promise<unknown> {

@@ -5,7 +5,7 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData, type Transferable } from 'node:worker_threads';
 import type { PoolReply, PoolRequest, PoolWorkerData } from '../platform/worker-pool.ts';
-import { loadHashing, runFileJob, type FileJob } from '../reconcile/file-jobs.ts';
+import { loadHashing, runFileJob, type FileJob } from '../reconcile/floor/file-jobs.ts';
 import { createSyncReader } from '../tools/grep-readers.ts';
 import { RESERVE_GREP_BYTES, searchChunk, type GrepChunkRequest } from '../tools/grep-search.ts';
 
@@ -51,17 +51,17 @@ const handlers: Record<string, Handler> = {
       reader.close();
     }
   },
-  /** One chunk of the engine's stat/hash work (main/reconcile/file-jobs.ts). */
+  /** One chunk of the engine's stat/hash work (main/reconcile/floor/file-jobs.ts). */
   'file-job': (job: FileJob) => runFileJob(job),
   /**
-   * A big spec's YAML parse and schema check (main/reconcile/spec-loader.ts, loadSpecs). Loaded on
+   * A big spec's YAML parse and schema check (main/reconcile/specs/spec-loader.ts, loadSpecs). Loaded on
    * first use: the parser and schemas cost every worker ~15 MB, and hashing jobs never need them.
    */
   'spec-validate': async ({ relative, text }: { relative: string; text: string }) =>
-    (await import('../reconcile/spec-loader.ts')).validateSpecText(relative, text),
+    (await import('../reconcile/specs/spec-loader.ts')).validateSpecText(relative, text),
   /**
    * A decision added to a big spec and the result validated, before an accept writes anything
-   * (main/reconcile/decisions-spec-edit.ts), loaded on first use like the spec parser.
+   * (main/reconcile/notarai07/decisions-spec-edit.ts), loaded on first use like the spec parser.
    */
   'decision-spec-edit': async ({
     specPath,
@@ -72,23 +72,23 @@ const handlers: Record<string, Handler> = {
     text: string;
     decision: { date: string; choice: string; rationale: string };
   }) =>
-    (await import('../reconcile/decisions-spec-edit.ts')).editAndValidateSpec(
+    (await import('../reconcile/notarai07/decisions-spec-edit.ts')).editAndValidateSpec(
       specPath,
       text,
       decision,
     ),
   /**
-   * A big NotarAI project config's bounded parse (main/reconcile/notarai-configs.ts), loaded on
+   * A big NotarAI project config's bounded parse (main/reconcile/notarai07/notarai-configs.ts), loaded on
    * first use like the spec parser.
    */
   'config-parse': async ({ text, format }: { text: string; format: 'yaml' | 'json' }) =>
-    (await import('../reconcile/config-text.ts')).parseConfigText(text, format),
+    (await import('../reconcile/specs/config-text.ts')).parseConfigText(text, format),
   /**
-   * A hot journal beside a cache database played back (main/reconcile/cache-database.ts): as many
+   * A hot journal beside a cache database played back (main/reconcile/floor/cache-database.ts): as many
    * page writes as the journal holds. Loaded on first use, like the spec parser.
    */
   'sqlite-replay-journal': async (file: string) =>
-    (await import('../reconcile/sqlite-file.ts')).replayJournal(file),
+    (await import('../reconcile/floor/sqlite-file.ts')).replayJournal(file),
 };
 
 /** Typed arrays in a result are moved to the main thread, not copied. */

@@ -1,4 +1,4 @@
-// What the live index's sync tap (main/reconcile/sync-tap.ts) needs of a worktree's directories:
+// What the live index's sync tap (main/reconcile/floor/sync-tap.ts) needs of a worktree's directories:
 // names only, never a file's content. A directory is watched (one non-recursive fs.watch, inotify
 // on Linux) only after an lstat found a directory there (not a symlink: lstat does not follow); a
 // swap between the two can at worst point a watch at another directory, whose events are names

@@ -3,7 +3,7 @@
 // editors or SSH helpers — plus those Grove sets), no optional locks (never index.lock behind
 // the user's back), no prompts, no fsmonitor hook, no repository discovery above a ceiling, output
 // kept as bytes (paths may not be UTF-8), a byte cap, a timeout and cancellation. Arguments a
-// client chose go after `--end-of-options` (see resolveBase in main/reconcile/git-queries.ts);
+// client chose go after `--end-of-options` (see resolveBase in main/reconcile/floor/git-queries.ts);
 // paths go through stdin, never the command line. Output with many records is asked for with `-z`
 // and split with splitNul. runGit waits through main/platform/run-process.ts (the one runner of
 // programs); spawnGit is for callers that stream (check-ignore). docs/decisions.md ("One git runner") says why not simple-git.
