@@ -29,7 +29,10 @@ import { runGit, splitNul } from '../main/platform/git/run-git.ts';
 import { childEnvironment, runProcess } from '../main/platform/run-process.ts';
 import { compareUtf8 } from '../main/platform/path-order.ts';
 import { loadScoringConfig } from '../main/reconcile/notarai07/notarai-configs.ts';
-import { DEFAULT_DAYS_SINCE_RECONCILIATION, scoreSpecs } from '../main/reconcile/notarai07/notarai-score.ts';
+import {
+  DEFAULT_DAYS_SINCE_RECONCILIATION,
+  scoreSpecs,
+} from '../main/reconcile/notarai07/notarai-score.ts';
 import type { ScoringConfig } from '../main/reconcile/notarai07/notarai-configs.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

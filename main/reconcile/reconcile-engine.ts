@@ -16,7 +16,11 @@ import type {
 import path from 'node:path';
 import type { ReconcileState } from '../../shared/reconcile.ts';
 import type { CheckReport, DriftReport, ExportContext } from '../../shared/notarai-check.ts';
-import { liveCheckWithParts, runCheckWithParts, type CheckOptions } from './notarai07/notarai-check.ts';
+import {
+  liveCheckWithParts,
+  runCheckWithParts,
+  type CheckOptions,
+} from './notarai07/notarai-check.ts';
 import { scoreSpecsWithParts, type ScoreOptions } from './notarai07/notarai-score.ts';
 import {
   exportContextWithParts,

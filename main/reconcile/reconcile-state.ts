@@ -10,7 +10,11 @@ import { filterInSlices, forEachInSlices } from '../platform/time-slices.ts';
 import { listingAndSpecs, type ScanSnapshot } from './floor/live-index.ts';
 import { readDecisionLogForState } from './notarai07/notarai-configs.ts';
 import { classifyAgainstCache, type EngineParts } from './floor/classify.ts';
-import { changedAmong, type ClassificationMemo, type PathClasses } from './floor/classification-memo.ts';
+import {
+  changedAmong,
+  type ClassificationMemo,
+  type PathClasses,
+} from './floor/classification-memo.ts';
 import {
   changedVsBase,
   resolveBase,

@@ -15,7 +15,13 @@ import { entryKind, lstatNoFollowInsideRoot } from '../../platform/confined-fs.t
 import { runGit } from '../../platform/git/run-git.ts';
 import { compareUtf8 } from '../../platform/path-order.ts';
 import type { ChangedEntry, WorktreeFiles } from './git-queries.ts';
-import { governs, isSpecPath, reloadSpecs, type SpecSet, type ValidSpec } from '../specs/spec-loader.ts';
+import {
+  governs,
+  isSpecPath,
+  reloadSpecs,
+  type SpecSet,
+  type ValidSpec,
+} from '../specs/spec-loader.ts';
 
 /** The results of one scan, valid while nothing has moved since it began. */
 export interface ScanSnapshot {

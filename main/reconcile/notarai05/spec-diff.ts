@@ -20,7 +20,13 @@ import { compileExcludePatterns } from '../specs/exclude-patterns.ts';
 import type { ReconciledRow } from '../floor/hash-cache.ts';
 import { diffPathsAgainstBase } from '../floor/intersection-diff.ts';
 import { compareUtf8, sortedUtf8 } from '../../platform/path-order.ts';
-import { categoryOf, formatSpecError, governs, isSpecPath, type ValidSpec } from '../specs/spec-loader.ts';
+import {
+  categoryOf,
+  formatSpecError,
+  governs,
+  isSpecPath,
+  type ValidSpec,
+} from '../specs/spec-loader.ts';
 import { readCommittedSnapshot, withSnapshot } from '../floor/state-file.ts';
 import { readSpecText } from '../specs/spec-paths.ts';
 import { filterInSlices, forEachInSlices } from '../../platform/time-slices.ts';

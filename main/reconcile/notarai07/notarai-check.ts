@@ -32,7 +32,12 @@ import type {
 import { CHECK_FINDINGS_CAP, CHECK_TIERS } from '../../../shared/notarai-check-constants.ts';
 import { statInsideRoot } from '../../platform/confined-fs.ts';
 import { compareUtf8 } from '../../platform/path-order.ts';
-import { filterInSlices, forEachInSlices, nextSlice, sliceDue } from '../../platform/time-slices.ts';
+import {
+  filterInSlices,
+  forEachInSlices,
+  nextSlice,
+  sliceDue,
+} from '../../platform/time-slices.ts';
 import { type EngineParts } from '../floor/classify.ts';
 import { loadCheckConfig, loadLintConfig } from './notarai-configs.ts';
 import { incompleteBehaviors, refCycles, runLint } from './notarai-lint.ts';

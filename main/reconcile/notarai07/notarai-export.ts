@@ -20,7 +20,12 @@ import { displayPath, shortArgument } from '../../platform/confined-fs.ts';
 import { UserError } from '../../platform/errors.ts';
 import { isBinaryByExtension } from '../floor/binary-files.ts';
 import type { EngineParts } from '../floor/classify.ts';
-import { changedVsBase, gitDirectories, resolveBase, type ChangedEntry } from '../floor/git-queries.ts';
+import {
+  changedVsBase,
+  gitDirectories,
+  resolveBase,
+  type ChangedEntry,
+} from '../floor/git-queries.ts';
 import { diffPathsAgainstBase } from '../floor/intersection-diff.ts';
 import { gatherInputs, standaloneParts } from './notarai-inputs.ts';
 import { unreadableSpecs, type CheckSpec } from './notarai-specs.ts';

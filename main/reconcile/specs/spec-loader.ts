@@ -25,7 +25,11 @@ import {
 } from './spec-schema.ts';
 import type { Spec } from './spec-schema.ts';
 import { nextSlice, sliceUsedUp } from '../../platform/time-slices.ts';
-import { WorkersUnavailableError, workerPool, type WorkerPool } from '../../platform/worker-pool.ts';
+import {
+  WorkersUnavailableError,
+  workerPool,
+  type WorkerPool,
+} from '../../platform/worker-pool.ts';
 import { mapLimit } from '../../platform/concurrency.ts';
 import { specLineTable, type SpecLineTable } from './spec-lines.ts';
 import { parseSpecYaml } from './spec-yaml.ts';
