@@ -12,6 +12,7 @@ import {
   MAX_COMPILED_CHARACTERS,
   normalizePattern,
 } from './glob-matcher.ts';
+import { seededRandom } from '../testing/seeded-random.ts';
 
 describe('glob matcher', () => {
   it.each(GLOB_EXAMPLES)('%s against %s is %s (docs/globs.md)', (pattern, file, expected) => {
@@ -62,18 +63,8 @@ describe('docs/globs.md', () => {
 
 describe('linear time, the same answers', () => {
   /** A small deterministic PRNG (mulberry32), so a failure reproduces. */
-  function random(seed: number): () => number {
-    let state = seed;
-    return () => {
-      state = (state + 0x6d2b79f5) | 0;
-      let t = Math.imul(state ^ (state >>> 15), 1 | state);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
   it('agrees with picomatch (the matcher it replaced) on 20,000 random patterns and paths', () => {
-    const next = random(20261125);
+    const next = seededRandom(20261125);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
     const segmentPieces = [
       'a',

@@ -12,6 +12,7 @@ import type { ReconcileState } from '../../../shared/reconcile.ts';
 import { git, makeTempRepo } from '../../testing/temp-repo.ts';
 import { ReconcileEngine } from '../reconcile-engine.ts';
 import { ReconcileWatcher } from '../reconcile-watcher.ts';
+import { seededRandom } from '../../testing/seeded-random.ts';
 
 const SYSTEM = `schema_version: '0.8'
 intent: The app.
@@ -41,16 +42,6 @@ afterEach(async () => {
 });
 
 /** A small deterministic generator (mulberry32): the same steps on every run. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 function comparable(state: ReconcileState) {
   const { computedAt: _at, durationMs: _ms, ...rest } = state;
   return rest;
@@ -168,7 +159,7 @@ describe('one classification per index version', () => {
       expect(await answers(engine, asked()), what).toEqual(await fresh(repo.root, asked()));
     }
 
-    const next = random(35);
+    const next = seededRandom(35);
     const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
     const present = new Set(
       Object.keys(files).filter(

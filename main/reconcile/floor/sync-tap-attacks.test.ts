@@ -6,7 +6,7 @@
 // symbolic links; the tap stepped aside (parcel alone does not follow moved directories);
 // attribute-only changes, truncation; git's own moves; a name that is not UTF-8; a close while the
 // tap walks or the watcher still subscribes. A write through a hard link is a known gap (skipped).
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import {
   chmod,
   link,
@@ -22,7 +22,13 @@ import {
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../testing/mcp-clients.ts';
-import { git, makeTempDir, makeTempRepo, type TempRepo } from '../../testing/temp-repo.ts';
+import {
+  inotifyWatches,
+  liveAnswers,
+  scannedAnswers,
+  watchedWithTap,
+} from '../../testing/sync-tap-fixtures.ts';
+import { git, makeTempDir, makeTempRepo } from '../../testing/temp-repo.ts';
 import type { LiveIndex } from './live-index.ts';
 import { ReconcileEngine } from '../reconcile-engine.ts';
 import { ReconcileWatcher } from '../reconcile-watcher.ts';
@@ -51,40 +57,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function watched(repo: TempRepo, options: { tapMaxDirectories?: number } = {}) {
-  await mkdir(path.join(repo.root, '.notarai/.cache'), { recursive: true });
-  const engine = new ReconcileEngine({ root: repo.root });
-  cleanups.push(() => engine.close());
-  const watcher = new ReconcileWatcher({
-    engine,
-    base: 'main',
-    onState: () => undefined,
-    ...options,
-  });
-  cleanups.push(() => watcher.close());
-  await watcher.start();
-  const tap = watcher.syncTap;
-  if (!tap) throw new Error('no sync tap (Linux only)');
-  await tap.ready;
-  await engine.markReconciled(Object.keys(TREE));
-  return { engine, watcher, index: watcher.liveIndex, tap };
-}
-
-/** What a fresh engine, with no index, answers now. */
-async function scanned(root: string) {
-  const engine = new ReconcileEngine({ root });
-  try {
-    return { check: await engine.check({}), score: await engine.driftScore({}) };
-  } finally {
-    engine.close();
-  }
-}
-
-/** The watched engine's answers (each syncs first). */
-async function live(engine: ReconcileEngine) {
-  return { check: await engine.check({}), score: await engine.driftScore({}) };
-}
-
 /**
  * Once the tap's walks are done, syncs until it answers one (parcel certifies it in at most two);
  * false if it did not within 8 syncs.
@@ -96,28 +68,13 @@ async function tapAnswers(index: LiveIndex, tap: SyncTap): Promise<boolean> {
   return index.syncs.tap > before;
 }
 
-/** inotify watches this process holds, on every inotify descriptor (/proc/self/fdinfo). */
-function inotifyWatches(): number {
-  let count = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    let target: string;
-    try {
-      target = readlinkSync(`/proc/self/fd/${fd}`);
-    } catch {
-      continue;
-    }
-    if (target !== 'anon_inode:inotify') continue;
-    const info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
-    count += info.split('\n').filter((line) => line.startsWith('inotify wd:')).length;
-  }
-  return count;
-}
-
 describe.runIf(process.platform === 'linux')('attacks on the sync tap', () => {
   it('sees a directory deleted and made again under its name (the same inode), edits in it too', async () => {
     const repo = await makeTempRepo(TREE);
     cleanups.push(() => repo.cleanup());
-    const { engine, index, tap } = await watched(repo);
+    const { engine, index, tap } = await watchedWithTap(repo, cleanups, {
+      markFirst: Object.keys(TREE),
+    });
     const sub = path.join(repo.root, 'src/sub');
     let reused = 0;
     for (let round = 0; round < 4; round++) {
@@ -126,11 +83,15 @@ describe.runIf(process.platform === 'linux')('attacks on the sync tap', () => {
       mkdirSync(sub);
       if ((await lstat(sub)).ino === before) reused++;
       await writeFile(path.join(sub, 'c.ts'), `made again ${round}\n`);
-      expect(await live(engine), `round ${round}: made again`).toEqual(await scanned(repo.root));
+      expect(await liveAnswers(engine), `round ${round}: made again`).toEqual(
+        await scannedAnswers(repo.root),
+      );
       expect(await tapAnswers(index, tap)).toBe(true);
-      await live(engine); // the snapshot again, after parcel's report of the directory
+      await liveAnswers(engine); // the snapshot again, after parcel's report of the directory
       await writeFile(path.join(sub, 'c.ts'), TREE['src/sub/c.ts']); // as reconciled: no warning
-      expect(await live(engine), `round ${round}: edited`).toEqual(await scanned(repo.root));
+      expect(await liveAnswers(engine), `round ${round}: edited`).toEqual(
+        await scannedAnswers(repo.root),
+      );
     }
     // ext4 hands the freed inode to the next directory made: what this test is about.
     console.log(`the same inode in ${reused} of 4 rounds`);
@@ -180,7 +141,9 @@ describe.runIf(process.platform === 'linux')('attacks on the sync tap', () => {
   it('follows directories moved, moved into one another and over an empty one', async () => {
     const repo = await makeTempRepo(TREE);
     cleanups.push(() => repo.cleanup());
-    const { engine, index, tap } = await watched(repo);
+    const { engine, index, tap } = await watchedWithTap(repo, cleanups, {
+      markFirst: Object.keys(TREE),
+    });
     const at = (name: string) => path.join(repo.root, name);
     const steps: [string, () => Promise<void>][] = [
       ['mv src/sub src/moved', () => rename(at('src/sub'), at('src/moved'))],
@@ -222,26 +185,31 @@ describe.runIf(process.platform === 'linux')('attacks on the sync tap', () => {
     for (const [what, move] of steps) {
       await move();
       await churn();
-      expect(await live(engine), what).toEqual(await scanned(repo.root));
+      expect(await liveAnswers(engine), what).toEqual(await scannedAnswers(repo.root));
       expect(await tapAnswers(index, tap), what).toBe(true);
-      await live(engine); // a snapshot again, after parcel's report of the directories
+      await liveAnswers(engine); // a snapshot again, after parcel's report of the directories
       await churn();
-      expect(await live(engine), `${what}, then files made`).toEqual(await scanned(repo.root));
+      expect(await liveAnswers(engine), `${what}, then files made`).toEqual(
+        await scannedAnswers(repo.root),
+      );
     }
   }, 90_000);
 
   it('answers right after a directory moved when the tap stepped aside (parcel alone)', async () => {
     const repo = await makeTempRepo(TREE);
     cleanups.push(() => repo.cleanup());
-    const { engine, tap } = await watched(repo, { tapMaxDirectories: 1 });
+    const { engine, tap } = await watchedWithTap(repo, cleanups, {
+      tapMaxDirectories: 1,
+      markFirst: Object.keys(TREE),
+    });
     expect(tap.failure).toBe('over 1 directories');
     const at = (name: string) => path.join(repo.root, name);
     await rename(at('src/sub'), at('src/moved'));
-    expect(await live(engine), 'moved').toEqual(await scanned(repo.root));
-    await live(engine);
+    expect(await liveAnswers(engine), 'moved').toEqual(await scannedAnswers(repo.root));
+    await liveAnswers(engine);
     await writeFile(at('src/moved/deep/d.ts'), TREE['src/sub/deep/d.ts'] + 'edited\n');
     await writeFile(at('src/moved/deep/new.ts'), 'new\n');
-    expect(await live(engine), 'edited below it').toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine), 'edited below it').toEqual(await scannedAnswers(repo.root));
   }, 30_000);
 
   it('follows a directory swapped for a symbolic link (inside and outside) and back', async () => {
@@ -249,25 +217,33 @@ describe.runIf(process.platform === 'linux')('attacks on the sync tap', () => {
     cleanups.push(() => repo.cleanup());
     const outside = await makeTempDir('grove-outside-');
     cleanups.push(() => rm(outside, { recursive: true, force: true }));
-    const { engine, index, tap } = await watched(repo);
+    const { engine, index, tap } = await watchedWithTap(repo, cleanups, {
+      markFirst: Object.keys(TREE),
+    });
     const sub = path.join(repo.root, 'src/sub');
     for (const target of [path.join(repo.root, 'lib'), outside]) {
       await rm(sub, { recursive: true });
       await symlink(target, sub);
-      expect(await live(engine), `link to ${target}`).toEqual(await scanned(repo.root));
+      expect(await liveAnswers(engine), `link to ${target}`).toEqual(
+        await scannedAnswers(repo.root),
+      );
       expect(await tapAnswers(index, tap)).toBe(true);
-      await live(engine);
+      await liveAnswers(engine);
       await writeFile(path.join(target, 'x.ts'), 'behind the link\n');
-      expect(await live(engine), `made behind ${target}`).toEqual(await scanned(repo.root));
+      expect(await liveAnswers(engine), `made behind ${target}`).toEqual(
+        await scannedAnswers(repo.root),
+      );
       await rm(sub);
       await mkdir(sub);
       await writeFile(path.join(sub, 'c.ts'), 'a directory again\n');
-      expect(await live(engine), 'back to a directory').toEqual(await scanned(repo.root));
+      expect(await liveAnswers(engine), 'back to a directory').toEqual(
+        await scannedAnswers(repo.root),
+      );
       expect(await tapAnswers(index, tap)).toBe(true);
-      await live(engine);
+      await liveAnswers(engine);
       await writeFile(path.join(sub, 'c.ts'), TREE['src/sub/c.ts']);
-      expect(await live(engine), 'as reconciled in the directory').toEqual(
-        await scanned(repo.root),
+      expect(await liveAnswers(engine), 'as reconciled in the directory').toEqual(
+        await scannedAnswers(repo.root),
       );
     }
   }, 60_000);
@@ -275,18 +251,22 @@ describe.runIf(process.platform === 'linux')('attacks on the sync tap', () => {
   it('answers right after attribute-only changes and truncation', async () => {
     const repo = await makeTempRepo(TREE);
     cleanups.push(() => repo.cleanup());
-    const { engine, index, tap } = await watched(repo);
+    const { engine, index, tap } = await watchedWithTap(repo, cleanups, {
+      markFirst: Object.keys(TREE),
+    });
     const at = (name: string) => path.join(repo.root, name);
     expect(await tapAnswers(index, tap)).toBe(true);
-    await live(engine);
+    await liveAnswers(engine);
     await chmod(at('src/a.ts'), 0o755);
-    expect(await live(engine), 'chmod').toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine), 'chmod').toEqual(await scannedAnswers(repo.root));
     await utimes(at('src/b.ts'), new Date(), new Date(2001, 1, 1));
-    expect(await live(engine), 'touch').toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine), 'touch').toEqual(await scannedAnswers(repo.root));
     await truncate(at('src/b.ts'), 0);
-    expect(await live(engine), 'truncate').toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine), 'truncate').toEqual(await scannedAnswers(repo.root));
     await writeFile(at('src/b.ts'), TREE['src/b.ts'], { flag: 'r+' });
-    expect(await live(engine), 'as reconciled again').toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine), 'as reconciled again').toEqual(
+      await scannedAnswers(repo.root),
+    );
   }, 60_000);
 
   // A file written through another name (a hard link) changes with no event under its own path:
@@ -296,28 +276,34 @@ describe.runIf(process.platform === 'linux')('attacks on the sync tap', () => {
     cleanups.push(() => repo.cleanup());
     const outside = await makeTempDir();
     cleanups.push(() => rm(outside, { recursive: true, force: true }));
-    const { engine } = await watched(repo);
+    const { engine } = await watchedWithTap(repo, cleanups, { markFirst: Object.keys(TREE) });
     const at = (name: string) => path.join(repo.root, name);
     await link(at('src/a.ts'), at('lib/hard.ts'));
-    expect(await live(engine), 'hard link').toEqual(await scanned(repo.root));
-    await live(engine);
+    expect(await liveAnswers(engine), 'hard link').toEqual(await scannedAnswers(repo.root));
+    await liveAnswers(engine);
     await writeFile(at('lib/hard.ts'), 'written through the other name\n', { flag: 'r+' });
-    expect(await live(engine), 'written through a hard link').toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine), 'written through a hard link').toEqual(
+      await scannedAnswers(repo.root),
+    );
     await rm(at('lib/hard.ts'));
     // A name outside the worktree, made before the index saw the file: no event in the worktree.
     await link(at('src/b.ts'), path.join(outside, 'b.ts'));
-    expect(await live(engine), 'linked from outside').toEqual(await scanned(repo.root));
-    await live(engine);
+    expect(await liveAnswers(engine), 'linked from outside').toEqual(
+      await scannedAnswers(repo.root),
+    );
+    await liveAnswers(engine);
     await writeFile(path.join(outside, 'b.ts'), 'written outside\n', { flag: 'r+' });
-    expect(await live(engine), 'written outside').toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine), 'written outside').toEqual(await scannedAnswers(repo.root));
   }, 60_000);
 
   it('answers right when a tree of directories moves in and a file is made deep in it at once', async () => {
     const repo = await makeTempRepo(TREE);
     cleanups.push(() => repo.cleanup());
-    const { engine, index, tap } = await watched(repo);
+    const { engine, index, tap } = await watchedWithTap(repo, cleanups, {
+      markFirst: Object.keys(TREE),
+    });
     expect(await tapAnswers(index, tap)).toBe(true);
-    await live(engine);
+    await liveAnswers(engine);
     // Built beside the worktree, then moved in: parcel watches its top directory only.
     const outside = path.join(repo.dir, 'tree');
     let deepest = outside;
@@ -330,18 +316,20 @@ describe.runIf(process.platform === 'linux')('attacks on the sync tap', () => {
     const inMoved = (absolute: string) => path.join(moved, path.relative(outside, absolute));
     await rename(outside, moved);
     await writeFile(path.join(inMoved(deepest), 'early.ts'), 'made at once\n');
-    expect(await live(engine), 'moved in').toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine), 'moved in').toEqual(await scannedAnswers(repo.root));
     expect(await tapAnswers(index, tap)).toBe(true);
-    await live(engine);
+    await liveAnswers(engine);
     await writeFile(path.join(inMoved(deepest), 'late.ts'), 'made once walked\n');
     await writeFile(path.join(moved, 'wide7/late.ts'), 'made once walked\n');
-    expect(await live(engine), 'made in it later').toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine), 'made in it later').toEqual(await scannedAnswers(repo.root));
   }, 60_000);
 
   it('answers right right after git add, a commit, a branch switch and a .gitignore edit', async () => {
     const repo = await makeTempRepo(TREE);
     cleanups.push(() => repo.cleanup());
-    const { engine, index, tap } = await watched(repo);
+    const { engine, index, tap } = await watchedWithTap(repo, cleanups, {
+      markFirst: Object.keys(TREE),
+    });
     const at = (name: string) => path.join(repo.root, name);
     const steps: [string, () => Promise<unknown>][] = [
       [
@@ -375,7 +363,7 @@ describe.runIf(process.platform === 'linux')('attacks on the sync tap', () => {
     ];
     for (const [what, step] of steps) {
       await step();
-      expect(await live(engine), what).toEqual(await scanned(repo.root));
+      expect(await liveAnswers(engine), what).toEqual(await scannedAnswers(repo.root));
       await tapAnswers(index, tap);
     }
   }, 90_000);
@@ -383,10 +371,10 @@ describe.runIf(process.platform === 'linux')('attacks on the sync tap', () => {
   it('steps aside for a directory name that is not UTF-8, and answers right', async () => {
     const repo = await makeTempRepo(TREE);
     cleanups.push(() => repo.cleanup());
-    const { engine, tap } = await watched(repo);
+    const { engine, tap } = await watchedWithTap(repo, cleanups, { markFirst: Object.keys(TREE) });
     await mkdir(Buffer.concat([Buffer.from(`${repo.root}/src/`), Buffer.from([0xff, 0x41])]));
     await writeFile(path.join(repo.root, 'src/a.ts'), 'after the odd name\n');
-    expect(await live(engine)).toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine)).toEqual(await scannedAnswers(repo.root));
     expect(tap.failure).toMatch(/UTF-8|cannot watch/);
   }, 30_000);
 

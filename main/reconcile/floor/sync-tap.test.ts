@@ -5,14 +5,19 @@
 // report of the cookie for each reason it cannot (its walk not finished, a directory it did not
 // watch yet, a burst that overflows inotify's queue, the watch limit); stopping it releases every
 // inotify watch.
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../testing/mcp-clients.ts';
-import { makeTempRepo, writeFiles, type TempRepo } from '../../testing/temp-repo.ts';
-import { ReconcileEngine } from '../reconcile-engine.ts';
-import { ReconcileWatcher } from '../reconcile-watcher.ts';
+import {
+  inotifyWatches,
+  liveAnswers,
+  scannedAnswers,
+  watchedWithTap,
+} from '../../testing/sync-tap-fixtures.ts';
+import { seededRandom } from '../../testing/seeded-random.ts';
+import { makeTempRepo, writeFiles } from '../../testing/temp-repo.ts';
 import { SyncTap } from './sync-tap.ts';
 
 const SPEC = `schema_version: '0.8'
@@ -28,69 +33,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function watched(repo: TempRepo, options: { tapMaxDirectories?: number } = {}) {
-  // The cache directory the cookies go to (NotarAI's; Grove never creates it for a sync).
-  await mkdir(path.join(repo.root, '.notarai/.cache'), { recursive: true });
-  const engine = new ReconcileEngine({ root: repo.root });
-  cleanups.push(() => engine.close());
-  const watcher = new ReconcileWatcher({
-    engine,
-    base: 'main',
-    onState: () => undefined,
-    ...options,
-  });
-  cleanups.push(() => watcher.close());
-  await watcher.start();
-  const tap = watcher.syncTap;
-  if (!tap) throw new Error('no sync tap (Linux only)');
-  await tap.ready;
-  return { engine, watcher, index: watcher.liveIndex, tap };
-}
-
-/** What a fresh engine, with no index, answers now. */
-async function scanned(root: string) {
-  const engine = new ReconcileEngine({ root });
-  try {
-    return { check: await engine.check({}), score: await engine.driftScore({}) };
-  } finally {
-    engine.close();
-  }
-}
-
-/** The watched engine's answers (each syncs first). */
-async function live(engine: ReconcileEngine) {
-  return { check: await engine.check({}), score: await engine.driftScore({}) };
-}
-
-/** inotify watches this process holds, on every inotify descriptor (/proc/self/fdinfo). */
-function inotifyWatches(): number {
-  let count = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    let target: string;
-    try {
-      target = readlinkSync(`/proc/self/fd/${fd}`);
-    } catch {
-      continue; // closed meanwhile
-    }
-    if (target !== 'anon_inode:inotify') continue;
-    const info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
-    count += info.split('\n').filter((line) => line.startsWith('inotify wd:')).length;
-  }
-  return count;
-}
-
-/** A small seeded generator: the same sequence of changes on every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 const TREE = {
   '.notarai/app.spec.yaml': SPEC,
   'src/a.ts': 'alpha\n',
@@ -104,11 +46,11 @@ describe.runIf(process.platform === 'linux')('the sync tap', () => {
   it('puts every change made right before a call in its answer, mostly without parcel', async () => {
     const repo = await makeTempRepo(TREE);
     cleanups.push(() => repo.cleanup());
-    const { engine, index } = await watched(repo);
+    const { engine, index } = await watchedWithTap(repo, cleanups);
     await engine.markReconciled(Object.keys(TREE));
-    expect(await live(engine)).toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine)).toEqual(await scannedAnswers(repo.root));
 
-    const next = random(35);
+    const next = seededRandom(35);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
     const files = new Set(Object.keys(TREE).filter((file) => file !== '.notarai/app.spec.yaml'));
     const dirs = ['src', 'src/sub', 'src/sub/deep', 'lib'];
@@ -144,8 +86,8 @@ describe.runIf(process.platform === 'linux')('the sync tap', () => {
         files.add(`${directory}/f.ts`);
         what = `new directory ${directory}`;
       }
-      const answer = await live(engine); // at once: no wait for any watcher
-      expect(answer, `step ${step}: ${what}`).toEqual(await scanned(repo.root));
+      const answer = await liveAnswers(engine); // at once: no wait for any watcher
+      expect(answer, `step ${step}: ${what}`).toEqual(await scannedAnswers(repo.root));
     }
     // The point of it: some of those syncs did not wait for parcel's batch.
     expect(index.syncs.tap).toBeGreaterThan(0);
@@ -154,7 +96,7 @@ describe.runIf(process.platform === 'linux')('the sync tap', () => {
   it('vouches only once parcel certified it, and again after a directory it had not watched', async () => {
     const repo = await makeTempRepo(TREE);
     cleanups.push(() => repo.cleanup());
-    const { index, tap } = await watched(repo);
+    const { index, tap } = await watchedWithTap(repo, cleanups);
     // Certified by a cookie parcel reported, written once the walk was done: the next sync is the
     // tap's.
     await index.sync();
@@ -184,7 +126,7 @@ describe.runIf(process.platform === 'linux')('the sync tap', () => {
   it('does not vouch before its first walk is done', async () => {
     const repo = await makeTempRepo(TREE);
     cleanups.push(() => repo.cleanup());
-    const { watcher, tap } = await watched(repo);
+    const { watcher, tap } = await watchedWithTap(repo, cleanups);
     expect(tap.mark()).toBeDefined();
     // A second tap on the same worktree, just started: its walk has begun, not ended.
     const second = new SyncTap({
@@ -205,9 +147,9 @@ describe.runIf(process.platform === 'linux')('the sync tap', () => {
   it('does not vouch after a burst that overflowed inotify’s queue, and answers right', async () => {
     const repo = await makeTempRepo({ ...TREE, 'src/burst/keep.ts': 'keep\n' });
     cleanups.push(() => repo.cleanup());
-    const { engine, index, tap } = await watched(repo);
+    const { engine, index, tap } = await watchedWithTap(repo, cleanups);
     await engine.markReconciled(Object.keys(TREE));
-    expect(await live(engine)).toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine)).toEqual(await scannedAnswers(repo.root));
     await index.sync();
     const certified = index.syncs.tap;
     await index.sync();
@@ -236,7 +178,7 @@ describe.runIf(process.platform === 'linux')('the sync tap', () => {
     expect(await index.sync()).toBeDefined();
     expect(index.syncs).toEqual({ ...before, watcher: before.watcher + 1 });
     expect(tap.refusals.get('many events')).toBe(refused + 1);
-    expect(await live(engine)).toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine)).toEqual(await scannedAnswers(repo.root));
     expect(await resumes()).toBe(true);
 
     // More than the queue holds: events are lost (libuv drops the overflow notice; the cookie's
@@ -248,7 +190,7 @@ describe.runIf(process.platform === 'linux')('the sync tap', () => {
     await index.sync();
     expect(index.syncs.tap).toBe(before.tap);
     expect(tap.delivered - delivered).toBeLessThan(2 * files); // some were lost indeed
-    expect(await live(engine)).toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine)).toEqual(await scannedAnswers(repo.root));
     expect(await resumes()).toBe(true);
   }, 60_000);
 
@@ -258,11 +200,13 @@ describe.runIf(process.platform === 'linux')('the sync tap', () => {
     cleanups.push(() => repo.cleanup());
     for (let n = 0; n < 10; n++)
       mkdirSync(path.join(repo.root, `src/many/d${n}`), { recursive: true });
-    const { engine, watcher, index, tap } = await watched(repo, { tapMaxDirectories: 8 });
+    const { engine, watcher, index, tap } = await watchedWithTap(repo, cleanups, {
+      tapMaxDirectories: 8,
+    });
     expect(tap.failure).toBe('over 8 directories');
     expect(tap.watchedCount).toBe(0);
     await writeFiles(repo.root, { 'src/a.ts': 'after the limit\n' });
-    expect(await live(engine)).toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine)).toEqual(await scannedAnswers(repo.root));
     await index.sync();
     expect(index.syncs.tap).toBe(0);
     expect(tap.mark()).toBeUndefined();
@@ -275,17 +219,17 @@ describe.runIf(process.platform === 'linux')('the sync tap', () => {
     const baseline = inotifyWatches();
     const repo = await makeTempRepo(TREE);
     cleanups.push(() => repo.cleanup());
-    const { engine, watcher, tap } = await watched(repo);
+    const { engine, watcher, tap } = await watchedWithTap(repo, cleanups);
     const watching = tap.watchedCount;
     expect(inotifyWatches()).toBeGreaterThan(baseline + watching); // parcel's, and the tap's
     await rename(path.join(repo.root, 'src/sub'), path.join(repo.root, 'src/moved'));
     await writeFile(path.join(repo.root, 'src/moved/deep/d.ts'), 'edited after the move\n');
-    expect(await live(engine)).toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine)).toEqual(await scannedAnswers(repo.root));
     // Two watches closed (src/sub, src/sub/deep), two added (src/moved, src/moved/deep).
     await waitUntil(() => tap.refusals.size >= 0 && tap.mark() !== undefined, 10_000, 'walked');
     expect(tap.watchedCount).toBe(watching);
     await rm(path.join(repo.root, 'src/moved'), { recursive: true });
-    expect(await live(engine)).toEqual(await scanned(repo.root));
+    expect(await liveAnswers(engine)).toEqual(await scannedAnswers(repo.root));
     await waitUntil(() => tap.watchedCount === watching - 2, 10_000, 'watches of removed closed');
     await watcher.close();
     expect(tap.watchedCount).toBe(0);

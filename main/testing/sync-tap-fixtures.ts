@@ -1,0 +1,71 @@
+// Test support for the sync tap (main/reconcile/floor/sync-tap.ts): a real engine and watcher on
+// a temp repository with the tap walked, the answers a call gets from it and from a fresh engine
+// with no index, and the inotify watches this process holds.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { ReconcileEngine } from '../reconcile/reconcile-engine.ts';
+import { ReconcileWatcher } from '../reconcile/reconcile-watcher.ts';
+import type { TempRepo } from './temp-repo.ts';
+
+/**
+ * Starts an engine and its watcher on `repo` (cleanups pushed to `cleanups`) and waits for the
+ * tap's first walk; `markFirst` is marked reconciled before it returns.
+ */
+export async function watchedWithTap(
+  repo: TempRepo,
+  cleanups: (() => Promise<unknown> | void)[],
+  options: { tapMaxDirectories?: number; markFirst?: string[] } = {},
+) {
+  // The cache directory the cookies go to (NotarAI's; Grove never creates it for a sync).
+  await mkdir(path.join(repo.root, '.notarai/.cache'), { recursive: true });
+  const engine = new ReconcileEngine({ root: repo.root });
+  cleanups.push(() => engine.close());
+  const watcher = new ReconcileWatcher({
+    engine,
+    base: 'main',
+    onState: () => undefined,
+    ...(options.tapMaxDirectories === undefined
+      ? {}
+      : { tapMaxDirectories: options.tapMaxDirectories }),
+  });
+  cleanups.push(() => watcher.close());
+  await watcher.start();
+  const tap = watcher.syncTap;
+  if (!tap) throw new Error('no sync tap (Linux only)');
+  await tap.ready;
+  if (options.markFirst) await engine.markReconciled(options.markFirst);
+  return { engine, watcher, index: watcher.liveIndex, tap };
+}
+
+/** What a fresh engine, with no index, answers now. */
+export async function scannedAnswers(root: string) {
+  const engine = new ReconcileEngine({ root });
+  try {
+    return { check: await engine.check({}), score: await engine.driftScore({}) };
+  } finally {
+    engine.close();
+  }
+}
+
+/** The watched engine's answers (each syncs first). */
+export async function liveAnswers(engine: ReconcileEngine) {
+  return { check: await engine.check({}), score: await engine.driftScore({}) };
+}
+
+/** inotify watches this process holds, on every inotify descriptor (/proc/self/fdinfo). */
+export function inotifyWatches(): number {
+  let count = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    let target: string;
+    try {
+      target = readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      continue; // closed meanwhile
+    }
+    if (target !== 'anon_inode:inotify') continue;
+    const info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
+    count += info.split('\n').filter((line) => line.startsWith('inotify wd:')).length;
+  }
+  return count;
+}
