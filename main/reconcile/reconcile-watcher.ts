@@ -90,6 +90,10 @@ export class ReconcileWatcher {
   #subscriptions: AsyncSubscription[] = [];
   /** Answers the live index's syncs before parcel's batch (Linux; sync-tap.ts). */
   #tap: SyncTap | undefined;
+  /** What the tap would watch (parcel's subscriptions), once start() subscribed. */
+  #tapTrees: TapTree[] | undefined;
+  /** startSyncTap() was called: start the tap as soon as the trees are known. */
+  #tapWanted = false;
   #poller: NodeJS.Timeout | undefined;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
@@ -167,10 +171,8 @@ export class ReconcileWatcher {
         trees.push({ dir: gitDir, ignore: IGNORED_GIT.map((name) => path.join(gitDir, name)) });
       }
       this.#index.trust();
-      // GROVE_SYNC_TAP=0 turns the tap off (A/B benchmarks; a way out if it ever misbehaves).
-      if (process.platform === 'linux' && process.env.GROVE_SYNC_TAP !== '0' && !this.#closed) {
-        this.#startTap(trees);
-      }
+      this.#tapTrees = trees;
+      if (this.#tapWanted) this.startSyncTap();
     } catch (error) {
       this.#index.distrust();
       if (this.#closed) return;
@@ -184,6 +186,21 @@ export class ReconcileWatcher {
       this.#poller.unref();
     }
     await this.#compute();
+  }
+
+  /**
+   * Starts the sync's tap once a client has come (the worktree process's first MCP request): only
+   * a client's calls sync, and a process no client called keeps its idle memory (the tap's watches
+   * and walk cost ~4 MB a process in a 20-worktree host; docs/performance.md). Called before
+   * start() has subscribed, the tap starts as soon as it has. Linux only; GROVE_SYNC_TAP=0 turns
+   * it off (A/B benchmarks; a way out if it ever misbehaves). Until it vouches, syncs wait for
+   * parcel's batch as before.
+   */
+  startSyncTap(): void {
+    this.#tapWanted = true;
+    if (!this.#tapTrees || this.#tap || this.#closed) return;
+    if (process.platform !== 'linux' || process.env.GROVE_SYNC_TAP === '0') return;
+    this.#startTap(this.#tapTrees);
   }
 
   /**

@@ -30,6 +30,7 @@ export async function watchedWithTap(
       : { tapMaxDirectories: options.tapMaxDirectories }),
   });
   cleanups.push(() => watcher.close());
+  watcher.startSyncTap(); // as a worktree process does when its first client comes
   await watcher.start();
   const tap = watcher.syncTap;
   if (!tap) throw new Error('no sync tap (Linux only)');
@@ -53,19 +54,24 @@ export async function liveAnswers(engine: ReconcileEngine) {
   return { check: await engine.check({}), score: await engine.driftScore({}) };
 }
 
-/** inotify watches this process holds, on every inotify descriptor (/proc/self/fdinfo). */
-export function inotifyWatches(): number {
-  let count = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
+/** inotify descriptors of a process (default this one) and the watches on them, from /proc. */
+export function inotifyOf(pid: number | 'self' = 'self'): { instances: number; watches: number } {
+  let instances = 0;
+  let watches = 0;
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     let target: string;
     try {
-      target = readlinkSync(`/proc/self/fd/${fd}`);
+      target = readlinkSync(`/proc/${pid}/fd/${fd}`);
     } catch {
       continue; // closed meanwhile
     }
     if (target !== 'anon_inode:inotify') continue;
-    const info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
-    count += info.split('\n').filter((line) => line.startsWith('inotify wd:')).length;
+    instances++;
+    const info = readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8');
+    watches += info.split('\n').filter((line) => line.startsWith('inotify wd:')).length;
   }
-  return count;
+  return { instances, watches };
 }
+
+/** inotify watches this process holds, on every inotify descriptor. */
+export const inotifyWatches = (): number => inotifyOf().watches;

@@ -126,11 +126,15 @@ export function createReconcileService(options: ReconcileServiceOptions): Reconc
     instructions: RECONCILE_INSTRUCTIONS,
     async loadServerParts() {
       // The first MCP request: a client came. Its calls on a big worktree need the pool's
-      // workers, which start now rather than in its first call (a mark of every file paid ~0.2 s).
-      const prestart = (state: ReconcileState): void =>
+      // workers, which start now rather than in its first call (a mark of every file paid ~0.2 s),
+      // and its calls sync: the sync's tap starts now (a process no client called keeps its idle
+      // memory without it).
+      const prestart = (state: ReconcileState): void => {
+        watcher?.startSyncTap();
         void engine()
           .then((loaded) => loaded.prestartWorkersFor(state.totals.governedFiles))
           .catch(() => undefined);
+      };
       if (watcher?.state) prestart(watcher.state);
       else stateWaiters.push(prestart);
       const [{ createReconcileTools }, { registerReconcileMcp }] = await Promise.all([

@@ -3,7 +3,8 @@
 // Node adapter would load at start, and the MCP SDK itself (~9 MB: its entry module builds
 // hundreds of zod schemas as it loads) and the tool definitions with their schemas, which the
 // listener loads with its MCP routes, and
-// node:crypto (platform/builtins.ts), first needed by a client's token. Checked on
+// node:crypto (platform/builtins.ts), first needed by a client's token, and the sync's tap (an
+// inotify instance and a watch per directory: only a client's calls sync). Checked on
 // the real bundle by a preloaded probe that reports Node's list of loaded built-in modules and
 // every module file loaded (the bundle's chunks name their sources in their source maps); the
 // first Streamable HTTP client then loads both, which shows the probe sees them.
@@ -15,6 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { WorktreeToHost } from '../../shared/worktree-protocol.ts';
 import { BUNDLED_WORKTREE_ENTRY } from '../host/worktree-launcher.ts';
 import { connectClient } from '../testing/mcp-clients.ts';
+import { inotifyOf } from '../testing/sync-tap-fixtures.ts';
 import { waitFor } from '../testing/net.ts';
 import { makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
 
@@ -102,6 +104,9 @@ describe('a worktree process no client has called', () => {
     expect(atRest.files.some((url) => url.endsWith('/worktree-process.js'))).toBe(true);
     expect(await chunksWith(atRest.files, SDK)).toEqual([]);
     expect(await chunksWith(atRest.files, A_TOOL)).toEqual([]);
+    // Only the watcher's own inotify instance: the sync's tap (a second one, libuv's, and a watch
+    // per directory) starts with the first client, whose calls are the only ones that sync.
+    if (process.platform === 'linux') expect(inotifyOf(child.pid!).instances).toBe(1);
 
     const listening = messages.find((m) => m.type === 'listening');
     if (listening?.type !== 'listening') throw new Error('no listening message');
@@ -113,5 +118,8 @@ describe('a worktree process no client has called', () => {
     expect(await chunksWith(afterClient.files, SDK)).not.toEqual([]);
     expect(await chunksWith(afterClient.files, A_TOOL)).not.toEqual([]);
     expect(crypto(afterClient)).toBe(true);
+    if (process.platform === 'linux') {
+      await waitFor(() => inotifyOf(child.pid!).instances === 2, 'the sync tap once a client came');
+    }
   });
 });

@@ -387,6 +387,7 @@ describe.runIf(process.platform === 'linux')('attacks on the sync tap', () => {
     const engine = new ReconcileEngine({ root: repo.root });
     cleanups.push(() => engine.close());
     const watcher = new ReconcileWatcher({ engine, base: 'main', onState: () => undefined });
+    watcher.startSyncTap();
     const started = watcher.start();
     // Closed as soon as the tap exists: its walk of 400 directories has begun, not ended.
     await waitUntil(() => watcher.syncTap !== undefined, 30_000, 'the tap started');
@@ -406,6 +407,7 @@ describe.runIf(process.platform === 'linux')('attacks on the sync tap', () => {
     const engine = new ReconcileEngine({ root: repo.root });
     cleanups.push(() => engine.close());
     const watcher = new ReconcileWatcher({ engine, base: 'main', onState: () => undefined });
+    watcher.startSyncTap();
     const started = watcher.start(); // asks git for its directories first
     await watcher.close();
     await started;
