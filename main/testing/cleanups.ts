@@ -3,10 +3,14 @@
 import { afterEach } from 'vitest';
 
 /** Cleanups run after each test of the file, newest first; a failing one does not stop the rest. */
-export function cleanupsAfterEach(): (() => Promise<unknown>)[] {
-  const cleanups: (() => Promise<unknown>)[] = [];
+export function cleanupsAfterEach(): (() => unknown)[] {
+  const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      await Promise.resolve()
+        .then(cleanup)
+        .catch(() => undefined);
+    }
   });
   return cleanups;
 }

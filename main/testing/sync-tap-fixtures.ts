@@ -8,13 +8,22 @@ import { ReconcileEngine } from '../reconcile/reconcile-engine.ts';
 import { ReconcileWatcher } from '../reconcile/reconcile-watcher.ts';
 import type { TempRepo } from './temp-repo.ts';
 
+/** The files (beside a spec) every sync-tap test starts from: two levels of directories. */
+export const TAP_FILES = {
+  'src/a.ts': 'alpha\n',
+  'src/b.ts': 'bravo\n',
+  'src/sub/c.ts': 'charlie\n',
+  'src/sub/deep/d.ts': 'delta\n',
+  'lib/e.ts': 'echo\n',
+};
+
 /**
  * Starts an engine and its watcher on `repo` (cleanups pushed to `cleanups`) and waits for the
  * tap's first walk; `markFirst` is marked reconciled before it returns.
  */
 export async function watchedWithTap(
   repo: TempRepo,
-  cleanups: (() => Promise<unknown> | void)[],
+  cleanups: (() => unknown)[],
   options: { tapMaxDirectories?: number; markFirst?: string[] } = {},
 ) {
   // The cache directory the cookies go to (NotarAI's; Grove never creates it for a sync).

@@ -20,14 +20,16 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitUntil } from '../../testing/mcp-clients.ts';
 import {
   inotifyWatches,
   liveAnswers,
   scannedAnswers,
+  TAP_FILES,
   watchedWithTap,
 } from '../../testing/sync-tap-fixtures.ts';
+import { cleanupsAfterEach } from '../../testing/cleanups.ts';
 import { git, makeTempDir, makeTempRepo } from '../../testing/temp-repo.ts';
 import type { LiveIndex } from './live-index.ts';
 import { ReconcileEngine } from '../reconcile-engine.ts';
@@ -43,19 +45,9 @@ artifacts:
     - path: lib/**
 `;
 
-const TREE = {
-  '.notarai/app.spec.yaml': SPEC,
-  'src/a.ts': 'alpha\n',
-  'src/b.ts': 'bravo\n',
-  'src/sub/c.ts': 'charlie\n',
-  'src/sub/deep/d.ts': 'delta\n',
-  'lib/e.ts': 'echo\n',
-};
+const TREE = { '.notarai/app.spec.yaml': SPEC, ...TAP_FILES };
 
-const cleanups: (() => Promise<unknown> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 /**
  * Once the tap's walks are done, syncs until it answers one (parcel certifies it in at most two);

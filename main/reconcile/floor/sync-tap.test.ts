@@ -8,14 +8,16 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitUntil } from '../../testing/mcp-clients.ts';
 import {
   inotifyWatches,
   liveAnswers,
   scannedAnswers,
+  TAP_FILES,
   watchedWithTap,
 } from '../../testing/sync-tap-fixtures.ts';
+import { cleanupsAfterEach } from '../../testing/cleanups.ts';
 import { seededRandom } from '../../testing/seeded-random.ts';
 import { makeTempRepo, writeFiles } from '../../testing/temp-repo.ts';
 import { SyncTap } from './sync-tap.ts';
@@ -28,19 +30,9 @@ artifacts:
     - path: src/**
 `;
 
-const cleanups: (() => Promise<unknown> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
-const TREE = {
-  '.notarai/app.spec.yaml': SPEC,
-  'src/a.ts': 'alpha\n',
-  'src/b.ts': 'bravo\n',
-  'src/sub/c.ts': 'charlie\n',
-  'src/sub/deep/d.ts': 'delta\n',
-  'lib/e.ts': 'echo\n',
-};
+const TREE = { '.notarai/app.spec.yaml': SPEC, ...TAP_FILES };
 
 describe.runIf(process.platform === 'linux')('the sync tap', () => {
   it('puts every change made right before a call in its answer, mostly without parcel', async () => {

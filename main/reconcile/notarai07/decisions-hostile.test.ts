@@ -6,7 +6,7 @@
 // that is a symlink out is never read nor written through.
 import { lstat, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CAN_MKNOD,
   leaksSecret,
@@ -24,11 +24,9 @@ import {
   proposeDecision,
   rejectDecision,
 } from './decisions.ts';
+import { cleanupsAfterEach } from '../../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 const SPEC = `schema_version: '0.8'
 intent: 'App'

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { makeTempRepo } from '../../testing/temp-repo.ts';
 import { appendDecisionToSpecText } from './decisions-spec-edit.ts';
 import {
@@ -20,11 +20,9 @@ import {
   serializeDecisionLog,
 } from './decisions.ts';
 import { validateSpecText } from '../specs/spec-loader.ts';
+import { cleanupsAfterEach } from '../../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 const HEAD = "schema_version: '0.8'\nintent: x\ntier: registered\n";
 const ARTIFACTS = "artifacts:\n  code:\n    - path: 'src/*'\n";

@@ -6,7 +6,7 @@
 // rest, the lines from the loader's parse, the configs refused by name and parsed once per content.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { worstLoopStall } from '../../testing/event-loop.ts';
 import {
   BIG_SPEC_BEHAVIOR_LINE,
@@ -24,11 +24,9 @@ import { scoreSpecs } from './notarai-score.ts';
 import { configParsesRun } from './notarai-configs.ts';
 import { MAX_CYCLE_NODES, MAX_CYCLES, refCycles } from './notarai-lint.ts';
 import type { CheckSpec } from './notarai-specs.ts';
+import { cleanupsAfterEach } from '../../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 /** A repository with one governed file, the files written untracked (quick to make). */
 async function repo(files: Record<string, string>): Promise<string> {

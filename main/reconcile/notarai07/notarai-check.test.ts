@@ -9,7 +9,7 @@ import type { Heading, InlineCode, List, Nodes, Root } from 'mdast';
 // The CommonMark parser under react-markdown (one of Grove's dependencies): what a renderer, or a
 // model trained on rendered markdown, makes of the prompt.
 import { fromMarkdown } from 'mdast-util-from-markdown';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CheckReportSchema, DriftReportSchema } from '../../../shared/notarai-check.ts';
 import type { CheckFinding } from '../../../shared/notarai-check.ts';
 import { git, makeTempDir, makeTempRepo, writeFiles } from '../../testing/temp-repo.ts';
@@ -21,11 +21,9 @@ import {
   markdownName,
   renderContextMarkdown,
 } from './notarai-export.ts';
+import { cleanupsAfterEach } from '../../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 const MINIMAL = `schema_version: '0.8'
 intent: 'Test spec'

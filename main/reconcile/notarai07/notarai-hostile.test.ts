@@ -6,7 +6,7 @@
 // through 1,000 finish (bounded: iterative, no recursion).
 import { readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CAN_MKNOD,
   leaksSecret,
@@ -18,11 +18,9 @@ import {
 import { git, makeTempDir, makeTempRepo, writeFiles } from '../../testing/temp-repo.ts';
 import { runCheck } from './notarai-check.ts';
 import { scoreSpecs } from './notarai-score.ts';
+import { cleanupsAfterEach } from '../../testing/cleanups.ts';
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-});
+const cleanups = cleanupsAfterEach();
 
 const SPEC = `schema_version: '0.8'
 intent: 'App'
