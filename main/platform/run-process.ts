@@ -8,7 +8,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 import path from 'node:path';
 import {
   findMarkedProcesses,
@@ -53,9 +53,9 @@ export interface RunProcessOptions {
    */
   markDescendants?: boolean;
   /**
-   * The program's nice value, set right after it started (Linux, macOS; ignored elsewhere or when
-   * the system refuses): background work (the window's git) gives the cores to clients' calls.
-   * What the program starts inherits it.
+   * The program's nice value from its first instruction (Linux, macOS: started through `nice`;
+   * ignored elsewhere, or when ours is already as low): background work (the window's git) gives
+   * the cores to clients' calls. What the program starts inherits it.
    */
   niceness?: number;
   /** Every chunk of output as it arrives, kept or not. */
@@ -169,6 +169,9 @@ export function absolutePathEntries(env: NodeJS.ProcessEnv): string[] {
   return entries.split(path.delimiter).filter((entry) => path.isAbsolute(entry));
 }
 
+/** Where nice values exist (Windows has priority classes, which Grove does not set). */
+const SUPPORTS_NICE = process.platform === 'linux' || process.platform === 'darwin';
+
 /**
  * Programs found before, by command and PATH: git runs for nearly every tool call, and its lookup
  * (an access and a stat per PATH entry) need not be repeated. Only finds are kept: a program
@@ -213,7 +216,27 @@ export async function runProcess(
     error.code = 'ENOENT';
     return notStarted(error);
   }
-  return runProgram(program, args, options);
+  const nice = await niceIfAsked(options);
+  if (nice === undefined) return runProgram(program, args, options);
+  // Lowered by `nice` before git runs: runProgram must not lower it again (nice's raise is relative).
+  const { niceness: _lowered, ...rest } = options;
+  return runProgram(nice.program, [...nice.args, program, ...args], rest);
+}
+
+/**
+ * The `nice` command line to start the program through when `options.niceness` asks for a lower
+ * priority than ours. Setting it after the start would race: git may start its children (an
+ * alias, a hook, a filter) before we lower it, and they would keep our priority. Without a `nice`
+ * on the PATH, the program is lowered right after it started (runProgram), which covers git itself.
+ */
+async function niceIfAsked(
+  options: RunProcessOptions,
+): Promise<{ program: string; args: string[] } | undefined> {
+  if (options.niceness === undefined || !SUPPORTS_NICE) return undefined;
+  const raise = options.niceness - getPriority();
+  if (raise <= 0) return undefined;
+  const program = await findProgram('nice', options.env);
+  return program === undefined ? undefined : { program, args: ['-n', String(raise)] };
 }
 
 function notStarted(startError: NodeJS.ErrnoException): ProcessOutput {
@@ -369,13 +392,13 @@ function runProgram(
 }
 
 /**
- * Gives a program just started the nice value `niceness` (Linux: its main thread, whose later
- * threads and children inherit it; macOS: the process). spawn() returns once the program was
- * executed, before it could start threads of its own. Harmless where it fails (Windows has no
- * nice values; a system may refuse): the program then runs at our priority.
+ * Gives a program just started the nice value `niceness`, where no `nice` could start it so
+ * (niceIfAsked). Linux: its main thread, whose later threads and children inherit it; what it
+ * started before this keeps ours. Harmless where it fails (Windows has no nice values; a system
+ * may refuse): the program then runs at our priority.
  */
 function lowerPriority(pid: number, niceness: number): void {
-  if (process.platform !== 'linux' && process.platform !== 'darwin') return;
+  if (!SUPPORTS_NICE) return;
   try {
     setPriority(pid, niceness);
   } catch {
