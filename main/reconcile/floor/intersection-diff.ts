@@ -11,7 +11,8 @@
 // its index and its object store are never written to.
 import path from 'node:path';
 import { withScratchDirectory } from '../../platform/scratch-directory.ts';
-import { gitInWorktree } from './git-queries.ts';
+import { compareUtf8 } from '../../platform/path-order.ts';
+import { gitInWorktree, type GitOptions } from './git-queries.ts';
 
 export interface DiffRequest {
   /** POSIX paths relative to the root whose working-tree state is diffed against the base. */
@@ -33,6 +34,112 @@ export async function diffPathsAgainstBase(
   request: DiffRequest,
 ): Promise<string> {
   if (request.paths.length === 0) return '';
+  return withPathsIndexed(root, baseSha, request, (options) =>
+    gitInWorktree(root, diffArgs(baseSha), options),
+  );
+}
+
+/**
+ * diffPathsAgainstBase for several sets of paths (export-context's specs), with one temporary
+ * index for their union and one diff: each set's diff is the sections of its own files, in git's
+ * order. That is exact while the union's diff pairs no two paths: a rename needs a deleted path,
+ * so when git reports one deleted, renamed or copied, each set is diffed alone as before.
+ */
+export async function diffPathSetsAgainstBase(
+  root: string,
+  baseSha: string,
+  request: Omit<DiffRequest, 'paths' | 'deleted'> & { sets: readonly (readonly string[])[] },
+): Promise<string[]> {
+  const { sets, ...rest } = request;
+  const alone = () =>
+    Promise.all(sets.map((paths) => diffPathsAgainstBase(root, baseSha, { ...rest, paths })));
+  const union = [...new Set(sets.flat())].sort(compareUtf8);
+  if (sets.length < 2 || union.length === 0) return alone();
+  const sections = await withPathsIndexed(
+    root,
+    baseSha,
+    { ...rest, paths: union },
+    async (options) => {
+      const raw = await gitInWorktree(
+        root,
+        ['diff', '--cached', '-M', '--raw', '-z', baseSha, '--'],
+        options,
+      );
+      const patch = await gitInWorktree(root, diffArgs(baseSha), options);
+      return sectionsByPath(raw, patch, new Set(union));
+    },
+  );
+  if (sections === undefined) return alone();
+  // In the order git printed them, as a diff of the set alone would.
+  return sets.map((paths) =>
+    paths
+      .flatMap((file) => sections.get(file) ?? [])
+      .sort((a, b) => a.at - b.at)
+      .map((section) => section.text)
+      .join(''),
+  );
+}
+
+function diffArgs(baseSha: string): string[] {
+  return ['diff', '--cached', '-M', '--no-color', '--no-ext-diff', '--no-textconv', baseSha, '--'];
+}
+
+/** A changed path's part of a diff, and where it starts there. */
+interface DiffSection {
+  at: number;
+  text: string;
+}
+
+/**
+ * Each changed path's part of `patch`, from the same diff's `--raw -z` listing (same order: one
+ * section per path, two for a type change, which git prints as a deletion and an addition), or
+ * undefined when a path was deleted, renamed or copied, is not one of `asked` (a name git spells
+ * otherwise), or the two do not line up.
+ */
+function sectionsByPath(
+  raw: string,
+  patch: string,
+  asked: ReadonlySet<string>,
+): Map<string, DiffSection> | undefined {
+  const fields = raw.split('\0');
+  const changes: { path: string; sections: number }[] = [];
+  for (let at = 0; at + 1 < fields.length; at += 2) {
+    const status = fields[at]!.slice(fields[at]!.lastIndexOf(' ') + 1);
+    if (/^[DRC]/.test(status) || !asked.has(fields[at + 1]!)) return undefined;
+    changes.push({ path: fields[at + 1]!, sections: status === 'T' ? 2 : 1 });
+  }
+  const starts: number[] = [];
+  if (patch.startsWith('diff --git ')) starts.push(0);
+  for (
+    let at = patch.indexOf('\ndiff --git ');
+    at !== -1;
+    at = patch.indexOf('\ndiff --git ', at + 1)
+  ) {
+    starts.push(at + 1);
+  }
+  const wanted = changes.reduce((sum, change) => sum + change.sections, 0);
+  if (starts.length !== wanted) return undefined;
+  starts.push(patch.length);
+  const byPath = new Map<string, DiffSection>();
+  let section = 0;
+  for (const change of changes) {
+    const at = starts[section]!;
+    byPath.set(change.path, { at, text: patch.slice(at, starts[section + change.sections]) });
+    section += change.sections;
+  }
+  return byPath;
+}
+
+/**
+ * Runs `diff` with git pointed at a temporary index holding the base tree with `paths` replaced by
+ * their working-tree state, and a temporary object directory layered over the repository's.
+ */
+function withPathsIndexed<T>(
+  root: string,
+  baseSha: string,
+  request: DiffRequest,
+  diff: (options: GitOptions) => Promise<T>,
+): Promise<T> {
   return withScratchDirectory('grove-diff-', ['objects'], async (scratch) => {
     const objects = path.join(scratch, 'objects');
     const signal = request.signal;
@@ -67,10 +174,6 @@ export async function diffPathsAgainstBase(
         },
       );
     }
-    return await gitInWorktree(
-      root,
-      ['diff', '--cached', '-M', '--no-color', '--no-ext-diff', '--no-textconv', baseSha, '--'],
-      options,
-    );
+    return await diff(options);
   });
 }

@@ -26,7 +26,7 @@ import {
   resolveBase,
   type ChangedEntry,
 } from '../floor/git-queries.ts';
-import { diffPathsAgainstBase } from '../floor/intersection-diff.ts';
+import { diffPathSetsAgainstBase } from '../floor/intersection-diff.ts';
 import { gatherInputs, standaloneParts } from './notarai-inputs.ts';
 import { unreadableSpecs, type CheckSpec } from './notarai-specs.ts';
 import { isSpecPath } from '../specs/spec-paths.ts';
@@ -322,7 +322,10 @@ export async function exportContextWithParts(
     kept = new Map();
     keptContexts.set(entries, kept);
   }
-  const contexts: ExportContext[] = [];
+  // The specs whose context is kept come back as they were; the others are computed with one
+  // diff for all of their changed files (diffPathSetsAgainstBase).
+  const contexts: (ExportContext | undefined)[] = [];
+  const computed: { at: number; spec: CheckSpec; keys: unknown[]; governed: string[] }[] = [];
   for (const spec of specs) {
     const governedAll = inputs.governed.get(spec.path) ?? [];
     const keys = [sha, spec, governedAll, options.baseBranch];
@@ -332,16 +335,21 @@ export async function exportContextWithParts(
       continue;
     }
     const governed = governedAll.filter((file) => present.has(file));
-    const changedFiles = governed.filter((file) => !isBinaryByExtension(file));
-    const binaryChanges = governed.filter((file) => isBinaryByExtension(file));
-    const diff =
-      changedFiles.length === 0
-        ? ''
-        : await diffPathsAgainstBase(parts.root, sha, {
-            paths: changedFiles,
-            objectsDir: await objectsDir(),
-            ...(signal ? { signal } : {}),
-          });
+    computed.push({ at: contexts.length, spec, keys, governed });
+    contexts.push(undefined);
+  }
+  const changedOf = computed.map(({ governed }) =>
+    governed.filter((file) => !isBinaryByExtension(file)),
+  );
+  const diffs = changedOf.some((files) => files.length > 0)
+    ? await diffPathSetsAgainstBase(parts.root, sha, {
+        sets: changedOf,
+        objectsDir: await objectsDir(),
+        ...(signal ? { signal } : {}),
+      })
+    : changedOf.map(() => '');
+  computed.forEach(({ at, spec, keys, governed }, which) => {
+    const changedFiles = changedOf[which]!;
     const categories: Record<string, string> = {};
     for (const file of changedFiles) {
       const glob = spec.globs.find((candidate) => candidate.set.test(file));
@@ -354,16 +362,16 @@ export async function exportContextWithParts(
       spec_content: spec.text,
       base_branch: options.baseBranch,
       changed_files: changedFiles,
-      binary_changes: binaryChanges,
-      diff, // git's output as it is, final newline included (as NotarAI)
+      binary_changes: governed.filter((file) => isBinaryByExtension(file)),
+      diff: diffs[which]!, // git's output as it is, final newline included (as NotarAI)
       file_categories: categories,
     };
     if (generation !== undefined) kept?.set(spec.path, { keys, context, generation });
-    contexts.push(context);
-  }
+    contexts[at] = context;
+  });
   // With spec_path, the one spec parsed (or the call failed above): the others do not matter.
   const unreadable = options.specPath === undefined ? unreadableSpecs(inputs.specs) : [];
-  return { contexts, unreadable_specs: unreadable };
+  return { contexts: contexts as ExportContext[], unreadable_specs: unreadable };
 }
 
 /** NotarAI's `export-context` for the worktree at `root` (see the header). */
