@@ -565,6 +565,11 @@ async function benchCli(root: string, runs: number, notarai?: string): Promise<C
     ['check', '--format', 'json'],
   );
   await row('score --format json', ['score', '--format', 'json'], ['score', '--format', 'json']);
+  await row(
+    'export-context --all --format json',
+    ['export-context', '--all', '--format', 'json'],
+    ['export-context', '--all', '--format', 'json'],
+  );
   await rm(aside, { recursive: true, force: true });
   await rename(cache, aside);
   try {
