@@ -30,16 +30,20 @@ describe('diffPathSetsAgainstBase', () => {
         'tool.sh': 'echo\n',
         link: 'l\n',
         'same.txt': 's\n',
+        'other.txt': 'o\n',
         'tab\tname.txt': 't\n',
       },
       async (root) => {
         await writeFiles(root, {
           'a.txt': 'a2\n',
+          'other.txt': 'o2\n', // changed, in no set
           'b/x.txt': 'x2\n',
           'é.txt': 'e2\n',
           'new file.txt': 'n\n',
           'tab\tname.txt': 't2\n',
         });
+        await git(root, 'add', 'new file.txt'); // a tracked change (export lists no untracked file)
+        await writeFiles(root, { 'untracked.txt': 'u\n' });
         await chmod(path.join(root, 'tool.sh'), 0o755);
         await rm(path.join(root, 'link'));
         await symlink('a.txt', path.join(root, 'link'));
@@ -47,7 +51,7 @@ describe('diffPathSetsAgainstBase', () => {
     );
     const sets = [
       ['a.txt', 'b/x.txt', 'link'],
-      ['b/x.txt', 'b/y.txt', 'new file.txt', 'same.txt'],
+      ['b/x.txt', 'b/y.txt', 'new file.txt', 'same.txt', 'untracked.txt'],
       ['é.txt', 'tab\tname.txt', 'tool.sh'],
       ['same.txt'],
     ];
@@ -55,6 +59,24 @@ describe('diffPathSetsAgainstBase', () => {
     const alone = await Promise.all(
       sets.map((paths) => diffPathsAgainstBase(root, sha, { paths, objectsDir })),
     );
+    // NotarAI's command for each set: `git diff <base> -- <files>`.
+    const notarai = await Promise.all(
+      sets.map((paths) =>
+        git(
+          root,
+          '-c',
+          'core.quotepath=false',
+          'diff',
+          '--no-color',
+          sha,
+          '--',
+          ...paths.filter((p) => p !== 'untracked.txt'),
+        ),
+      ),
+    );
+    expect(together).toEqual(notarai);
+    // The temporary-index diff of each set (get_spec_diff's) agrees on tracked changes.
+    alone[1] = await diffPathsAgainstBase(root, sha, { paths: sets[1]!.slice(0, -1), objectsDir });
     expect(together).toEqual(alone);
     // What each diff holds, so that equal answers are not both empty.
     expect(together[0]).toMatch(
@@ -62,13 +84,15 @@ describe('diffPathSetsAgainstBase', () => {
     );
     expect(together[1]).toContain('new file mode');
     expect(together[1]).not.toContain('y.txt');
+    expect(together[1]).not.toContain('untracked');
+    expect(together.join('')).not.toContain('other.txt');
     expect(together[2]).toContain('diff --git a/é.txt b/é.txt');
     expect(together[2]).toContain('"a/tab\\tname.txt"');
     expect(together[2]).toContain('new mode 100755');
     expect(together[3]).toBe('');
   });
 
-  it('diffs each set alone when a path is gone from the disk (git could pair it with another set’s new file)', async () => {
+  it('diffs each set alone when a path asked for is gone from the disk', async () => {
     const body = 'the same lines\n'.repeat(20);
     const { root, sha, objectsDir } = await changedRepo(
       { 'old.txt': body, 'c.txt': 'c\n' },

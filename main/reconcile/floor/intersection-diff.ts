@@ -8,10 +8,11 @@
 // to a temporary object directory layered over the repository's with
 // GIT_ALTERNATE_OBJECT_DIRECTORIES), and
 // `git diff --cached -M <base>` prints exactly those changes, renames detected. The repository,
-// its index and its object store are never written to.
+// its index and its object store are never written to. Several sets of tracked changes at once
+// (export-context's specs): one `git diff <base>` of the working tree, cut by path.
 import path from 'node:path';
 import { withScratchDirectory } from '../../platform/scratch-directory.ts';
-import { compareUtf8 } from '../../platform/path-order.ts';
+import { GitCommandError } from '../../platform/git/run-git.ts';
 import { gitInWorktree, type GitOptions } from './git-queries.ts';
 
 export interface DiffRequest {
@@ -35,15 +36,18 @@ export async function diffPathsAgainstBase(
 ): Promise<string> {
   if (request.paths.length === 0) return '';
   return withPathsIndexed(root, baseSha, request, (options) =>
-    gitInWorktree(root, diffArgs(baseSha), options),
+    gitInWorktree(root, ['diff', '--cached', '-M', ...DIFF_OPTIONS, baseSha, '--'], options),
   );
 }
 
 /**
- * diffPathsAgainstBase for several sets of paths (export-context's specs), with one temporary
- * index for their union and one diff: each set's diff is the sections of its own files, in git's
- * order. That is exact while the union's diff pairs no two paths: a rename needs a deleted path,
- * so when git reports one deleted, renamed or copied, each set is diffed alone as before.
+ * For several sets of tracked paths (export-context's specs: the changes `git diff <base>` lists),
+ * each set's part of `git diff <base>`: one diff of the working tree's tracked changes (the
+ * repository's index read, never written: GIT_OPTIONAL_LOCKS=0), cut into its files' sections.
+ * That is NotarAI's `git diff <base> -- <files>` for each set, in one run and without a path on the
+ * command line. No rename is paired (a path of one set with one of another); when a path asked
+ * for is deleted or unmerged there, or the diff cannot be cut (over the output cap, or git's two
+ * listings disagree), each set is diffed alone by diffPathsAgainstBase.
  */
 export async function diffPathSetsAgainstBase(
   root: string,
@@ -53,22 +57,20 @@ export async function diffPathSetsAgainstBase(
   const { sets, ...rest } = request;
   const alone = () =>
     Promise.all(sets.map((paths) => diffPathsAgainstBase(root, baseSha, { ...rest, paths })));
-  const union = [...new Set(sets.flat())].sort(compareUtf8);
-  if (sets.length < 2 || union.length === 0) return alone();
-  const sections = await withPathsIndexed(
-    root,
-    baseSha,
-    { ...rest, paths: union },
-    async (options) => {
-      const raw = await gitInWorktree(
-        root,
-        ['diff', '--cached', '-M', '--raw', '-z', baseSha, '--'],
-        options,
-      );
-      const patch = await gitInWorktree(root, diffArgs(baseSha), options);
-      return sectionsByPath(raw, patch, new Set(union));
-    },
-  );
+  if (sets.every((paths) => paths.length === 0)) return sets.map(() => '');
+  let output: string;
+  try {
+    output = await gitInWorktree(
+      root,
+      ['diff', '--no-renames', '--raw', '-z', '-p', ...DIFF_OPTIONS, baseSha, '--'],
+      rest.signal ? { signal: rest.signal } : {},
+    );
+  } catch (error) {
+    rest.signal?.throwIfAborted();
+    if (error instanceof GitCommandError) return alone();
+    throw error;
+  }
+  const sections = sectionsByPath(output, new Set(sets.flat()));
   if (sections === undefined) return alone();
   // In the order git printed them, as a diff of the set alone would.
   return sets.map((paths) =>
@@ -80,9 +82,8 @@ export async function diffPathSetsAgainstBase(
   );
 }
 
-function diffArgs(baseSha: string): string[] {
-  return ['diff', '--cached', '-M', '--no-color', '--no-ext-diff', '--no-textconv', baseSha, '--'];
-}
+/** What every diff Grove shows passes: git's own text, whatever the user's configuration adds. */
+const DIFF_OPTIONS = ['--no-color', '--no-ext-diff', '--no-textconv'];
 
 /** A changed path's part of a diff, and where it starts there. */
 interface DiffSection {
@@ -91,40 +92,49 @@ interface DiffSection {
 }
 
 /**
- * Each changed path's part of `patch`, from the same diff's `--raw -z` listing (same order: one
- * section per path, two for a type change, which git prints as a deletion and an addition), or
- * undefined when a path was deleted, renamed or copied, is not one of `asked` (a name git spells
- * otherwise), or the two do not line up.
+ * Each changed path's part of `git diff --raw -z -p` output: its `--raw` records (NUL-terminated
+ * fields), a NUL, then the patch, in the same order — one section per path, two for a type change
+ * (git prints it as a deletion and an addition). Undefined when a path of `asked` is deleted or
+ * other than modified, added or type-changed, or the two parts do not line up.
  */
 function sectionsByPath(
-  raw: string,
-  patch: string,
+  output: string,
   asked: ReadonlySet<string>,
 ): Map<string, DiffSection> | undefined {
-  const fields = raw.split('\0');
   const changes: { path: string; sections: number }[] = [];
-  for (let at = 0; at + 1 < fields.length; at += 2) {
-    const status = fields[at]!.slice(fields[at]!.lastIndexOf(' ') + 1);
-    if (/^[DRC]/.test(status) || !asked.has(fields[at + 1]!)) return undefined;
-    changes.push({ path: fields[at + 1]!, sections: status === 'T' ? 2 : 1 });
+  let at = 0;
+  while (output.startsWith(':', at)) {
+    const metaEnd = output.indexOf('\0', at);
+    const pathEnd = metaEnd === -1 ? -1 : output.indexOf('\0', metaEnd + 1);
+    if (pathEnd === -1) return undefined;
+    const status = output.slice(output.lastIndexOf(' ', metaEnd) + 1, metaEnd);
+    const file = output.slice(metaEnd + 1, pathEnd);
+    if (asked.has(file) && !/^[MAT]$/.test(status)) return undefined;
+    changes.push({ path: file, sections: status === 'T' ? 2 : 1 });
+    at = pathEnd + 1;
   }
+  if (changes.length === 0) return output === '' ? new Map() : undefined;
+  if (output[at] !== '\0') return undefined;
+  const patchStart = at + 1;
   const starts: number[] = [];
-  if (patch.startsWith('diff --git ')) starts.push(0);
-  for (
-    let at = patch.indexOf('\ndiff --git ');
-    at !== -1;
-    at = patch.indexOf('\ndiff --git ', at + 1)
-  ) {
-    starts.push(at + 1);
+  for (let next = output.indexOf('diff --git ', patchStart); next !== -1;) {
+    starts.push(next);
+    next = output.indexOf('\ndiff --git ', next);
+    if (next !== -1) next += 1;
   }
   const wanted = changes.reduce((sum, change) => sum + change.sections, 0);
-  if (starts.length !== wanted) return undefined;
-  starts.push(patch.length);
+  if (starts[0] !== patchStart || starts.length !== wanted) return undefined;
+  starts.push(output.length);
   const byPath = new Map<string, DiffSection>();
   let section = 0;
   for (const change of changes) {
-    const at = starts[section]!;
-    byPath.set(change.path, { at, text: patch.slice(at, starts[section + change.sections]) });
+    const start = starts[section]!;
+    if (asked.has(change.path)) {
+      byPath.set(change.path, {
+        at: start,
+        text: output.slice(start, starts[section + change.sections]),
+      });
+    }
     section += change.sections;
   }
   return byPath;
