@@ -6,8 +6,7 @@
 // output streamed to the caller as it comes; optionally a lower CPU priority (background work).
 // Never rejects: a program that cannot start resolves with `code: null` and the reason.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { accessSync, constants, statSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import path from 'node:path';
 import {
@@ -181,17 +180,23 @@ const SUPPORTS_NICE = process.platform === 'linux' || process.platform === 'darw
 const foundPrograms = new Map<string, string>();
 
 /** Where `command` is among the absolute entries of `env`'s PATH (POSIX), or undefined. */
-async function findProgram(command: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+function findProgram(command: string, env: NodeJS.ProcessEnv): string | undefined {
   if (process.platform === 'win32' || command.includes('/')) return command;
   const key = `${command}\0${env.PATH ?? ''}`;
   const known = foundPrograms.get(key);
   if (known !== undefined) return known;
   for (const directory of absolutePathEntries(env)) {
     const candidate = path.join(directory, command);
-    const found = await access(candidate, constants.X_OK)
-      .then(() => stat(candidate))
-      .then((stats) => stats.isFile())
-      .catch(() => false);
+    // Synchronous on purpose: a few system calls on the user's PATH, never the worktree's files;
+    // through the thread pool each entry took a turn behind whatever file reads were queued (the
+    // CLI's first git started only after its specs were read and parsed).
+    let found = false;
+    try {
+      accessSync(candidate, constants.X_OK);
+      found = statSync(candidate).isFile();
+    } catch {
+      // not here, or not executable
+    }
     if (found) {
       foundPrograms.set(key, candidate);
       return candidate;
@@ -210,7 +215,7 @@ export async function runProcess(
   args: readonly string[],
   options: RunProcessOptions,
 ): Promise<ProcessOutput> {
-  const program = await findProgram(command, options.env);
+  const program = findProgram(command, options.env);
   if (program === undefined) {
     const error: NodeJS.ErrnoException = new Error(`spawn ${command} ENOENT`);
     error.code = 'ENOENT';
@@ -235,7 +240,7 @@ async function niceIfAsked(
   if (options.niceness === undefined || !SUPPORTS_NICE) return undefined;
   const raise = options.niceness - getPriority();
   if (raise <= 0) return undefined;
-  const program = await findProgram('nice', options.env);
+  const program = findProgram('nice', options.env);
   return program === undefined ? undefined : { program, args: ['-n', String(raise)] };
 }
 
