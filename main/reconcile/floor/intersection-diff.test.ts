@@ -51,32 +51,34 @@ describe('diffPathSetsAgainstBase', () => {
     );
     const sets = [
       ['a.txt', 'b/x.txt', 'link'],
-      ['b/x.txt', 'b/y.txt', 'new file.txt', 'same.txt', 'untracked.txt'],
+      ['b/x.txt', 'b/y.txt', 'new file.txt', 'same.txt'],
       ['é.txt', 'tab\tname.txt', 'tool.sh'],
       ['same.txt'],
     ];
-    const together = await diffPathSetsAgainstBase(root, sha, { sets, objectsDir });
+    // The sets hold every tracked change (the working tree's diff), or few of them (a temporary
+    // index with their union).
+    const together = await diffPathSetsAgainstBase(root, sha, {
+      sets,
+      objectsDir,
+      trackedChanges: 0,
+    });
+    const fromUnion = await diffPathSetsAgainstBase(root, sha, {
+      sets,
+      objectsDir,
+      trackedChanges: 1_000,
+    });
+    expect(fromUnion).toEqual(together);
     const alone = await Promise.all(
       sets.map((paths) => diffPathsAgainstBase(root, sha, { paths, objectsDir })),
     );
     // NotarAI's command for each set: `git diff <base> -- <files>`.
     const notarai = await Promise.all(
       sets.map((paths) =>
-        git(
-          root,
-          '-c',
-          'core.quotepath=false',
-          'diff',
-          '--no-color',
-          sha,
-          '--',
-          ...paths.filter((p) => p !== 'untracked.txt'),
-        ),
+        git(root, '-c', 'core.quotepath=false', 'diff', '--no-color', sha, '--', ...paths),
       ),
     );
     expect(together).toEqual(notarai);
-    // The temporary-index diff of each set (get_spec_diff's) agrees on tracked changes.
-    alone[1] = await diffPathsAgainstBase(root, sha, { paths: sets[1]!.slice(0, -1), objectsDir });
+    // The temporary-index diff of each set (get_spec_diff's) agrees.
     expect(together).toEqual(alone);
     // What each diff holds, so that equal answers are not both empty.
     expect(together[0]).toMatch(
@@ -102,7 +104,14 @@ describe('diffPathSetsAgainstBase', () => {
       },
     );
     const sets = [['old.txt'], ['moved.txt', 'c.txt']];
-    const together = await diffPathSetsAgainstBase(root, sha, { sets, objectsDir });
+    const together = await diffPathSetsAgainstBase(root, sha, {
+      sets,
+      objectsDir,
+      trackedChanges: 0,
+    });
+    expect(
+      await diffPathSetsAgainstBase(root, sha, { sets, objectsDir, trackedChanges: 1_000 }),
+    ).toEqual(together);
     expect(together[0]).toContain('deleted file mode');
     expect(together[1]).toContain('new file mode');
     expect(together[1]).not.toContain('rename');

@@ -42,35 +42,45 @@ export async function diffPathsAgainstBase(
 
 /**
  * For several sets of tracked paths (export-context's specs: the changes `git diff <base>` lists),
- * each set's part of `git diff <base>`: one diff of the working tree's tracked changes (the
- * repository's index read, never written: GIT_OPTIONAL_LOCKS=0), cut into its files' sections.
- * That is NotarAI's `git diff <base> -- <files>` for each set, in one run and without a path on the
- * command line. No rename is paired (a path of one set with one of another); when a path asked
- * for is deleted or unmerged there, or the diff cannot be cut (over the output cap, or git's two
- * listings disagree), each set is diffed alone by diffPathsAgainstBase.
+ * each set's part of `git diff <base>`, from one diff cut into its files' sections: NotarAI's
+ * `git diff <base> -- <files>` for each set, in one run and without a path on the command line.
+ * When the sets hold at least half of the `trackedChanges` paths that diff lists, it is the
+ * working tree's own diff (the repository's index read, never written: GIT_OPTIONAL_LOCKS=0);
+ * else the diff of a temporary index holding their union, so that a branch's thousands of changes
+ * no spec governs are not diffed for nothing. No rename is paired (a path of one set with one of
+ * another); when a path asked for is deleted or unmerged there, or the diff cannot be cut (over
+ * the output cap, or git's two listings disagree), each set is diffed alone by
+ * diffPathsAgainstBase.
  */
 export async function diffPathSetsAgainstBase(
   root: string,
   baseSha: string,
-  request: Omit<DiffRequest, 'paths' | 'deleted'> & { sets: readonly (readonly string[])[] },
+  request: Omit<DiffRequest, 'paths' | 'deleted'> & {
+    sets: readonly (readonly string[])[];
+    trackedChanges: number;
+  },
 ): Promise<string[]> {
-  const { sets, ...rest } = request;
+  const { sets, trackedChanges, ...rest } = request;
   const alone = () =>
     Promise.all(sets.map((paths) => diffPathsAgainstBase(root, baseSha, { ...rest, paths })));
-  if (sets.every((paths) => paths.length === 0)) return sets.map(() => '');
+  const union = [...new Set(sets.flat())];
+  if (union.length === 0) return sets.map(() => '');
+  const cut = ['--no-renames', '--raw', '-z', '-p', ...DIFF_OPTIONS, baseSha, '--'];
+  const gitOptions = rest.signal ? { signal: rest.signal } : {};
   let output: string;
   try {
-    output = await gitInWorktree(
-      root,
-      ['diff', '--no-renames', '--raw', '-z', '-p', ...DIFF_OPTIONS, baseSha, '--'],
-      rest.signal ? { signal: rest.signal } : {},
-    );
+    output =
+      union.length * 2 >= trackedChanges
+        ? await gitInWorktree(root, ['diff', ...cut], gitOptions)
+        : await withPathsIndexed(root, baseSha, { ...rest, paths: union }, (options) =>
+            gitInWorktree(root, ['diff', '--cached', ...cut], options),
+          );
   } catch (error) {
     rest.signal?.throwIfAborted();
     if (error instanceof GitCommandError) return alone();
     throw error;
   }
-  const sections = sectionsByPath(output, new Set(sets.flat()));
+  const sections = sectionsByPath(output, new Set(union));
   if (sections === undefined) return alone();
   // In the order git printed them, as a diff of the set alone would.
   return sets.map((paths) =>

@@ -344,6 +344,7 @@ export async function exportContextWithParts(
   const diffs = changedOf.some((files) => files.length > 0)
     ? await diffPathSetsAgainstBase(parts.root, sha, {
         sets: changedOf,
+        trackedChanges: entries.length,
         objectsDir: await objectsDir(),
         ...(signal ? { signal } : {}),
       })
