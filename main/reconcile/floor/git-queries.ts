@@ -23,6 +23,8 @@ export interface GitOptions {
   /** Bytes written to git's stdin. */
   input?: Buffer | string;
   signal?: AbortSignal;
+  /** Most bytes of output: beyond it git is stopped and the call fails (default: the runner's). */
+  maxOutputBytes?: number;
 }
 
 /**

@@ -121,4 +121,25 @@ describe('diffPathSetsAgainstBase', () => {
       ),
     );
   });
+
+  it('keeps to the sets when a change no set holds is bigger than the whole diff may be', async () => {
+    const { root, sha, objectsDir } = await changedRepo(
+      { 'a.txt': 'a\n', 'vendor/big.txt': 'small\n' },
+      async (root) => {
+        await writeFiles(root, {
+          'a.txt': 'a2\n',
+          'vendor/big.txt': 'a line of a vendored file\n'.repeat(1_600_000), // ~40 MiB
+        });
+      },
+    );
+    const sets = [['a.txt'], ['a.txt']];
+    const together = await diffPathSetsAgainstBase(root, sha, {
+      sets,
+      objectsDir,
+      trackedChanges: 2,
+    });
+    const notarai = await git(root, 'diff', '--no-color', sha, '--', 'a.txt');
+    expect(notarai).toContain('+a2');
+    expect(together).toEqual([notarai, notarai]);
+  });
 });

@@ -48,9 +48,9 @@ export async function diffPathsAgainstBase(
  * working tree's own diff (the repository's index read, never written: GIT_OPTIONAL_LOCKS=0);
  * else the diff of a temporary index holding their union, so that a branch's thousands of changes
  * no spec governs are not diffed for nothing. No rename is paired (a path of one set with one of
- * another); when a path asked for is deleted or unmerged there, or the diff cannot be cut (over
- * the output cap, or git's two listings disagree), each set is diffed alone by
- * diffPathsAgainstBase.
+ * another); a whole diff over WHOLE_DIFF_MAX_BYTES gives way to the union's. When a path asked
+ * for is deleted or unmerged there, or the diff cannot be cut (git's two listings disagree, an
+ * output over the cap), each set is diffed alone by diffPathsAgainstBase.
  */
 export async function diffPathSetsAgainstBase(
   root: string,
@@ -66,31 +66,42 @@ export async function diffPathSetsAgainstBase(
   const union = [...new Set(sets.flat())];
   if (union.length === 0) return sets.map(() => '');
   const cut = ['--no-renames', '--raw', '-z', '-p', ...DIFF_OPTIONS, baseSha, '--'];
-  const gitOptions = rest.signal ? { signal: rest.signal } : {};
-  let output: string;
-  try {
-    output =
-      union.length * 2 >= trackedChanges
-        ? await gitInWorktree(root, ['diff', ...cut], gitOptions)
-        : await withPathsIndexed(root, baseSha, { ...rest, paths: union }, (options) =>
-            gitInWorktree(root, ['diff', '--cached', ...cut], options),
-          );
-  } catch (error) {
-    rest.signal?.throwIfAborted();
-    if (error instanceof GitCommandError) return alone();
-    throw error;
+  const signal = rest.signal ? { signal: rest.signal } : {};
+  const whole = () =>
+    gitInWorktree(root, ['diff', ...cut], { ...signal, maxOutputBytes: WHOLE_DIFF_MAX_BYTES });
+  const ofUnion = () =>
+    withPathsIndexed(root, baseSha, { ...rest, paths: union }, (options) =>
+      gitInWorktree(root, ['diff', '--cached', ...cut], options),
+    );
+  for (const attempt of union.length * 2 >= trackedChanges ? [whole, ofUnion] : [ofUnion]) {
+    let output: string;
+    try {
+      output = await attempt();
+    } catch (error) {
+      rest.signal?.throwIfAborted();
+      if (error instanceof GitCommandError) continue; // over a cap: the next way, or each alone
+      throw error;
+    }
+    const sections = sectionsByPath(output, new Set(union));
+    if (sections === undefined) break; // a path deleted or unmerged: the union's diff says so too
+    // In the order git printed them, as a diff of the set alone would.
+    return sets.map((paths) =>
+      paths
+        .flatMap((file) => sections.get(file) ?? [])
+        .sort((left, right) => left.at - right.at)
+        .map((section) => section.text)
+        .join(''),
+    );
   }
-  const sections = sectionsByPath(output, new Set(union));
-  if (sections === undefined) return alone();
-  // In the order git printed them, as a diff of the set alone would.
-  return sets.map((paths) =>
-    paths
-      .flatMap((file) => sections.get(file) ?? [])
-      .sort((a, b) => a.at - b.at)
-      .map((section) => section.text)
-      .join(''),
-  );
+  return alone();
 }
+
+/**
+ * The most the working tree's whole diff may print (the changes no spec governs included, a
+ * committed 200 MB text file among them): beyond it, the union's temporary index, which diffs
+ * the specs' files only.
+ */
+const WHOLE_DIFF_MAX_BYTES = 32 * 1024 * 1024;
 
 /** What every diff Grove shows passes: git's own text, whatever the user's configuration adds. */
 const DIFF_OPTIONS = ['--no-color', '--no-ext-diff', '--no-textconv'];
