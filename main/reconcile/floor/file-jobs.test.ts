@@ -69,6 +69,37 @@ describe('BLAKE3 of files', () => {
       if (reference !== null) expect(hashPath(path.join(dir, name))).toBe(reference);
     }
   });
+
+  it('hashes each file of a job by its own bytes, big and small files in any order', async () => {
+    // One job reads every file into the same buffer: a small file after a big one must not
+    // hash the big one's leftover bytes, a file bigger than the buffer must not be cut.
+    const dir = await makeTempDir();
+    dirs.push(dir);
+    const sizes = [300_000, 100_000, 10, 0, 70_000, 1, 65_536, 262_144, 262_145, 5];
+    const names = sizes.map((size, index) => `f${index}`);
+    const contents = sizes.map((size, index) => {
+      const bytes = Buffer.alloc(size);
+      for (let at = 0; at < size; at++) bytes[at] = (at * 13 + index * 31 + 1) & 0xff;
+      return bytes;
+    });
+    await Promise.all(
+      names.map((name, index) => writeFile(path.join(dir, name), contents[index]!)),
+    );
+    const run = (): string[] =>
+      confinedOutcomes(
+        runFileJob({ kind: 'hash-confined', root: dir, paths: names.join('\0') }) as ConfinedResult,
+      ).map((outcome) => (outcome.code === 'hashed' ? outcome.hash : outcome.code));
+    const expected = contents.map((bytes) => blake3(bytes).toString('hex'));
+    expect(run()).toEqual(expected);
+    // Again (the buffer is as big as it gets now), and in the reverse order.
+    expect(run()).toEqual(expected);
+    names.reverse();
+    expect(run()).toEqual([...expected].reverse());
+    for (const [index, name] of names.entries()) {
+      const reference = b3sum(path.join(dir, name));
+      if (reference !== null) expect(reference).toBe([...expected].reverse()[index]);
+    }
+  });
 });
 
 describe('file jobs', () => {

@@ -347,10 +347,27 @@ export function loadHashing(): void {
   blake();
 }
 
+/**
+ * Where files are read: one buffer per thread, reused file after file and grown to the biggest
+ * file read so far (up to SCRATCH_MAX_BYTES), instead of a new one per file. A Buffer per
+ * file was an ArrayBuffer outside V8's heap each time (most files pass the 4 KiB Buffer pool):
+ * thousands of them a job, each traced, swept and freed by the garbage collector.
+ */
+let scratch: Buffer | undefined;
+/** The reused buffer's size at most: a bigger file gets a buffer of its own (an idle thread keeps little). */
+const SCRATCH_MAX_BYTES = 256 * 1024;
+function readBuffer(size: number): Buffer {
+  if (size > SCRATCH_MAX_BYTES) return Buffer.allocUnsafeSlow(size);
+  if (scratch === undefined || scratch.length < size) {
+    scratch = Buffer.allocUnsafeSlow(Math.max(size, 64 * 1024));
+  }
+  return scratch;
+}
+
 /** BLAKE3 of an open file's bytes: one read when small, streamed in chunks when big. */
 function hashDescriptor(fd: number, size: number): Buffer {
   if (size <= READ_CHUNK_BYTES) {
-    const buffer = Buffer.allocUnsafe(size);
+    const buffer = readBuffer(size);
     let filled = 0;
     while (filled < size) {
       const read = readSync(fd, buffer, filled, size - filled, filled);
@@ -360,7 +377,7 @@ function hashDescriptor(fd: number, size: number): Buffer {
     return blake().blake3(buffer.subarray(0, filled));
   }
   const hasher = new (blake().Blake3Hasher)();
-  const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+  const buffer = readBuffer(READ_CHUNK_BYTES);
   let position = 0;
   for (;;) {
     const read = readSync(fd, buffer, 0, READ_CHUNK_BYTES, position);
