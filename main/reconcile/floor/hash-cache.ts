@@ -261,7 +261,7 @@ export class HashCache {
     // Grove's stat rows only speed up later reads: they are written once the call has its answer
     // (the next read waits for them), so mark_reconciled costs NotarAI's write, not two. After
     // the answer's own turns of the event loop: on the next one (setImmediate) the write's first
-    // slice ran before the answer was built or sent in 4 of 7 marks of 20,000 files (+10-24 ms).
+    // slice ran before the answer was built or sent in 4 of 9 marks of 20,000 files (+10-24 ms).
     this.#statsWriting = this.#statsWriting
       .then(afterTheAnswer)
       // Not after a clear_cache that ran meanwhile: stat rows only live beside NotarAI's rows.
