@@ -346,16 +346,24 @@ export function loadHashing(): void {
 }
 
 /**
- * Where files are read: one buffer per thread, reused file after file and grown to the biggest
- * file read so far (up to SCRATCH_MAX_BYTES), instead of a new one per file. A Buffer per
+ * Where a pool worker reads files: one buffer it keeps, reused file after file and grown to the
+ * biggest file read so far (up to SCRATCH_MAX_BYTES), instead of a new one per file. A Buffer per
  * file was an ArrayBuffer outside V8's heap each time (most files pass the 4 KiB Buffer pool):
- * thousands of them a job, each traced, swept and freed by the garbage collector.
+ * thousands of them a job, each traced, swept and freed by the garbage collector. The main thread
+ * (small jobs, a few files) reads into a Buffer per file as before: it keeps nothing at rest.
  */
 let scratch: Buffer | undefined;
-/** The reused buffer's size at most: a bigger file gets a buffer of its own (an idle thread keeps little). */
+let keepScratch = false;
+/** The reused buffer's size at most: a bigger file gets a buffer of its own. */
 const SCRATCH_MAX_BYTES = 256 * 1024;
+
+/** Called by a pool worker (main/worktree/pool-worker.ts): it reads into a buffer it keeps. */
+export function keepReadBuffer(): void {
+  keepScratch = true;
+}
+
 function readBuffer(size: number): Buffer {
-  if (size > SCRATCH_MAX_BYTES) return Buffer.allocUnsafeSlow(size);
+  if (!keepScratch || size > SCRATCH_MAX_BYTES) return Buffer.allocUnsafe(size);
   if (scratch === undefined || scratch.length < size) {
     scratch = Buffer.allocUnsafeSlow(Math.max(size, 64 * 1024));
   }
