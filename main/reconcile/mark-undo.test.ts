@@ -61,6 +61,14 @@ describe('undoMark', () => {
     expect(rows(root)).toEqual(before);
   });
 
+  it('undoes the mark that created the cache: every row it wrote goes, none is left', async () => {
+    const { root, engine } = await setup();
+    const mark = await engine.markReconciled(['a.txt', 'b.txt', 'c.txt']);
+    expect(rows(root).map(([file]) => file)).toEqual(['a.txt', 'b.txt', 'c.txt']);
+    expect(await engine.undoMark(mark.mark_id!)).toEqual({ restored: 0, deleted: 3 });
+    expect(rows(root)).toEqual([]);
+  });
+
   it('undoes only the last mark', async () => {
     const { root, engine } = await setup();
     const first = await engine.markReconciled(['a.txt']);

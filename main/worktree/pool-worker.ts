@@ -5,7 +5,12 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData, type Transferable } from 'node:worker_threads';
 import type { PoolReply, PoolRequest, PoolWorkerData } from '../platform/worker-pool.ts';
-import { loadHashing, runFileJob, type FileJob } from '../reconcile/floor/file-jobs.ts';
+import {
+  keepReadBuffer,
+  loadHashing,
+  runFileJob,
+  type FileJob,
+} from '../reconcile/floor/file-jobs.ts';
 import { createSyncReader } from '../tools/grep-readers.ts';
 import { RESERVE_GREP_BYTES, searchChunk, type GrepChunkRequest } from '../tools/grep-search.ts';
 
@@ -29,6 +34,9 @@ if ((workerData as PoolWorkerData | undefined)?.lowPriority && process.platform 
     // Not permitted: the job's deadline still bounds it.
   }
 }
+
+/** Files are read into one buffer the worker keeps (file-jobs.ts), not a new one per file. */
+keepReadBuffer();
 
 /** A worker started ahead of work (WorkerPool.prestart) is started for hashing: it loads that now. */
 if ((workerData as PoolWorkerData | undefined)?.prestarted) {

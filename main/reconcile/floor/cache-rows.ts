@@ -85,9 +85,15 @@ export async function readRows(
   into: Map<string, ReconciledRow | null>,
   signal?: AbortSignal,
 ): Promise<void> {
+  // A table with no row at all (the database a first mark creates): none to look for.
+  const empty = db.prepare('SELECT 1 FROM file_cache LIMIT 1').pluck().get() === undefined;
   for (let start = 0; start < rows.length; start += PATHS_PER_SELECT) {
     const paths = rows.slice(start, start + PATHS_PER_SELECT).map((row) => row.path);
     for (const file of paths) into.set(file, null);
+    if (empty) {
+      if (sliceDue(PATHS_PER_SELECT)) await nextSlice(signal);
+      continue;
+    }
     const found = db
       .prepare(
         `SELECT path, blake3_hash, updated_at FROM file_cache WHERE path IN (${paths

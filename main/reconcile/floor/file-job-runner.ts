@@ -186,9 +186,10 @@ export class FileJobRunner {
   ): Promise<FileOutcome[]> {
     const owner = {}; // the chunks of one job share the pool as one owner
     const plan = chunkPlan(paths.length, this.#pool.size);
+    // Each chunk's outcomes are unpacked as it comes back, while the workers hash the others.
     const parts = await Promise.all(
-      plan.starts.map(
-        async (start) =>
+      plan.starts.map(async (start) =>
+        confinedOutcomes(
           (await this.#runChunk(
             {
               kind: 'hash-confined',
@@ -198,9 +199,10 @@ export class FileJobRunner {
             owner,
             signal,
           )) as ConfinedResult,
+        ),
       ),
     );
-    return parts.flatMap(confinedOutcomes);
+    return parts.flat();
   }
 
   /** Later jobs run on the main thread (the pool itself is shared and stays). */

@@ -69,6 +69,49 @@ describe('BLAKE3 of files', () => {
       if (reference !== null) expect(hashPath(path.join(dir, name))).toBe(reference);
     }
   });
+
+  it('hashes each file of a job by its own bytes, big and small files in any order', async () => {
+    // A pool worker reads every file of its jobs into the same buffer: a small file after a big
+    // one must not hash the big one's leftover bytes, a file bigger than the buffer must not be
+    // cut. The same job on the main thread (a buffer per file) gives the same hashes.
+    const dir = await makeTempDir();
+    dirs.push(dir);
+    const sizes = [300_000, 100_000, 10, 0, 70_000, 1, 65_536, 262_144, 262_145, 5];
+    const names = sizes.map((size, index) => `f${index}`);
+    const contents = sizes.map((size, index) => {
+      const bytes = Buffer.alloc(size);
+      for (let at = 0; at < size; at++) bytes[at] = (at * 13 + index * 31 + 1) & 0xff;
+      return bytes;
+    });
+    await Promise.all(
+      names.map((name, index) => writeFile(path.join(dir, name), contents[index]!)),
+    );
+    const pool = new WorkerPool(POOL_WORKER, { size: 1 });
+    try {
+      const hashes = (result: ConfinedResult): string[] =>
+        confinedOutcomes(result).map((outcome) =>
+          outcome.code === 'hashed' ? outcome.hash : outcome.code,
+        );
+      const job = (order: string[]) =>
+        ({ kind: 'hash-confined', root: dir, paths: order.join('\0') }) as const;
+      const expected = contents.map((bytes) => blake3(bytes).toString('hex'));
+      const reversed = [...names].reverse();
+      for (let round = 0; round < 2; round++) {
+        // Again once the worker's buffer is as big as it gets, and in the reverse order.
+        expect(hashes(await pool.run<ConfinedResult>('file-job', job(names)))).toEqual(expected);
+        expect(hashes(await pool.run<ConfinedResult>('file-job', job(reversed)))).toEqual(
+          [...expected].reverse(),
+        );
+      }
+      expect(hashes(runFileJob(job(names)) as ConfinedResult)).toEqual(expected);
+      for (const [index, name] of names.entries()) {
+        const reference = b3sum(path.join(dir, name));
+        if (reference !== null) expect(reference).toBe(expected[index]);
+      }
+    } finally {
+      await pool.close();
+    }
+  });
 });
 
 describe('file jobs', () => {

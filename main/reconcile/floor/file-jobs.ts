@@ -232,7 +232,7 @@ export function fingerprintFiles(
       if (typeof outcome === 'object') {
         hashed.push({
           index,
-          hash: outcome.digest.toString('hex'),
+          hash: outcome.hash,
           size: outcome.info.size,
           mtimeMs: outcome.info.mtimeMs,
           ino: outcome.info.ino,
@@ -265,8 +265,7 @@ export function hashFilesConfined(
   const directories = new VerifiedDirectories(root, { strict: false });
   const codes = new Uint8Array(paths.length);
   const stats = new Float64Array(paths.length * KNOWN_STRIDE);
-  const digests = Buffer.allocUnsafe(paths.length * (HASH_HEX / 2));
-  let hashed = 0;
+  const hashes: string[] = [];
   let looked = 0;
   const budget = { bytes: hashBudgetBytes };
   try {
@@ -280,8 +279,7 @@ export function hashFilesConfined(
         continue;
       }
       codes[looked] = HASHED_CODE;
-      outcome.digest.copy(digests, hashed * (HASH_HEX / 2));
-      hashed++;
+      hashes.push(outcome.hash);
       const base = looked * KNOWN_STRIDE;
       stats[base] = outcome.info.size;
       stats[base + 1] = outcome.info.mtimeMs;
@@ -293,14 +291,14 @@ export function hashFilesConfined(
   }
   return {
     codes: codes.subarray(0, looked),
-    hashes: digests.toString('hex', 0, hashed * (HASH_HEX / 2)),
+    hashes: hashes.join(''),
     stats: stats.subarray(0, looked * KNOWN_STRIDE),
   };
 }
 
-/** A regular file read whole: its BLAKE3 digest (32 bytes) and the fstat it was read by. */
+/** A regular file read whole: its BLAKE3 hash (hex) and the fstat it was read by. */
 interface Digested {
-  digest: Buffer;
+  hash: string;
   info: Stats;
 }
 
@@ -325,7 +323,7 @@ function hashInDirectory(
       if (info.size > budget.bytes) return 'over-budget';
       budget.bytes -= info.size;
     }
-    return { digest: hashDescriptor(fd, info.size), info };
+    return { hash: hashDescriptor(fd, info.size), info };
   } catch {
     return 'refer';
   } finally {
@@ -347,26 +345,57 @@ export function loadHashing(): void {
   blake();
 }
 
-/** BLAKE3 of an open file's bytes: one read when small, streamed in chunks when big. */
-function hashDescriptor(fd: number, size: number): Buffer {
+/**
+ * Where a pool worker reads files: one buffer it keeps, reused file after file and grown to the
+ * biggest file read so far (up to SCRATCH_MAX_BYTES), instead of a new one per file. A Buffer per
+ * file was an ArrayBuffer outside V8's heap each time (most files pass the 4 KiB Buffer pool):
+ * thousands of them a job, each traced, swept and freed by the garbage collector. The main thread
+ * (small jobs, a few files) reads into a Buffer per file as before: it keeps nothing at rest.
+ */
+let scratch: Buffer | undefined;
+let keepScratch = false;
+/** The reused buffer's size at most: a bigger file gets a buffer of its own. */
+const SCRATCH_MAX_BYTES = 256 * 1024;
+
+/** Called by a pool worker (main/worktree/pool-worker.ts): it reads into a buffer it keeps. */
+export function keepReadBuffer(): void {
+  keepScratch = true;
+}
+
+function readBuffer(size: number): Buffer {
+  if (!keepScratch || size > SCRATCH_MAX_BYTES) return Buffer.allocUnsafe(size);
+  if (scratch === undefined || scratch.length < size) {
+    scratch = Buffer.allocUnsafeSlow(Math.max(size, 64 * 1024));
+  }
+  return scratch;
+}
+
+let hasher: BlakeHash.Blake3Hasher | undefined;
+/**
+ * BLAKE3 of an open file's bytes, as hex: one read when small, streamed in chunks when big. One
+ * hasher per thread, reset for each file, gives the hex string at once (`blake3()` made a Buffer
+ * per file, outside V8's heap, only to turn it into hex).
+ */
+function hashDescriptor(fd: number, size: number): string {
+  const state = (hasher ??= new (blake().Blake3Hasher)());
+  state.reset();
   if (size <= READ_CHUNK_BYTES) {
-    const buffer = Buffer.allocUnsafe(size);
+    const buffer = readBuffer(size);
     let filled = 0;
     while (filled < size) {
       const read = readSync(fd, buffer, filled, size - filled, filled);
       if (read === 0) break;
       filled += read;
     }
-    return blake().blake3(buffer.subarray(0, filled));
+    return state.update(buffer.subarray(0, filled)).digest('hex');
   }
-  const hasher = new (blake().Blake3Hasher)();
-  const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+  const buffer = readBuffer(READ_CHUNK_BYTES);
   let position = 0;
   for (;;) {
     const read = readSync(fd, buffer, 0, READ_CHUNK_BYTES, position);
     if (read === 0) break;
-    hasher.update(buffer.subarray(0, read));
+    state.update(buffer.subarray(0, read));
     position += read;
   }
-  return hasher.digestBuffer();
+  return state.digest('hex');
 }
