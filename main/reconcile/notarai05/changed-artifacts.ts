@@ -68,7 +68,7 @@ export async function changedArtifacts(
   // The index lists tracked files deleted from the disk (git's own listing here leaves them
   // out): those the classification cannot count as missing (no row) are left out here.
   if (listing) governed = await withoutDeleted(parts.root, governed, files, classification, signal);
-  const specFiles = governed.filter(isSpecPath);
+  const specFiles = await filterInSlices(governed, isSpecPath, signal);
   const artifacts = await filterInSlices(governed, (file) => !isSpecPath(file), signal);
   const invalidated =
     classification.isChanged(specPath) || specFiles.some((file) => classification.isChanged(file));
