@@ -114,6 +114,22 @@ describe('runProcess', () => {
     }
   });
 
+  it('lowers a program through the nice of an absolute PATH entry, never one planted in the cwd', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'grove-run-process-'));
+    try {
+      writeFileSync(path.join(dir, 'nice'), '#!/bin/sh\necho planted\n', { mode: 0o755 });
+      const output = await runProcess('sh', ['-c', 'echo ran; cut -d" " -f19 /proc/$$/stat'], {
+        ...base,
+        cwd: dir,
+        env: { PATH: '.:/usr/bin:/bin' },
+        niceness: 19,
+      });
+      expect(output.stdout.toString()).toBe(process.platform === 'linux' ? 'ran\n19\n' : 'ran\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reports a program that is not installed as a start error, never a rejection', async () => {
     const output = await runProcess('grove-no-such-program', [], base);
     expect(output.code).toBeNull();
