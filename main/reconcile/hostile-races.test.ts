@@ -22,6 +22,7 @@ import {
   snapshotChanges,
   snapshotTree,
   startSwapper,
+  type Swapper,
   type SwapReport,
   type SwapSpec,
   APP_SPEC,
@@ -62,6 +63,26 @@ interface Tally {
 }
 
 const tally = (): Tally => ({ iterations: 0, inside: 0, refused: 0, leaks: [] });
+
+/**
+ * The `running` predicate of loops racing `swapper`: on for at least RACE_MS, then until every
+ * tally has met both sides of the swap (`seen`), at most the swapper's own duration (3 x RACE_MS).
+ * A loaded machine may take longer to land a call on either side; the assertions that the race
+ * was run then hold whatever the machine's speed.
+ */
+function raceUntilSeen(
+  swapper: Swapper,
+  tallies: Record<string, Tally>,
+  seen: (name: string, tally: Tally) => boolean = (_name, tally) =>
+    tally.inside > 0 && tally.refused > 0,
+): () => boolean {
+  const started = Date.now();
+  return () => {
+    const all = Object.entries(tallies).every(([name, tally]) => seen(name, tally));
+    if (Date.now() - started >= RACE_MS && all) swapper.stop();
+    return swapper.running();
+  };
+}
 
 /** Runs `body` in a loop until `running()` turns false (and never past the hard stop). */
 async function loop(
@@ -225,9 +246,14 @@ describe('a path swapped for a symlink to the outside while Grove reads it', () 
       '.notarai/sub/deep.spec.yaml',
     ];
 
-    const swapper = await startSwapper(swapped, RACE_MS);
+    const swapper = await startSwapper(swapped, RACE_MS * 3);
     cleanups.push(() => swapper.kill());
-    const running = swapper.running;
+    // system_spec reads the inside about one call in four (see below): not waited for.
+    const running = raceUntilSeen(
+      swapper,
+      counts,
+      (name, c) => c.refused > 0 && (name === 'systemSpec' || c.inside > 0),
+    );
     let turn = 0;
     await Promise.all([
       loop(running, counts.loadSpecs, async (c) => {
@@ -324,18 +350,19 @@ describe('a path swapped for a symlink to the outside while Grove writes it', ()
           outside: victimDir,
         },
       ],
-      RACE_MS,
+      RACE_MS * 3,
     );
     cleanups.push(() => swapper.kill());
     const counts = { snapshotState: tally(), writeFileAtomicInsideRoot: tally() };
+    const racing = raceUntilSeen(swapper, counts);
     let round = 0;
     await Promise.all([
-      loop(swapper.running, counts.snapshotState, async (c) => {
+      loop(racing, counts.snapshotState, async (c) => {
         const result = await engine.snapshotState();
         if (leaksSecret(result)) c.leaks.push(JSON.stringify(result));
         else c.inside++;
       }),
-      loop(swapper.running, counts.writeFileAtomicInsideRoot, async (c) => {
+      loop(racing, counts.writeFileAtomicInsideRoot, async (c) => {
         await writeFileAtomicInsideRoot(
           root,
           '.notarai/reconciliation_state.json',
@@ -377,11 +404,11 @@ describe('a path swapped for a symlink to the outside while Grove writes it', ()
           outside: path.join(outside, 'victim.json'),
         },
       ],
-      RACE_MS,
+      RACE_MS * 3,
     );
     cleanups.push(() => swapper.kill());
     const counts = { snapshotState: tally() };
-    await loop(swapper.running, counts.snapshotState, async (c) => {
+    await loop(raceUntilSeen(swapper, counts), counts.snapshotState, async (c) => {
       const result = await engine.snapshotState();
       if (leaksSecret(result)) c.leaks.push(JSON.stringify(result));
       else c.inside++;
@@ -428,16 +455,11 @@ describe('a path swapped for a symlink to the outside while Grove writes it', ()
     );
     cleanups.push(() => swapper.kill());
     const counts = { markReconciled: tally(), clearCache: tally(), recordStats: tally() };
-    // At least RACE_MS, and on until both calls met the swapped directory and the real one (a
-    // loaded machine may take longer to land a clear_cache on a swap), at most 3 x RACE_MS.
-    const started = Date.now();
-    const racing = (): boolean => {
-      const bothSeen = [counts.markReconciled, counts.clearCache].every(
-        (c) => c.inside > 0 && c.refused > 0,
-      );
-      if (Date.now() - started >= RACE_MS && bothSeen) swapper.stop();
-      return swapper.running();
-    };
+    // Until both calls met the swapped directory and the real one (raceUntilSeen).
+    const racing = raceUntilSeen(swapper, {
+      markReconciled: counts.markReconciled,
+      clearCache: counts.clearCache,
+    });
     // Mostly writes on the open database (each one checked first), and now and then the
     // database deleted and created again; meanwhile the stat rows every reconciliation tool
     // records (get_spec_diff, get_changed_artifacts, the watcher's state).
