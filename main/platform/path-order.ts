@@ -30,3 +30,20 @@ function codePointRank(unit: number): number {
 export function sortedUtf8(items: Iterable<string>): string[] {
   return [...items].sort(compareUtf8);
 }
+
+/** Index of the first item of `sorted` (UTF-8 byte order) not below `item`: a binary search. */
+export function lowerBoundUtf8(sorted: readonly string[], item: string): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (compareUtf8(sorted[middle] as string, item) < 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** True if `sorted` (UTF-8 byte order) holds `item`. */
+export function hasSortedUtf8(sorted: readonly string[], item: string): boolean {
+  return sorted[lowerBoundUtf8(sorted, item)] === item;
+}

@@ -13,7 +13,7 @@ import type { LiveIndex } from './live-index.ts';
 import type { ScanSnapshot } from './live-index.ts';
 import type { WorktreeFiles } from './git-queries.ts';
 import { filterInSlices, forEachInSlices } from '../../platform/time-slices.ts';
-import { compareUtf8 } from '../../platform/path-order.ts';
+import { compareUtf8, hasSortedUtf8 } from '../../platform/path-order.ts';
 import { readCommittedSnapshot, withSnapshot, type CommittedSnapshot } from './state-file.ts';
 import { statInsideRoot } from '../../platform/confined-fs.ts';
 import { STATE_FILE } from './state-file.ts';
@@ -39,14 +39,20 @@ export type ClassifyFunction<P extends MemoParts> = (
   reconciled: ReadonlyMap<string, ReconciledRow>,
   signal?: AbortSignal,
   known?: ReadonlyMap<string, string>,
-) => Promise<{
+) => Promise<Classification>;
+
+/** Which files match the cache: the answer of one classification pass. */
+export interface Classification {
   changed: Set<string>;
   unchanged: Set<string>;
+  /** Had a cache row, but is no longer a readable file (deleted meanwhile). */
   missing: Set<string>;
   stats: StatRow[];
+  /** The current content hash of every path compared (for the live index). */
   hashes: Map<string, string>;
+  /** Those of `hashes` read from the file now (not from a stat row or the live index). */
   read: Map<string, string>;
-}>;
+}
 
 /** The answer for every path asked about (and maybe more): what classifyAgainstCache gives. */
 export interface PathClasses {
@@ -170,8 +176,8 @@ export class ClassificationMemo {
       const added: string[] = [];
       const removed: string[] = [];
       for (const file of new Set(moved)) {
-        const before = hasSorted(kept.listing.present, file);
-        const after = hasSorted(listing.present, file);
+        const before = hasSortedUtf8(kept.listing.present, file);
+        const after = hasSortedUtf8(listing.present, file);
         if (after && !before) added.push(file);
         else if (before && !after) removed.push(file);
       }
@@ -407,17 +413,6 @@ export async function changedAmong(
     return filterInSlices(governed, (file) => changed.has(file), signal);
   }
   const found: string[] = [];
-  for (const file of changed) if (hasSorted(governed, file)) found.push(file);
+  for (const file of changed) if (hasSortedUtf8(governed, file)) found.push(file);
   return found.sort(compareUtf8);
-}
-
-export function hasSorted(list: readonly string[], item: string): boolean {
-  let low = 0;
-  let high = list.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (compareUtf8(list[middle] as string, item) < 0) low = middle + 1;
-    else high = middle;
-  }
-  return list[low] === item;
 }

@@ -7,7 +7,7 @@ import { FILE, HASHED, HIT, KNOWN_STRIDE, MISSING } from './file-jobs.ts';
 import type { FingerprintResult, StatResult } from './file-jobs.ts';
 import type { HashCache, ReconciledRow, StatRow } from './hash-cache.ts';
 import { statRowValid } from './stat-fast-path.ts';
-import type { ClassificationMemo } from './classification-memo.ts';
+import type { Classification, ClassificationMemo } from './classification-memo.ts';
 import { listedFiles, type LiveIndex, type ScanSnapshot } from './live-index.ts';
 import { forEachInSlices, nextSlice, sliceDue } from '../../platform/time-slices.ts';
 
@@ -26,19 +26,6 @@ export interface EngineParts {
    * and what derives from the listing and the specs (absent: computed for each call).
    */
   memo?: ClassificationMemo;
-}
-
-/** Which files match the cache: the answer of one classification pass. */
-export interface Classification {
-  changed: Set<string>;
-  unchanged: Set<string>;
-  /** Had a cache row, but is no longer a readable file (deleted meanwhile). */
-  missing: Set<string>;
-  stats: StatRow[];
-  /** The current content hash of every path compared (for the live index). */
-  hashes: Map<string, string>;
-  /** Those of `hashes` read from the file now (not from a stat row or the live index). */
-  read: Map<string, string>;
 }
 
 /**

@@ -13,7 +13,7 @@
 import path from 'node:path';
 import { entryKind, lstatNoFollowInsideRoot } from '../../platform/confined-fs.ts';
 import { runGit } from '../../platform/git/run-git.ts';
-import { compareUtf8 } from '../../platform/path-order.ts';
+import { compareUtf8, hasSortedUtf8, lowerBoundUtf8 } from '../../platform/path-order.ts';
 import type { ChangedEntry, WorktreeFiles } from './git-queries.ts';
 import {
   governs,
@@ -46,35 +46,19 @@ export interface ScanSnapshot {
 /** More paths than this in one batch (a checkout, a build): a full scan is cheaper and safer. */
 export const MAX_INCREMENTAL_PATHS = 1_000;
 
-/** Index of the first item of sorted `list` not below `item` (UTF-8 byte order). */
-function lowerBound(list: readonly string[], item: string): number {
-  let low = 0;
-  let high = list.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (compareUtf8(list[middle] as string, item) < 0) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-}
-
-function hasItem(list: readonly string[], item: string): boolean {
-  return list[lowerBound(list, item)] === item;
-}
-
 /** True if some listed path lies under `directory` (it is, or was, a directory). */
 function hasUnder(list: readonly string[], directory: string): boolean {
   const prefix = `${directory}/`;
-  return list[lowerBound(list, prefix)]?.startsWith(prefix) ?? false;
+  return list[lowerBoundUtf8(list, prefix)]?.startsWith(prefix) ?? false;
 }
 
 function insertSorted(list: string[], item: string): void {
-  const at = lowerBound(list, item);
+  const at = lowerBoundUtf8(list, item);
   if (list[at] !== item) list.splice(at, 0, item);
 }
 
 function removeSorted(list: string[], item: string): void {
-  const at = lowerBound(list, item);
+  const at = lowerBoundUtf8(list, item);
   if (list[at] === item) list.splice(at, 1);
 }
 
@@ -133,7 +117,7 @@ export async function applyPathChanges(
     // Under something git lists as one entry (a symlink, a submodule, a nested repository)?
     for (let slash = file.indexOf('/'); slash >= 0; slash = file.indexOf('/', slash + 1)) {
       const directory = file.slice(0, slash);
-      if (hasItem(listed, directory) || hasItem(listed, `${directory}/`)) {
+      if (hasSortedUtf8(listed, directory) || hasSortedUtf8(listed, `${directory}/`)) {
         return { fallback: `${file} is under ${directory}, which git lists as one entry` };
       }
     }
@@ -150,7 +134,7 @@ export async function applyPathChanges(
     base.hashes.delete(file);
     base.read.delete(file);
     if (isSpecPath(file)) changedSpecs.add(file);
-    const isListed = hasItem(listed, file);
+    const isListed = hasSortedUtf8(listed, file);
     if (isListed && !listing.untracked.has(file)) trackedMoved = true;
     else if (isListed && kind === 'missing') removed.push(file);
     else if (!isListed && kind !== 'missing') candidates.push(file);
