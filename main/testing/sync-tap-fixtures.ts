@@ -1,5 +1,5 @@
-// Test support for the sync tap (main/reconcile/floor/sync-tap.ts): a real engine and watcher on
-// a temp repository with the tap walked, the answers a call gets from it and from a fresh engine
+// Test support for the live index and its sync tap (main/reconcile/floor/): a real engine and
+// watcher on a temp repository, with or without the tap walked, the answers a call gets from it and from a fresh engine
 // with no index, and the inotify watches this process holds.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -16,6 +16,19 @@ export const TAP_FILES = {
   'src/sub/deep/d.ts': 'delta\n',
   'lib/e.ts': 'echo\n',
 };
+
+/**
+ * Starts an engine and its watcher on `repo` (cleanups pushed to `cleanups`), without the sync
+ * tap: a worktree process before its first client.
+ */
+export async function watchedEngine(repo: TempRepo, cleanups: (() => unknown)[]) {
+  const engine = new ReconcileEngine({ root: repo.root });
+  cleanups.push(() => engine.close());
+  const watcher = new ReconcileWatcher({ engine, base: 'main', onState: () => undefined });
+  cleanups.push(() => watcher.close());
+  await watcher.start();
+  return { engine, watcher, index: watcher.liveIndex };
+}
 
 /**
  * Starts an engine and its watcher on `repo` (cleanups pushed to `cleanups`) and waits for the

@@ -7,11 +7,12 @@
 // are still those of a fresh scan.
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ReconcileState } from '../../../shared/reconcile.ts';
-import { git, makeTempRepo, writeFiles, type TempRepo } from '../../testing/temp-repo.ts';
+import { git, makeTempRepo, writeFiles } from '../../testing/temp-repo.ts';
 import { ReconcileEngine } from '../reconcile-engine.ts';
-import { ReconcileWatcher } from '../reconcile-watcher.ts';
+import { cleanupsAfterEach } from '../../testing/cleanups.ts';
+import { watchedEngine } from '../../testing/sync-tap-fixtures.ts';
 
 const SYSTEM = `schema_version: '0.8'
 intent: The app.
@@ -43,19 +44,7 @@ artifacts:
     - path: lib/none/**
 `;
 
-const cleanups: (() => Promise<unknown> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function watched(repo: TempRepo) {
-  const engine = new ReconcileEngine({ root: repo.root });
-  cleanups.push(() => engine.close());
-  const watcher = new ReconcileWatcher({ engine, base: 'main', onState: () => undefined });
-  cleanups.push(() => watcher.close());
-  await watcher.start();
-  return { engine, index: watcher.liveIndex };
-}
+const cleanups = cleanupsAfterEach();
 
 /** A state without what differs between two computations of the same worktree. */
 function comparable(state: ReconcileState) {
@@ -102,7 +91,7 @@ describe('the live index, incrementally', () => {
     });
     cleanups.push(() => repo.cleanup());
     await git(repo.root, 'checkout', '-q', '-b', 'feature');
-    const { engine, index } = await watched(repo);
+    const { engine, index } = await watchedEngine(repo, cleanups);
     await engine.markReconciled(['src/a.ts', 'src/b.ts', 'src/c.ts', '.notarai/app.spec.yaml']);
     expect(await live(engine)).toEqual(await scanned(repo.root));
     const dropped = index.dropReasons.length;
@@ -164,7 +153,7 @@ describe('the live index, incrementally', () => {
     });
     cleanups.push(() => repo.cleanup());
     await git(repo.root, 'checkout', '-q', '-b', 'feature');
-    const { engine, index } = await watched(repo);
+    const { engine, index } = await watchedEngine(repo, cleanups);
     await engine.markReconciled(['src/a.ts', '.notarai/app.spec.yaml']);
     expect(await live(engine)).toEqual(await scanned(repo.root));
 

@@ -6,29 +6,18 @@
 import { readFile, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { blake3 } from '@napi-rs/blake-hash';
-import { afterEach, describe, expect, it } from 'vitest';
-import { git, makeTempRepo, writeFiles, type TempRepo } from '../../testing/temp-repo.ts';
+import { describe, expect, it } from 'vitest';
+import { git, makeTempRepo, writeFiles } from '../../testing/temp-repo.ts';
 import { ReconcileEngine } from '../reconcile-engine.ts';
-import { ReconcileWatcher } from '../reconcile-watcher.ts';
+import { cleanupsAfterEach } from '../../testing/cleanups.ts';
+import { watchedEngine } from '../../testing/sync-tap-fixtures.ts';
 
 const SPEC =
   "schema_version: '0.8'\nintent: App.\ntier: registered\nartifacts:\n  code:\n    - path: src/**\n";
 const SPEC_PATH = '.notarai/app.spec.yaml';
 const ARGS = { spec_path: SPEC_PATH, base_branch: 'main' };
 
-const cleanups: (() => Promise<unknown> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function watched(repo: TempRepo) {
-  const engine = new ReconcileEngine({ root: repo.root });
-  cleanups.push(() => engine.close());
-  const watcher = new ReconcileWatcher({ engine, base: 'main', onState: () => undefined });
-  cleanups.push(() => watcher.close());
-  await watcher.start();
-  return engine;
-}
+const cleanups = cleanupsAfterEach();
 
 /** What a fresh engine, with no index, answers now. */
 async function scanned(root: string) {
@@ -64,7 +53,7 @@ describe('the live index', () => {
     const repo = await makeTempRepo(FOUR_FILES);
     cleanups.push(() => repo.cleanup());
     await git(repo.root, 'checkout', '-q', '-b', 'feature');
-    const engine = await watched(repo);
+    const { engine } = await watchedEngine(repo, cleanups);
     await engine.markReconciled(['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/d.ts', SPEC_PATH]);
     const first = await engine.getSpecDiff(ARGS);
     expect(first.files).toEqual([]);
@@ -110,7 +99,7 @@ describe('the live index', () => {
   it('mark_reconciled takes the hashes it vouches for, and reads every file changed right before', async () => {
     const repo = await makeTempRepo(FOUR_FILES);
     cleanups.push(() => repo.cleanup());
-    const engine = await watched(repo);
+    const { engine } = await watchedEngine(repo, cleanups);
     const all = ['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/d.ts', SPEC_PATH];
     /** What the cache holds for each file, against the BLAKE3 of what is on disk now. */
     const recorded = async () => {
@@ -173,7 +162,7 @@ describe('the live index', () => {
     const file = path.join(repo.root, 'src/a.ts');
     const second = Math.floor(Date.now() / 1000) - 10; // whole seconds: utimes restores it exactly
     await utimes(file, second, second);
-    const engine = await watched(repo);
+    const { engine } = await watchedEngine(repo, cleanups);
     await engine.markReconciled(['src/a.ts', SPEC_PATH]); // a stat row valid at once
     await engine.cache.flush();
     // Same size, same inode, same mtime: the stat fast path takes the old hash (as git would).
@@ -192,7 +181,7 @@ describe('the live index', () => {
       'node_modules/lib/index.js': 'one\n',
     });
     cleanups.push(() => repo.cleanup());
-    const engine = await watched(repo);
+    const { engine } = await watchedEngine(repo, cleanups);
     await engine.markReconciled(['node_modules/lib/index.js', SPEC_PATH]);
     await engine.getSpecDiff(ARGS);
     await engine.getSpecDiff(ARGS);
@@ -214,7 +203,7 @@ describe('the live index', () => {
     cleanups.push(() => repo.cleanup());
     await writeFiles(repo.root, { 'node_modules/lib/index.js': 'one\n' });
     await symlink('node_modules/lib', path.join(repo.root, 'vendor')); // git lists the link only
-    const engine = await watched(repo);
+    const { engine } = await watchedEngine(repo, cleanups);
     const marked = [
       'node_modules/lib/index.js',
       'vendor/index.js',
@@ -241,7 +230,7 @@ describe('the live index', () => {
   it('scans when there is no cache directory to sync through (and never creates one)', async () => {
     const repo = await makeTempRepo({ '.notarai/app.spec.yaml': SPEC, 'src/a.ts': 'alpha\n' });
     cleanups.push(() => repo.cleanup());
-    const engine = await watched(repo);
+    const { engine } = await watchedEngine(repo, cleanups);
     await engine.getSpecDiff({ ...ARGS, bypass_cache: true });
     await engine.getSpecDiff({ ...ARGS, bypass_cache: true });
     expect(answeredFromIndex(engine)).toBe(false);
