@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { waitUntil } from './mcp-clients.ts';
+import { git, makeTempDir, makeTempRepo, writeFiles } from './temp-repo.ts';
 import { WorktreeToHostSchema } from '../../shared/worktree-to-host.ts';
 import type { WorktreeToHost } from '../../shared/worktree-protocol.ts';
 
@@ -30,6 +31,43 @@ artifacts:
 `;
 
 /** A marker that exists only in files outside the worktree: it must never reach a client. */
+/** A spec governing `src/*.rs`: NotarAI 0.7's hostile tests start from it (rustAppRepo). */
+export const RUST_APP_SPEC = `schema_version: '0.8'
+intent: 'App'
+tier: registered
+artifacts:
+  code:
+    - path: 'src/*.rs'
+`;
+
+/**
+ * A repository with RUST_APP_SPEC at `.notarai/app.spec.yaml`, one governed file (`src/main.rs`)
+ * and no README; `files` written, not committed. Its removal is pushed to `cleanups`.
+ */
+export async function rustAppRepo(
+  cleanups: (() => unknown)[],
+  files: Record<string, string> = {},
+): Promise<string> {
+  const made = await makeTempRepo({ 'src/main.rs': 'x', '.notarai/app.spec.yaml': RUST_APP_SPEC });
+  cleanups.push(() => made.cleanup());
+  await git(made.root, 'rm', '-q', 'README.md');
+  await git(made.root, 'commit', '-q', '-m', 'no readme');
+  await writeFiles(made.root, files);
+  return made.root;
+}
+
+/** A file `name` with `content` in a new directory outside every repository (removed after). */
+export async function outsideFile(
+  cleanups: (() => unknown)[],
+  name: string,
+  content: string,
+): Promise<string> {
+  const outside = await makeTempDir();
+  cleanups.push(() => rm(outside, { recursive: true, force: true }));
+  await writeFiles(outside, { [name]: content });
+  return path.join(outside, name);
+}
+
 export const SECRET = `GROVE-HOSTILE-SECRET-${randomBytes(8).toString('hex')}`;
 
 /** A valid spec holding the secret: if it were ever read, its intent would show up. */

@@ -15,8 +15,11 @@ import {
   mkfifo,
   mknodZero,
   SECRET,
+  outsideFile,
+  RUST_APP_SPEC,
+  rustAppRepo,
 } from '../../testing/hostile-repository.ts';
-import { git, makeTempDir, makeTempRepo, writeFiles } from '../../testing/temp-repo.ts';
+import { git, makeTempRepo, writeFiles } from '../../testing/temp-repo.ts';
 import {
   acceptDecision,
   DECISION_LOG_PATH,
@@ -28,13 +31,7 @@ import { cleanupsAfterEach } from '../../testing/cleanups.ts';
 
 const cleanups = cleanupsAfterEach();
 
-const SPEC = `schema_version: '0.8'
-intent: 'App'
-tier: registered
-artifacts:
-  code:
-    - path: 'src/*.rs'
-`;
+const SPEC = RUST_APP_SPEC;
 const SPEC_PATH = '.notarai/app.spec.yaml';
 
 /** A valid log with one proposal whose rationale is the secret: it must never be shown. */
@@ -51,21 +48,6 @@ const SECRET_LOG = JSON.stringify({
   ],
 });
 
-async function repo(): Promise<string> {
-  const made = await makeTempRepo({ 'src/main.rs': 'x', [SPEC_PATH]: SPEC });
-  cleanups.push(() => made.cleanup());
-  await git(made.root, 'rm', '-q', 'README.md');
-  await git(made.root, 'commit', '-q', '-m', 'no readme');
-  return made.root;
-}
-
-async function outsideFile(name: string, content: string): Promise<string> {
-  const outside = await makeTempDir();
-  cleanups.push(async () => (await import('node:fs/promises')).rm(outside, { recursive: true }));
-  await writeFiles(outside, { [name]: content });
-  return path.join(outside, name);
-}
-
 /** What the entry at `target` is now: kind, link target, content of a small regular file. */
 async function describeEntry(target: string): Promise<string> {
   const info = await lstat(target);
@@ -78,7 +60,7 @@ const HOSTILE: { name: string; make: (target: string) => Promise<string | undefi
   {
     name: 'a symlink out of the worktree',
     make: async (target) => {
-      const outside = await outsideFile('decision-log.json', SECRET_LOG);
+      const outside = await outsideFile(cleanups, 'decision-log.json', SECRET_LOG);
       await symlink(outside, target);
       return outside;
     },
@@ -130,7 +112,7 @@ describe('a decision log that cannot be used is an error naming it; nothing writ
   for (const hostile of HOSTILE) {
     it(hostile.name, async () => {
       for (const operation of OPERATIONS) {
-        const root = await repo();
+        const root = await rustAppRepo(cleanups);
         const target = path.join(root, DECISION_LOG_PATH);
         const outside = await hostile.make(target);
         const before = await describeEntry(target);
@@ -155,8 +137,8 @@ describe('a decision log that cannot be used is an error naming it; nothing writ
 
 describe('a spec that cannot be used is never read nor written through', () => {
   it('accept into a spec that is a symlink out of the worktree refuses; its target untouched', async () => {
-    const root = await repo();
-    const outside = await outsideFile('app.spec.yaml', `${SPEC}# ${SECRET}\n`);
+    const root = await rustAppRepo(cleanups);
+    const outside = await outsideFile(cleanups, 'app.spec.yaml', `${SPEC}# ${SECRET}\n`);
     await (await import('node:fs/promises')).rm(path.join(root, SPEC_PATH));
     await symlink(outside, path.join(root, SPEC_PATH));
     await writeFile(path.join(root, DECISION_LOG_PATH), SECRET_LOG.replace(SECRET, 'r'));
@@ -178,7 +160,7 @@ describe('a spec that cannot be used is never read nor written through', () => {
       (target: string) => mkfifo(target),
       (target: string) => makeSparse(target, '64M'),
     ]) {
-      const root = await repo();
+      const root = await rustAppRepo(cleanups);
       await (await import('node:fs/promises')).rm(path.join(root, SPEC_PATH));
       await make(path.join(root, SPEC_PATH));
       await writeFile(path.join(root, DECISION_LOG_PATH), SECRET_LOG.replace(SECRET, 'r'));
@@ -189,8 +171,8 @@ describe('a spec that cannot be used is never read nor written through', () => {
   });
 
   it('propose for a spec that is a symlink out of the worktree refuses', async () => {
-    const root = await repo();
-    const outside = await outsideFile('x.spec.yaml', SPEC);
+    const root = await rustAppRepo(cleanups);
+    const outside = await outsideFile(cleanups, 'x.spec.yaml', SPEC);
     await symlink(outside, path.join(root, '.notarai/out.spec.yaml'));
     await expect(
       proposeDecision(root, { spec_path: '.notarai/out.spec.yaml', choice: 'c', rationale: 'r' }),
@@ -201,7 +183,7 @@ describe('a spec that cannot be used is never read nor written through', () => {
   it('a .notarai directory that is a symlink out: the log is neither read nor written', async () => {
     const made = await makeTempRepo({ 'src/main.rs': 'x' });
     cleanups.push(() => made.cleanup());
-    const elsewhere = path.dirname(await outsideFile('decision-log.json', SECRET_LOG));
+    const elsewhere = path.dirname(await outsideFile(cleanups, 'decision-log.json', SECRET_LOG));
     await writeFiles(elsewhere, { 'app.spec.yaml': SPEC });
     await symlink(elsewhere, path.join(made.root, '.notarai'));
     for (const operation of OPERATIONS) {

@@ -14,38 +14,17 @@ import {
   mkfifo,
   mknodZero,
   SECRET,
+  outsideFile,
+  RUST_APP_SPEC,
+  rustAppRepo,
 } from '../../testing/hostile-repository.ts';
-import { git, makeTempDir, makeTempRepo, writeFiles } from '../../testing/temp-repo.ts';
 import { runCheck } from './notarai-check.ts';
 import { scoreSpecs } from './notarai-score.ts';
 import { cleanupsAfterEach } from '../../testing/cleanups.ts';
 
 const cleanups = cleanupsAfterEach();
 
-const SPEC = `schema_version: '0.8'
-intent: 'App'
-tier: registered
-artifacts:
-  code:
-    - path: 'src/*.rs'
-`;
-
-/** A repository with one governed file and one spec; more files written, not committed. */
-async function repo(files: Record<string, string> = {}): Promise<string> {
-  const made = await makeTempRepo({ 'src/main.rs': 'x', '.notarai/app.spec.yaml': SPEC });
-  cleanups.push(() => made.cleanup());
-  await git(made.root, 'rm', '-q', 'README.md');
-  await git(made.root, 'commit', '-q', '-m', 'no readme');
-  await writeFiles(made.root, files);
-  return made.root;
-}
-
-async function outsideFile(name: string, content: string): Promise<string> {
-  const outside = await makeTempDir();
-  cleanups.push(async () => (await import('node:fs/promises')).rm(outside, { recursive: true }));
-  await writeFiles(outside, { [name]: content });
-  return path.join(outside, name);
-}
+const SPEC = RUST_APP_SPEC;
 
 const CONFIGS = {
   'check.yaml': `warn_on: critical\nfail_on: housekeeping\n# ${SECRET}\n`,
@@ -65,7 +44,10 @@ const HOSTILE: { name: string; make: (root: string, config: ConfigName) => Promi
   {
     name: 'a symlink out of the worktree',
     make: async (root, config) =>
-      symlink(await outsideFile(config, CONFIGS[config]), path.join(root, '.notarai', config)),
+      symlink(
+        await outsideFile(cleanups, config, CONFIGS[config]),
+        path.join(root, '.notarai', config),
+      ),
   },
   { name: 'a FIFO', make: (root, config) => mkfifo(path.join(root, '.notarai', config)) },
   {
@@ -97,7 +79,9 @@ const HOSTILE: { name: string; make: (root: string, config: ConfigName) => Promi
 
 /** Check and score of a repository with no configs: the defaults. */
 async function defaults() {
-  const root = await repo({ '.notarai/open.spec.yaml': `${SPEC}open_questions:\n  - q\n` });
+  const root = await rustAppRepo(cleanups, {
+    '.notarai/open.spec.yaml': `${SPEC}open_questions:\n  - q\n`,
+  });
   return { check: await runCheck(root), score: await scoreSpecs(root) };
 }
 
@@ -106,7 +90,9 @@ describe('configs that cannot be used give a warning naming them and the default
     it(`${config}: symlink out, FIFO, device, huge, invalid`, async () => {
       const expected = await defaults();
       for (const hostile of HOSTILE) {
-        const root = await repo({ '.notarai/open.spec.yaml': `${SPEC}open_questions:\n  - q\n` });
+        const root = await rustAppRepo(cleanups, {
+          '.notarai/open.spec.yaml': `${SPEC}open_questions:\n  - q\n`,
+        });
         await hostile.make(root, config);
         const check = await runCheck(root);
         const score = await scoreSpecs(root);
@@ -124,7 +110,7 @@ describe('configs that cannot be used give a warning naming them and the default
 
   it('the same configs, readable, do change the answers (the fixtures above are not inert)', async () => {
     const expected = await defaults();
-    const root = await repo({
+    const root = await rustAppRepo(cleanups, {
       '.notarai/open.spec.yaml': `${SPEC}open_questions:\n  - q\n`,
       ...Object.fromEntries(
         Object.entries(CONFIGS).map(([name, text]) => [`.notarai/${name}`, text]),
@@ -140,8 +126,8 @@ describe('configs that cannot be used give a warning naming them and the default
 
 describe('$ref hostile input', () => {
   it('a $ref leaving the worktree (../.., absolute, through a symlink) names it; its target is never opened', async () => {
-    const target = await outsideFile('x.spec.yaml', `intent: ${SECRET}\n`);
-    const root = await repo();
+    const target = await outsideFile(cleanups, 'x.spec.yaml', `intent: ${SECRET}\n`);
+    const root = await rustAppRepo(cleanups);
     await symlink(path.dirname(target), path.join(root, 'out'));
     await writeFile(
       path.join(root, '.notarai/app.spec.yaml'),
@@ -176,7 +162,7 @@ describe('$ref hostile input', () => {
       files[`.notarai/c/${i}.spec.yaml`] = spec(`${i + 1}.spec.yaml`);
     for (let i = 0; i < 1_000; i++)
       files[`.notarai/r/${i}.spec.yaml`] = spec(`${(i + 1) % 1000}.spec.yaml`);
-    const root = await repo(files);
+    const root = await rustAppRepo(cleanups, files);
     const report = await runCheck(root);
     const cycles = report.findings.filter((item) => item.type === 'circular_ref');
     expect(cycles).toHaveLength(1);
