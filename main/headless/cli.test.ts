@@ -211,9 +211,10 @@ describe('grove serve', () => {
     'leaves no zombie child under its worktree processes (4 worktrees, watchers started)',
     async () => {
       const repo = await makeTempRepo({ 'a.txt': 'a\n' });
-      const linked = await Promise.all(
-        ['one', 'two', 'three'].map((name) => addWorktree(repo, name)),
-      );
+      // One after another: concurrent `git worktree add` in one repository races inside git
+      // ("failed to read .git/worktrees/two/commondir").
+      const linked: string[] = [];
+      for (const name of ['one', 'two', 'three']) linked.push(await addWorktree(repo, name));
       const run = runGrove(
         'serve',
         '--json',
