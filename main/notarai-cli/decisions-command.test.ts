@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { git, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
-import { validateSpecText } from '../reconcile/specs/spec-loader.ts';
+import { validateSpecText } from '../reconcile/specs/spec-validate.ts';
 import { choicePreview, runDecisionsCommand } from './decisions-command.ts';
 import type { CommandOutput } from './notarai-commands.ts';
 import { API_SPEC, APP_SPEC, decisionLog } from '../testing/decision-fixtures.ts';

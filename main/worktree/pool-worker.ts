@@ -66,7 +66,7 @@ const handlers: Record<string, Handler> = {
    * first use: the parser and schemas cost every worker ~15 MB, and hashing jobs never need them.
    */
   'spec-validate': async ({ relative, text }: { relative: string; text: string }) =>
-    (await import('../reconcile/specs/spec-loader.ts')).validateSpecText(relative, text),
+    (await import('../reconcile/specs/spec-validate.ts')).validateSpecText(relative, text),
   /**
    * A decision added to a big spec and the result validated, before an accept writes anything
    * (main/reconcile/notarai07/decisions-spec-edit.ts), loaded on first use like the spec parser.

@@ -8,6 +8,7 @@ import type { FingerprintResult, StatResult } from './file-jobs.ts';
 import type { HashCache, ReconciledRow, StatRow } from './hash-cache.ts';
 import { statRowValid } from './stat-fast-path.ts';
 import type { Classification, ClassificationMemo } from './classification-memo.ts';
+import type { SpecValidationMemo } from '../specs/spec-loader.ts';
 import { listedFiles, type LiveIndex, type ScanSnapshot } from './live-index.ts';
 import { forEachInSlices, nextSlice, sliceDue } from '../../platform/time-slices.ts';
 
@@ -26,6 +27,8 @@ export interface EngineParts {
    * and what derives from the listing and the specs (absent: computed for each call).
    */
   memo?: ClassificationMemo;
+  /** Spec validations remembered between runs (the CLI's: validated-spec-store.ts). */
+  specMemo?: SpecValidationMemo;
 }
 
 /**

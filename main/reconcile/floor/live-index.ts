@@ -35,7 +35,7 @@ import {
   MAX_INCREMENTAL_PATHS,
   type ScanSnapshot,
 } from './live-index-update.ts';
-import { loadSpecs, type SpecSet } from '../specs/spec-loader.ts';
+import { loadSpecs, type SpecSet, type SpecValidationMemo } from '../specs/spec-loader.ts';
 import type { TapMark } from './sync-tap.ts';
 
 /** Where cookies are written: the cache directory, which holds no worktree content. */
@@ -435,9 +435,10 @@ export async function listingAndSpecs(
   root: string,
   known: ScanSnapshot | undefined,
   signal?: AbortSignal,
+  specMemo?: SpecValidationMemo,
 ): Promise<[WorktreeFiles, SpecSet]> {
   return Promise.all([
     known?.listing ?? listWorktreeFileSets(root, signal ? { signal } : {}),
-    known?.specs ?? loadSpecs(root),
+    known?.specs ?? loadSpecs(root, undefined, specMemo),
   ]);
 }

@@ -3,7 +3,7 @@
 // cache but may have this file, so the window's reconciliation state reads both: the cache's rows
 // where it has them, the snapshot's fingerprints for the rest. The file is repository content, so
 // it is read through the confined layer with a size cap and validated; a broken one is a warning.
-import { z } from 'zod';
+import type { z } from 'zod';
 import { readFileInsideRoot } from '../../platform/confined-fs.ts';
 import type { ReconciledRow } from './hash-cache.ts';
 import { NOTARAI_DIR } from '../specs/spec-paths.ts';
@@ -13,22 +13,26 @@ export const STATE_FILE = `${NOTARAI_DIR}/reconciliation_state.json`;
 /** A state file bigger than this is not read (200,000 fingerprints take about 20 MB). */
 export const MAX_STATE_FILE_BYTES = 64 * 1024 * 1024;
 
-const Blake3 = z.string().regex(/^[0-9a-f]{64}$/);
-
-const StateFileSchema = z.object({
-  /** Anything: only a short string is used (cliVersionToWrite), never a reason to ignore the file. */
-  cli_version: z.unknown().optional(),
-  last_reconciliation: z
-    .object({
-      /** Unix seconds followed by `Z` (NotarAI's format). */
-      timestamp: z.string().regex(/^\d+Z$/),
-      git_hash: z.string().nullable().optional(),
-      branch: z.string().nullable().optional(),
-    })
-    .optional(),
-  file_fingerprints: z.record(z.string(), z.object({ blake3: Blake3 })).default({}),
-  spec_fingerprints: z.record(z.string(), Blake3).default({}),
-});
+/** The state file's schema, given the schema library (loaded only once a state file is read). */
+function stateFileSchema(zod: typeof z) {
+  const Blake3 = zod.string().regex(/^[0-9a-f]{64}$/);
+  return zod.object({
+    /** Anything: only a short string is used (cliVersionToWrite), never a reason to ignore the file. */
+    cli_version: zod.unknown().optional(),
+    last_reconciliation: zod
+      .object({
+        /** Unix seconds followed by `Z` (NotarAI's format). */
+        timestamp: zod.string().regex(/^\d+Z$/),
+        git_hash: zod.string().nullable().optional(),
+        branch: zod.string().nullable().optional(),
+      })
+      .optional(),
+    file_fingerprints: zod.record(zod.string(), zod.object({ blake3: Blake3 })).default({}),
+    spec_fingerprints: zod.record(zod.string(), Blake3).default({}),
+  });
+}
+let loadingSchema: Promise<ReturnType<typeof stateFileSchema>> | undefined;
+const schema = () => (loadingSchema ??= import('zod').then(({ z: zod }) => stateFileSchema(zod)));
 
 /** The last snapshot, as the window needs it. */
 export interface CommittedSnapshot {
@@ -59,6 +63,7 @@ export async function readCommittedSnapshot(
     if (message.startsWith('no such file or directory')) return {};
     return { warning: `the state file ${STATE_FILE} cannot be read: ${message}` };
   }
+  const StateFileSchema = await schema();
   let parsed: z.infer<typeof StateFileSchema>;
   try {
     parsed = StateFileSchema.parse(JSON.parse(text));

@@ -12,7 +12,8 @@ import { makeTempRepo, writeFiles, type TempRepo } from '../../testing/temp-repo
 import { acceptShownDecision, previewAcceptDecision } from './decision-review.ts';
 import { editAndValidateSpec } from './decisions-spec-edit.ts';
 import { listDecisions } from './decisions.ts';
-import { MAIN_THREAD_SPEC_BYTES, parseSpecText, type ValidSpec } from '../specs/spec-loader.ts';
+import { MAIN_THREAD_SPEC_BYTES, type ValidSpec } from '../specs/spec-loader.ts';
+import { parseSpecText } from '../specs/spec-validate.ts';
 
 const HEAD = `schema_version: '0.8'
 intent: 'The HTTP API'

@@ -23,8 +23,8 @@ import {
   formatSpecError,
   MAIN_THREAD_SPEC_BYTES,
   SPEC_PARSE_DEADLINE_MS,
-  validateSpecText,
 } from '../specs/spec-loader.ts';
+import { validateSpecText } from '../specs/spec-validate.ts';
 import { parseSpecYaml } from '../specs/spec-yaml.ts';
 
 /** What a spec's `decisions` entry holds (NotarAI writes these three keys). */

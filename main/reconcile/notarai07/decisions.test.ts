@@ -19,7 +19,7 @@ import {
   rejectDecision,
   serializeDecisionLog,
 } from './decisions.ts';
-import { validateSpecText } from '../specs/spec-loader.ts';
+import { validateSpecText } from '../specs/spec-validate.ts';
 import { cleanupsAfterEach } from '../../testing/cleanups.ts';
 
 const cleanups = cleanupsAfterEach();

@@ -13,7 +13,7 @@ import { readFileInsideRoot } from '../../platform/confined-fs.ts';
 import { UserError } from '../../platform/errors.ts';
 import { nextSlice } from '../../platform/time-slices.ts';
 import { WorkersUnavailableError, workerPool } from '../../platform/worker-pool.ts';
-import { parseConfigText, type ConfigFormat, type ConfigOutcome } from '../specs/config-text.ts';
+import type { ConfigFormat, ConfigOutcome } from '../specs/config-text.ts';
 import { NOTARAI_DIR } from '../specs/spec-paths.ts';
 
 /** Configs are a few lines; anything bigger is refused (and the defaults used). */
@@ -98,6 +98,9 @@ async function parseOffTheLoop(
   format: ConfigFormat,
   small: boolean,
 ): Promise<ConfigOutcome> {
+  // The parser (the `yaml` package) loads only when a config is there to parse.
+  const parseConfigText = async (text: string, format: ConfigFormat) =>
+    (await import('../specs/config-text.ts')).parseConfigText(text, format);
   if (small) return parseConfigText(text, format);
   try {
     return await workerPool().run<ConfigOutcome>(

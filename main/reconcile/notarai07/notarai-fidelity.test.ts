@@ -15,7 +15,7 @@ import { CACHE_DB, FILE_CACHE_DDL, NOTARAI_CREATE_TABLE, STATS_DB } from '../flo
 import { compareUtf8, sortedUtf8 } from '../../platform/path-order.ts';
 import { ReconcileEngine, STATE_FILE } from '../reconcile-engine.ts';
 import { createReconcileTools } from '../../tools/reconcile-tools.ts';
-import { parseSpecText } from '../specs/spec-loader.ts';
+import { parseSpecText } from '../specs/spec-validate.ts';
 import type { ValidSpec } from '../specs/spec-loader.ts';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];

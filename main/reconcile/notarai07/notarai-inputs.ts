@@ -13,7 +13,8 @@ import type { WorktreeFiles } from '../floor/git-queries.ts';
 import { HashCache, type ReconciledRow } from '../floor/hash-cache.ts';
 import { listingAndSpecs, type ScanSnapshot } from '../floor/live-index.ts';
 import { checkSpecs, type CheckSpec } from './notarai-specs.ts';
-import type { SpecSet } from '../specs/spec-loader.ts';
+import { VALIDATOR_BUILD, type SpecSet } from '../specs/spec-loader.ts';
+import { ValidatedSpecStore } from '../specs/validated-spec-store.ts';
 import { NOTARAI_DIR } from '../specs/spec-paths.ts';
 import { readCommittedSnapshot, withSnapshot } from '../floor/state-file.ts';
 
@@ -78,7 +79,7 @@ export async function gatherInputs(
     : await parts.index?.settled();
   const known = parts.index?.snapshot(sequence);
   const generation = known ? parts.index?.generation : undefined;
-  const [listing, specSet] = await listingAndSpecs(parts.root, known, signal);
+  const [listing, specSet] = await listingAndSpecs(parts.root, known, signal, parts.specMemo);
   // While the index keeps the listing, the specs and their governed sets (an edit moves none of
   // them), what derives from them is the one computed before.
   const governedKnown = specSet.valid.map((spec) => known?.governed.get(spec.path));
@@ -238,12 +239,21 @@ export async function standaloneParts(root: string): Promise<[EngineParts, () =>
   const cache = new HashCache(real, { bulkReads: true });
   // ... and stats up to CLI_MAIN_THREAD_STAT_PATHS files itself, without starting workers.
   const files = new FileJobRunner(undefined, { statOnMainThreadUpTo: CLI_MAIN_THREAD_STAT_PATHS });
-  const parts: EngineParts = { root: real, cache, files, now: Date.now };
+  // ... and takes the specs' validations from the last run's where their texts are the same.
+  const specMemo = VALIDATOR_BUILD ? new ValidatedSpecStore(real, VALIDATOR_BUILD) : undefined;
+  const parts: EngineParts = {
+    root: real,
+    cache,
+    files,
+    now: Date.now,
+    ...(specMemo ? { specMemo } : {}),
+  };
   return [
     parts,
     () => {
       cache.close();
       files.close();
+      specMemo?.save();
     },
   ];
 }

@@ -8,9 +8,9 @@ import {
   discoverSpecPaths,
   loadSpecs,
   MAIN_THREAD_SPEC_BYTES,
-  parseSpecText,
   systemSpecPath,
 } from './spec-loader.ts';
+import { parseSpecText } from './spec-validate.ts';
 import type { ValidSpec } from './spec-loader.ts';
 
 const execFileAsync = promisify(execFile);

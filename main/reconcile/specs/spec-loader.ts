@@ -1,29 +1,17 @@
 // Loads the specs of a worktree: every `*.spec.yaml` under `.notarai/` (found by spec-paths.ts:
-// recursive, the cache directory skipped), parsed with the `yaml` package (line numbers kept) and
-// validated with spec-schema.ts (NotarAI's 0.8 schema for '0.5' to '0.8', the 0.4 schema for '0.4',
-// which also earns a deprecation warning). A spec that does not parse or validate becomes a list of
-// {file, line, message} errors instead of an exception, so one broken spec never takes a tool down.
-// Also owns the system-spec rule and the compiled globs of each spec (one matcher:
-// glob-matcher.ts). As in NotarAI, a spec governs what its artifact globs match: its `exclude` list
-// only narrows coverage (which files count as unspecced) and never removes a governed file.
+// recursive, the cache directory skipped), each parsed and validated by spec-validate.ts (the
+// `yaml` package and NotarAI's schema; loaded the first time a spec needs it, never when a
+// SpecValidationMemo remembers every spec's validation) and its globs compiled (spec-compile.ts).
+// A spec that does not parse or validate becomes a list of {file, line, message} errors instead
+// of an exception, so one broken spec never takes a tool down. Also owns the system-spec rule. As
+// in NotarAI, a spec governs what its artifact globs match: its `exclude` list only narrows
+// coverage (which files count as unspecced) and never removes a governed file.
 import path from 'node:path';
-import { LineCounter, isMap, isPair, isScalar } from 'yaml';
-import type { Document, Node as YamlNode } from 'yaml';
-import type { z } from 'zod';
 import type { SpecError } from '../../../shared/reconcile.ts';
 import { nodeCrypto } from '../../platform/builtins.ts';
-import { compileGlobs, globBudget } from '../../platform/glob-matcher.ts';
-import type { GlobBudget, GlobSet } from '../../platform/glob-matcher.ts';
-import { compareUtf8 } from '../../platform/path-order.ts';
+import { globBudget } from '../../platform/glob-matcher.ts';
 import { UserError } from '../../platform/errors.ts';
-import {
-  CURRENT_SCHEMA_VERSIONS,
-  DEPRECATED_SCHEMA_VERSIONS,
-  schemaFor,
-  TOP_LEVEL_KEYS_SINCE,
-  TOP_LEVEL_KEYS_UNTIL,
-} from './spec-schema.ts';
-import type { Spec } from './spec-schema.ts';
+import { GROVE_VERSION } from '../../platform/version.ts';
 import { nextSlice, sliceUsedUp } from '../../platform/time-slices.ts';
 import {
   WorkersUnavailableError,
@@ -31,10 +19,26 @@ import {
   type WorkerPool,
 } from '../../platform/worker-pool.ts';
 import { mapLimit } from '../../platform/concurrency.ts';
-import { specLineTable, type SpecLineTable } from './spec-lines.ts';
-import { parseSpecYaml } from './spec-yaml.ts';
+import {
+  compileSpec,
+  invalid,
+  type InvalidSpec,
+  type LoadedSpec,
+  type SpecSet,
+  type ValidatedSpec,
+  type ValidSpec,
+} from './spec-compile.ts';
+import type * as SpecValidator from './spec-validate.ts';
 import { discoverSpecs, NOTARAI_DIR, readSpecText, SPEC_SUFFIX } from './spec-paths.ts';
 
+export type {
+  InvalidSpec,
+  LoadedSpec,
+  SpecSet,
+  UnvalidatedSpec,
+  ValidatedSpec,
+  ValidSpec,
+} from './spec-compile.ts';
 export {
   discoverSpecPaths,
   isSpecPath,
@@ -43,55 +47,35 @@ export {
   SPEC_SUFFIX,
 } from './spec-paths.ts';
 
-/** A spec that parsed and validated. */
-export interface ValidSpec {
-  readonly ok: true;
-  /** POSIX path relative to the worktree root, e.g. `.notarai/auth.spec.yaml`. */
-  readonly path: string;
-  readonly text: string;
-  readonly spec: Spec;
-  /** Every artifact glob of every category. */
-  readonly governs: GlobSet;
-  /** Category name -> its globs, categories in UTF-8 byte order (NotarAI's BTreeMap order). */
-  readonly categories: ReadonlyMap<string, GlobSet>;
-  /** Problems that do not make the spec invalid (a deprecated schema_version), with lines. */
-  readonly warnings: SpecError[];
-  /** Lines of the nodes findings name (spec-lines.ts), from the parse that loaded it. */
-  readonly lines: SpecLineTable;
-}
-
-/** A spec whose YAML parsed but that did not validate: what NotarAI's check still reads. */
-export interface UnvalidatedSpec {
-  readonly text: string;
-  readonly value: Record<string, unknown>;
-  readonly lines: SpecLineTable;
-}
-
-export interface InvalidSpec {
-  readonly ok: false;
-  readonly path: string;
-  readonly errors: SpecError[];
-  /** Set when its YAML parsed to a mapping (schema or glob errors): check reads it as written. */
-  readonly parsed?: UnvalidatedSpec;
-}
-
-export type LoadedSpec = ValidSpec | InvalidSpec;
-
-export interface SpecSet {
-  /** Every spec file found, valid or not, sorted by path (UTF-8 bytes). */
-  readonly all: LoadedSpec[];
-  readonly valid: ValidSpec[];
-  readonly errors: SpecError[];
-  /** Warnings of the valid specs (deprecated schema versions). */
-  readonly warnings: SpecError[];
-  /** Path of the system spec, or null (see systemSpecPath). */
-  readonly systemSpec: string | null;
-}
-
 /** Loads one spec file; never throws. */
 export async function loadSpec(root: string, relative: string): Promise<LoadedSpec> {
   const text = await readSpec(root, relative);
-  return typeof text === 'string' ? parseSpecText(relative, text) : text;
+  return typeof text === 'string' ? (await validator()).parseSpecText(relative, text) : text;
+}
+
+/** spec-validate.ts (the YAML parser and the schema library), loaded the first time it is needed. */
+let loadingValidator: Promise<typeof SpecValidator> | undefined;
+const validator = () => (loadingValidator ??= import('./spec-validate.ts'));
+
+/**
+ * Names this build of the validator, for validations remembered on disk (validated-spec-store.ts):
+ * in the bundle, this module's file is named by a hash of its content, which holds the name of the
+ * validator's file, itself named by a hash of its own. Undefined when running from the sources,
+ * whose validator can change under the same name: nothing is remembered then.
+ */
+export const VALIDATOR_BUILD: string | undefined = import.meta.url.endsWith('.ts')
+  ? undefined
+  : `${GROVE_VERSION} ${import.meta.url}`;
+
+/**
+ * Validations remembered between loads (the CLI keeps them on disk: validated-spec-store.ts). A
+ * spec whose text it remembers at its path is not parsed again; the validator is not even loaded
+ * when it remembers every spec. Only what the validator itself answered is remembered (not a
+ * read error, nor a big spec's parse that ran out of time).
+ */
+export interface SpecValidationMemo {
+  get(relative: string, text: string): ValidatedSpec | InvalidSpec | undefined;
+  set(relative: string, text: string, validated: ValidatedSpec | InvalidSpec): void;
 }
 
 /** A spec's text, or the spec error saying why it cannot be read. */
@@ -101,168 +85,6 @@ async function readSpec(root: string, relative: string): Promise<string | Invali
   } catch (error) {
     return invalid(relative, null, `cannot read spec: ${(error as Error).message}`);
   }
-}
-
-/**
- * Parses and validates spec text; `relative` is used in error reports. `budget`: what its globs
- * may come to once braces are expanded (glob-matcher.ts), shared by a worktree's specs.
- */
-export function parseSpecText(
-  relative: string,
-  text: string,
-  budget: GlobBudget = globBudget(),
-): LoadedSpec {
-  return compileSpec(relative, text, validateSpecText(relative, text), budget);
-}
-
-/** A spec that parsed and validated, as plain data (it crosses to and from a worker thread). */
-export interface ValidatedSpec {
-  readonly ok: true;
-  readonly spec: Spec;
-  readonly warnings: SpecError[];
-  /** The line of its `artifacts` key, for a glob the matcher refuses. */
-  readonly artifactsLine: number | null;
-  readonly lines: SpecLineTable;
-}
-
-/**
- * Parses and validates spec text: YAML and NotarAI's schema, no globs compiled. The document is
- * dropped before it returns: what findings need of it is in `lines` (spec-lines.ts).
- */
-export function validateSpecText(relative: string, text: string): ValidatedSpec | InvalidSpec {
-  const lineCounter = new LineCounter();
-  const doc = parseSpecYaml(text, { lineCounter, prettyErrors: true });
-  if (doc.errors.length > 0) {
-    return {
-      ok: false,
-      path: relative,
-      errors: doc.errors.map((error) => ({
-        file: relative,
-        line: error.linePos?.[0].line ?? null,
-        message: `invalid YAML: ${firstLine(error.message)}`,
-      })),
-    };
-  }
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: 1000 });
-  } catch (error) {
-    return invalid(relative, 1, `invalid YAML: ${(error as Error).message}`);
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return invalid(
-      relative,
-      1,
-      value === null || value === undefined
-        ? 'spec is empty: expected a mapping with schema_version, intent and artifacts'
-        : 'spec must be a YAML mapping (key: value pairs) at the top level',
-    );
-  }
-  const record = value as Record<string, unknown>;
-  const lines = specLineTable(doc, lineCounter);
-  const result = schemaFor(record).safeParse(record, { reportInput: true });
-  if (!result.success) {
-    return {
-      ok: false,
-      path: relative,
-      errors: result.error.issues.map((issue) => ({
-        file: relative,
-        line: issueLine(doc, lineCounter, issue),
-        message: describeIssue(issue, record['schema_version']),
-      })),
-      parsed: { text, value: record, lines },
-    };
-  }
-  const spec: Spec = result.data;
-  const warnings: SpecError[] = [];
-  if ((DEPRECATED_SCHEMA_VERSIONS as readonly string[]).includes(spec.schema_version)) {
-    warnings.push({
-      file: relative,
-      line: keyLine(doc, lineCounter, [], 'schema_version'),
-      message:
-        `schema_version '${spec.schema_version}' is deprecated: NotarAI's CLI validates only ` +
-        `${CURRENT_SCHEMA_VERSIONS.map((v) => `'${v}'`).join(', ')} since v0.2.0, so ` +
-        `\`notarai validate\` rejects this spec; Grove checks it against NotarAI's ` +
-        `${spec.schema_version} schema. Raise it to '0.5' or later (0.5 dropped sync_policy).`,
-    });
-  }
-  return {
-    ok: true,
-    spec,
-    warnings,
-    artifactsLine: keyLine(doc, lineCounter, [], 'artifacts'),
-    lines,
-  };
-}
-
-/** A validated spec with its globs compiled (charged to `budget`), or the spec error why not. */
-function compileSpec(
-  relative: string,
-  text: string,
-  validated: ValidatedSpec | InvalidSpec,
-  budget: GlobBudget,
-): LoadedSpec {
-  if (!validated.ok) return validated;
-  const { spec, warnings, lines } = validated;
-  const compileAll = (charged: GlobBudget): Map<string, GlobSet> => {
-    const categories = new Map<string, GlobSet>();
-    for (const category of Object.keys(spec.artifacts).sort(compareUtf8)) {
-      const patterns = (spec.artifacts[category] ?? []).map((ref) => ref.path);
-      categories.set(category, compileGlobs(patterns, charged));
-    }
-    return categories;
-  };
-  const left = budget.characters;
-  let categories: Map<string, GlobSet>;
-  try {
-    categories = compileAll(budget);
-  } catch (error) {
-    // A glob the matcher refuses (braces expanding too far): the spec is invalid, by name, and
-    // costs the specs after it nothing.
-    budget.characters = left;
-    let message = (error as Error).message;
-    if (left < budget.limit && fitsAlone(compileAll, budget.limit)) {
-      message +=
-        `, together with the globs of the specs before it in path order ` +
-        `(${(budget.limit - left).toLocaleString('en-US')} characters)`;
-    }
-    return {
-      ...invalid(relative, validated.artifactsLine, message),
-      parsed: { text, value: spec as unknown as Record<string, unknown>, lines },
-    };
-  }
-  return {
-    ok: true,
-    path: relative,
-    text,
-    spec,
-    governs: anyOf([...categories.values()]),
-    categories,
-    warnings,
-    lines,
-  };
-}
-
-/** True if a spec's globs compile within a budget of their own. */
-function fitsAlone(compile: (budget: GlobBudget) => unknown, limit: number): boolean {
-  try {
-    compile(globBudget(limit));
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The globs of every category as one set (each compiled once). */
-function anyOf(sets: readonly GlobSet[]): GlobSet {
-  if (sets.length === 1) return sets[0]!;
-  return {
-    patterns: sets.flatMap((set) => set.patterns),
-    empty: sets.every((set) => set.empty),
-    test: (file) => sets.some((set) => set.test(file)),
-    literals: new Set(sets.flatMap((set) => [...set.literals])),
-    prefixes: [...new Set(sets.flatMap((set) => set.prefixes))],
-  };
 }
 
 /** Spec files read at once: a repository may hold thousands, and file descriptors are few. */
@@ -289,8 +111,12 @@ const SPEC_WORKER_JOBS = 2;
  * (main/platform/time-slices.ts; big ones on a worker), their globs compiled in path order sharing
  * one budget (so the same specs are valid every time, whatever order reads finish in).
  */
-export function loadSpecs(root: string, pool?: WorkerPool): Promise<SpecSet> {
-  return loadSpecSet(root, pool);
+export function loadSpecs(
+  root: string,
+  pool?: WorkerPool,
+  memo?: SpecValidationMemo,
+): Promise<SpecSet> {
+  return loadSpecSet(root, pool, undefined, memo);
 }
 
 /**
@@ -317,6 +143,7 @@ async function loadSpecSet(
   root: string,
   pool: WorkerPool | undefined,
   reuse?: { previous: SpecSet; changed: ReadonlySet<string> },
+  memo?: SpecValidationMemo,
 ): Promise<SpecSet> {
   const { paths, problems, irregular } = await discoverSpecs(root);
   const kept = new Map<string, ValidSpec>();
@@ -361,9 +188,11 @@ async function loadSpecSet(
       continue;
     }
     if (sliceUsedUp()) await nextSlice();
-    const validated = isBig.has(index)
-      ? (await bigValidated).get(index)!
-      : validateSpecText(relative, text);
+    let validated = isBig.has(index) ? (await bigValidated).get(index)! : memo?.get(relative, text);
+    if (validated === undefined) {
+      validated = (await validator()).validateSpecText(relative, text);
+      memo?.set(relative, text, validated);
+    }
     const left = budget.characters;
     const loaded = compileSpec(relative, text, validated, budget);
     if (loaded.ok) budgetCharged.set(loaded, left - budget.characters);
@@ -433,7 +262,7 @@ async function validateOnWorker(
   } catch (error) {
     if (error instanceof WorkersUnavailableError) {
       await nextSlice();
-      return validateSpecText(relative, text);
+      return (await validator()).validateSpecText(relative, text);
     }
     const reason =
       error instanceof UserError && error.code === 'timed-out'
@@ -480,98 +309,4 @@ export function formatSpecError(error: SpecError): string {
 export function categoryOf(spec: ValidSpec, file: string): string | null {
   for (const [category, globs] of spec.categories) if (globs.test(file)) return category;
   return null;
-}
-
-function invalid(file: string, line: number | null, message: string): InvalidSpec {
-  return { ok: false, path: file, errors: [{ file, line, message }] };
-}
-
-function firstLine(message: string): string {
-  return message.split('\n')[0] ?? message;
-}
-
-/** The line of the node an issue is about (or of its closest existing ancestor). */
-function issueLine(doc: Document, lineCounter: LineCounter, issue: z.core.$ZodIssue): number {
-  const keyPath = [...issue.path];
-  if (issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined) {
-    const line = keyLine(doc, lineCounter, keyPath, issue.keys[0]);
-    if (line !== null) return line;
-  }
-  const last = keyPath.at(-1);
-  if (last !== undefined) {
-    const line = keyLine(doc, lineCounter, keyPath.slice(0, -1), last);
-    if (line !== null) return line;
-  }
-  for (let depth = keyPath.length; depth >= 0; depth--) {
-    const node = (depth === 0 ? doc.contents : doc.getIn(keyPath.slice(0, depth), true)) as
-      YamlNode | null | undefined;
-    const offset = node?.range?.[0];
-    if (offset !== undefined) return lineCounter.linePos(offset).line;
-  }
-  return 1;
-}
-
-/** Line of the key `key` inside the mapping at `mapPath`, or null. */
-function keyLine(
-  doc: Document,
-  lineCounter: LineCounter,
-  mapPath: PropertyKey[],
-  key: PropertyKey,
-): number | null {
-  const map = mapPath.length === 0 ? doc.contents : doc.getIn(mapPath as unknown[], true);
-  if (!isMap(map)) return null;
-  for (const item of map.items) {
-    if (!isPair(item)) continue;
-    const keyNode = item.key;
-    if (isScalar(keyNode) && String(keyNode.value) === String(key) && keyNode.range) {
-      return lineCounter.linePos(keyNode.range[0]).line;
-    }
-  }
-  return null;
-}
-
-/** A readable message: where in the spec (`behaviors[0].then`) and what is wrong. */
-function describeIssue(issue: z.core.$ZodIssue, version: unknown): string {
-  const where = formatPath(issue.path);
-  if (issue.code === 'unrecognized_keys') {
-    const keys = issue.keys.map((key) => `'${key}'`).join(', ');
-    if (where !== '') return `unknown key ${keys} in ${where}`;
-    const key = issue.keys.length === 1 ? issue.keys[0] : undefined;
-    const since = key === undefined ? undefined : TOP_LEVEL_KEYS_SINCE[key];
-    const until = key === undefined ? undefined : TOP_LEVEL_KEYS_UNTIL[key];
-    const declared = typeof version === 'string' ? `'${version}'` : String(version);
-    if (since !== undefined) {
-      return `top-level key ${keys} needs schema_version '${since}' or later (this spec says ${declared})`;
-    }
-    if (until !== undefined) {
-      return `top-level key ${keys} exists only in schema ${until} and was removed after it (this spec says ${declared})`;
-    }
-    return `unknown top-level key ${keys} (not part of the NotarAI spec format)`;
-  }
-  if (issue.code === 'invalid_type' && issue.input === undefined) {
-    return `missing required key '${String(issue.path.at(-1))}'${
-      issue.path.length > 1 ? ` in ${formatPath(issue.path.slice(0, -1))}` : ''
-    }`;
-  }
-  if (issue.code === 'invalid_type') {
-    return `${where || 'spec'}: expected ${issue.expected}, got ${describeValue(issue.input)}`;
-  }
-  if (where === '' || issue.message.startsWith(`${where} `)) return issue.message;
-  return `${where}: ${issue.message}`;
-}
-
-function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'a mapping';
-  return `${typeof value} ${JSON.stringify(value)}`;
-}
-
-function formatPath(keyPath: readonly PropertyKey[]): string {
-  let out = '';
-  for (const key of keyPath) {
-    if (typeof key === 'number') out += `[${key}]`;
-    else out += out === '' ? String(key) : `.${String(key)}`;
-  }
-  return out;
 }

@@ -1,0 +1,190 @@
+// The CLI's remembered spec validations: a load that takes every spec from the memory gives the
+// same specs as a fresh load (valid ones, a deprecated version's warning, schema errors with what
+// check reads of the spec, a YAML error), an edited spec is validated again, and a memory that is
+// corrupt, of another build, or holding what JSON cannot give back is not used.
+import { readdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeTempDir, makeTempRepo, writeFiles, type TempRepo } from '../../testing/temp-repo.ts';
+import {
+  loadSpecs,
+  type LoadedSpec,
+  type SpecSet,
+  type SpecValidationMemo,
+} from './spec-loader.ts';
+import { survivesJson, ValidatedSpecStore } from './validated-spec-store.ts';
+
+const repos: TempRepo[] = [];
+const directories: string[] = [];
+afterEach(async () => {
+  for (const repo of repos.splice(0)) await repo.cleanup();
+  for (const directory of directories.splice(0)) await rm(directory, { recursive: true });
+});
+
+const SPECS = {
+  '.notarai/app.spec.yaml': `schema_version: '0.8'
+intent: The app.
+artifacts:
+  code:
+    - path: src/**
+  docs:
+    - path: docs/*.md
+behaviors:
+  - name: runs
+    given: input
+    then: output
+    tested_by:
+      - path: tests/run.test.ts
+`,
+  '.notarai/old.spec.yaml': `schema_version: '0.4'
+intent: Old.
+artifacts:
+  code:
+    - path: old/**
+behaviors:
+  - name: stays
+    given: time
+    then: it stays
+`,
+  // A schema error: check still reads what the spec says (parsed value and lines).
+  '.notarai/bad.spec.yaml': `schema_version: '0.8'
+intent: 12
+artifacts:
+  code:
+    - path: bad/**
+surprise: true
+`,
+  '.notarai/broken.spec.yaml': 'schema_version: [\n',
+};
+
+/** What a loaded spec is, without its compiled glob matchers (functions). */
+function plain(spec: LoadedSpec): unknown {
+  if (!spec.ok) return spec;
+  const { governs, categories, ...rest } = spec;
+  return {
+    ...rest,
+    patterns: governs.patterns,
+    categories: [...categories].map(([name, set]) => [name, set.patterns]),
+  };
+}
+const plainSet = (set: SpecSet) => ({
+  ...set,
+  all: set.all.map(plain),
+  valid: set.valid.map(plain),
+});
+
+/** The store, counting what it answered. */
+function counted(store: ValidatedSpecStore): SpecValidationMemo & { hits: string[] } {
+  const hits: string[] = [];
+  return {
+    hits,
+    get: (relative, text) => {
+      const found = store.get(relative, text);
+      if (found) hits.push(relative);
+      return found;
+    },
+    set: (relative, text, validated) => store.set(relative, text, validated),
+  };
+}
+
+async function setUp(): Promise<{ repo: TempRepo; cache: string }> {
+  const repo = await makeTempRepo(SPECS);
+  repos.push(repo);
+  const cache = await makeTempDir('grove-cache-');
+  directories.push(cache);
+  return { repo, cache };
+}
+
+describe('ValidatedSpecStore', () => {
+  it('gives back every spec as a fresh load does, and validates an edited one again', async () => {
+    const { repo, cache } = await setUp();
+    const fresh = await loadSpecs(repo.root);
+    expect(fresh.all.map((spec) => spec.ok)).toEqual([true, false, false, true]);
+
+    const first = new ValidatedSpecStore(repo.root, 'build 1', cache);
+    const firstMemo = counted(first);
+    expect(plainSet(await loadSpecs(repo.root, undefined, firstMemo))).toEqual(plainSet(fresh));
+    expect(firstMemo.hits).toEqual([]);
+    first.save();
+
+    const second = counted(new ValidatedSpecStore(repo.root, 'build 1', cache));
+    expect(plainSet(await loadSpecs(repo.root, undefined, second))).toEqual(plainSet(fresh));
+    expect(second.hits.sort()).toEqual(Object.keys(SPECS).sort());
+
+    await writeFiles(repo.root, {
+      '.notarai/app.spec.yaml': SPECS['.notarai/app.spec.yaml'].replace('src/**', 'lib/**'),
+    });
+    const edited = await loadSpecs(repo.root);
+    const third = counted(new ValidatedSpecStore(repo.root, 'build 1', cache));
+    expect(plainSet(await loadSpecs(repo.root, undefined, third))).toEqual(plainSet(edited));
+    expect(third.hits).not.toContain('.notarai/app.spec.yaml');
+    expect(third.hits).toHaveLength(3);
+  });
+
+  it('forgets specs that are gone once a run saves', async () => {
+    const { repo, cache } = await setUp();
+    const first = new ValidatedSpecStore(repo.root, 'build 1', cache);
+    await loadSpecs(repo.root, undefined, first);
+    first.save();
+    await rm(path.join(repo.root, '.notarai/old.spec.yaml'));
+    const second = new ValidatedSpecStore(repo.root, 'build 1', cache);
+    await loadSpecs(repo.root, undefined, second);
+    second.save();
+    await writeFiles(repo.root, { '.notarai/old.spec.yaml': SPECS['.notarai/old.spec.yaml'] });
+    const third = counted(new ValidatedSpecStore(repo.root, 'build 1', cache));
+    await loadSpecs(repo.root, undefined, third);
+    expect(third.hits).not.toContain('.notarai/old.spec.yaml');
+  });
+
+  it('uses nothing from another build, a corrupt file, or another worktree', async () => {
+    const { repo, cache } = await setUp();
+    const first = new ValidatedSpecStore(repo.root, 'build 1', cache);
+    await loadSpecs(repo.root, undefined, first);
+    first.save();
+
+    const otherBuild = counted(new ValidatedSpecStore(repo.root, 'build 2', cache));
+    await loadSpecs(repo.root, undefined, otherBuild);
+    expect(otherBuild.hits).toEqual([]);
+
+    const other = await makeTempRepo(SPECS);
+    repos.push(other);
+    const otherWorktree = counted(new ValidatedSpecStore(other.root, 'build 1', cache));
+    await loadSpecs(other.root, undefined, otherWorktree);
+    expect(otherWorktree.hits).toEqual([]);
+
+    const [file] = await readdir(path.join(cache, 'validated-specs'));
+    await writeFile(path.join(cache, 'validated-specs', file!), '{"identity":"build 1","specs":');
+    const corrupt = counted(new ValidatedSpecStore(repo.root, 'build 1', cache));
+    expect(plainSet(await loadSpecs(repo.root, undefined, corrupt))).toEqual(
+      plainSet(await loadSpecs(repo.root)),
+    );
+    expect(corrupt.hits).toEqual([]);
+  });
+
+  it('does not remember what JSON cannot give back exactly', async () => {
+    expect(survivesJson({ a: [1, 'x', null, true, { b: 2.5 }] })).toBe(true);
+    for (const value of [Infinity, Number.NaN, -0, undefined, new Date(0), new Map()]) {
+      expect(survivesJson({ a: [value] })).toBe(false);
+    }
+    expect(survivesJson(JSON.parse('{"__proto__": 1}'))).toBe(false);
+
+    const { repo, cache } = await setUp();
+    // `.inf` parses to Infinity: the spec is invalid (intent must be a string) and check reads
+    // its value as written, which JSON would turn into null.
+    await writeFiles(repo.root, {
+      '.notarai/bad.spec.yaml': SPECS['.notarai/bad.spec.yaml'].replace(
+        'intent: 12',
+        'intent: .inf',
+      ),
+    });
+    const first = new ValidatedSpecStore(repo.root, 'build 1', cache);
+    await loadSpecs(repo.root, undefined, first);
+    first.save();
+    const second = counted(new ValidatedSpecStore(repo.root, 'build 1', cache));
+    expect(plainSet(await loadSpecs(repo.root, undefined, second))).toEqual(
+      plainSet(await loadSpecs(repo.root)),
+    );
+    expect(second.hits).not.toContain('.notarai/bad.spec.yaml');
+    expect(second.hits).toHaveLength(3);
+  });
+});
