@@ -45,7 +45,12 @@ import {
   markRuns,
   printMarkFigures,
 } from './bench-reconcile/mark-rows.ts';
-import { callOk, mcpClientOf, stagesFile } from './bench-reconcile/served-client.ts';
+import {
+  callDoneOrTooBig,
+  callOk,
+  mcpClientOf,
+  stagesFile,
+} from './bench-reconcile/served-client.ts';
 import { benchWarmReads } from './bench-reconcile/warm-reads.ts';
 
 async function benchSize(size: number, options: Options): Promise<SizeResult> {
@@ -131,9 +136,10 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
       const mcpList = await median(runs, () =>
         callOk(served.client, 'list_affected_specs', { base_branch: 'main' }),
       );
+      let coldTooBig = false;
       const mcpCold = await median(runs, async () => {
         await callOk(served.client, 'clear_cache', {});
-        await callOk(served.client, 'get_spec_diff', args);
+        coldTooBig = (await callDoneOrTooBig(served.client, 'get_spec_diff', args)).tooBig;
       });
       const traces = stagesFile(path.join(dir, 'data'));
       const marked = [...governed, spec];
@@ -147,6 +153,7 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
       mcp = {
         list: mcpList,
         cold: mcpCold,
+        coldTooBig,
         warm: mcpWarm,
         mark: mcpMark,
         markChanged: mcpMarkChanged,
@@ -204,7 +211,7 @@ function report(results: SizeResult[], options: Options): void {
   for (const r of results) {
     const x = (ms: number, floor: number) => `${fmt(ms)} (${(ms / floor).toFixed(2)}x)`;
     console.log(
-      `| ${r.size.toLocaleString('en-US')} | ${fmt(r.floorMs)} | ${x(r.mcp.list, r.gitDiffMs)} | ${x(r.mcp.cold, r.floorMs)} | ${x(r.mcp.warm, r.floorMs)} | ${markCell(r.mcp.mark)} | ${markCell(r.mcp.markChanged)} |`,
+      `| ${r.size.toLocaleString('en-US')} | ${fmt(r.floorMs)} | ${x(r.mcp.list, r.gitDiffMs)} | ${x(r.mcp.cold, r.floorMs)}${r.mcp.coldTooBig ? ', answer over the 8 MiB cap: refused after the work' : ''} | ${x(r.mcp.warm, r.floorMs)} | ${markCell(r.mcp.mark)} | ${markCell(r.mcp.markChanged)} |`,
     );
   }
   console.log('\nTargets, through the MCP client (issue 19; in-process engine in brackets):');

@@ -37,7 +37,15 @@ export interface SizeResult {
   coldJsonBytes: number;
   checks: { files: number; diffFiles: number };
   /** The same calls through a real MCP client (modern Streamable HTTP) of a real worktree process. */
-  mcp: { list: number; cold: number; warm: number; mark: MarkFigures; markChanged: MarkFigures };
+  mcp: {
+    list: number;
+    cold: number;
+    /** The cold answer was over the MCP answer cap (refused after the work). */
+    coldTooBig: boolean;
+    warm: number;
+    mark: MarkFigures;
+    markChanged: MarkFigures;
+  };
   /**
    * Issue 25: `git ls-files` (tracked + untracked), and check_specs through the client: cold (the
    * live index cannot vouch: a .gitignore was written), after one file written (the index applies

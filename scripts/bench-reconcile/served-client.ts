@@ -64,6 +64,26 @@ export async function callOk(client: Client, name: string, args: Record<string, 
   return result;
 }
 
+/**
+ * Like callOk, but an answer refused for its size (over main/mcp/tool-results.ts's cap: the whole
+ * work was done, only the answer was not sent) counts as done; says whether it was refused. At
+ * 200,000 files get_spec_diff's cold answer (12.9 MiB of diff) is over the cap.
+ */
+export async function callDoneOrTooBig(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ tooBig: boolean }> {
+  const result = (await client.callTool(
+    { name, arguments: args },
+    { timeout: 600_000 },
+  )) as CallToolResult;
+  const text = JSON.stringify(result.content);
+  const tooBig = result.isError === true && text.includes('an answer may hold, so it was not sent');
+  if (result.isError && !tooBig) throw new Error(`${name}: ${text}`);
+  return { tooBig };
+}
+
 /** Resolves when `host` emits a reconcile-state whose state passes `test`; its time then. */
 export function nextState(host: Host, test: (state: ReconcileState) => boolean): Promise<number> {
   return new Promise((resolve, reject) => {
