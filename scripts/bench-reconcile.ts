@@ -161,9 +161,12 @@ async function benchSize(size: number, options: Options): Promise<SizeResult> {
     } finally {
       await served.close();
     }
+    // The CLI rows once the worktree process is gone, as with --check-only.
+    const cli = await benchCli(root, Math.max(runs, 5), options.notarai);
     return {
       size,
       generateMs: generated.ms,
+      cli,
       gitDiffMs,
       b3sumMs,
       floorMs,
