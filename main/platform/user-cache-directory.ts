@@ -1,10 +1,12 @@
 // Where Grove keeps what it can always compute again (the CLI's remembered spec validations): the
-// platform's per-user cache directory. Nothing there is needed: a missing, unreadable or
-// read-only cache only makes a command do the work itself.
+// platform's per-user cache directory. Nothing there is needed: a cache that is missing,
+// unreadable, read-only or not safely the user's only makes a command do the work itself, and no
+// function here throws or waits on anything but a local file system call.
 import {
   closeSync,
   constants,
   fstatSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -15,33 +17,76 @@ import {
 import { homedir } from 'node:os';
 import path from 'node:path';
 
-/** `$XDG_CACHE_HOME/grove` (default `~/.cache/grove`), `~/Library/Caches/Grove`, `%LOCALAPPDATA%\Grove\Cache`. */
+/**
+ * `GROVE_CACHE_DIR` when set, else `$XDG_CACHE_HOME/grove` (default `~/.cache/grove`),
+ * `~/Library/Caches/Grove` on macOS, `%LOCALAPPDATA%\Grove\Cache` on Windows. Only an absolute
+ * path counts (the XDG rule for `XDG_CACHE_HOME`; an empty `HOME` gives none): a relative one would
+ * name a directory under the current one, usually the worktree being checked, whose files the
+ * repository could commit. Undefined when there is no absolute path to use.
+ */
 export function userCacheDirectory(
   env: NodeJS.ProcessEnv = process.env,
   platform: NodeJS.Platform = process.platform,
-): string {
-  if (platform === 'darwin') return path.join(homedir(), 'Library', 'Caches', 'Grove');
+): string | undefined {
+  const absolute = (value: string | undefined) =>
+    value !== undefined && value !== '' && path.isAbsolute(value) ? value : undefined;
+  const override = absolute(env.GROVE_CACHE_DIR);
+  if (override !== undefined) return override;
+  const home = absolute(safeHomedir());
   if (platform === 'win32') {
-    return path.join(
-      env.LOCALAPPDATA ?? path.join(homedir(), 'AppData', 'Local'),
-      'Grove',
-      'Cache',
-    );
+    const local =
+      absolute(env.LOCALAPPDATA) ??
+      (home === undefined ? undefined : path.join(home, 'AppData', 'Local'));
+    return local === undefined ? undefined : path.join(local, 'Grove', 'Cache');
   }
-  return path.join(env.XDG_CACHE_HOME || path.join(homedir(), '.cache'), 'grove');
+  if (platform === 'darwin') {
+    return home === undefined ? undefined : path.join(home, 'Library', 'Caches', 'Grove');
+  }
+  const base =
+    absolute(env.XDG_CACHE_HOME) ?? (home === undefined ? undefined : path.join(home, '.cache'));
+  return base === undefined ? undefined : path.join(base, 'grove');
+}
+
+function safeHomedir(): string | undefined {
+  try {
+    return homedir();
+  } catch {
+    return undefined;
+  }
 }
 
 /**
- * A cache file's text (`relative` to the cache directory), or undefined when it is missing, not a
- * regular file, bigger than `maxBytes` or unreadable.
+ * Whether `directory` is a directory (not a symlink) that only this user can change: owned by
+ * us, not writable by group or others (POSIX). Another user could otherwise put files there (a
+ * shared `XDG_CACHE_HOME=/tmp` with a `grove` directory someone made first).
+ */
+function isPrivateDirectory(directory: string): boolean {
+  try {
+    const stats = lstatSync(directory);
+    if (!stats.isDirectory()) return false;
+    if (process.platform === 'win32' || process.getuid === undefined) return true;
+    return stats.uid === process.getuid() && (stats.mode & 0o022) === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A cache file's text (`relative` to `directory`, the cache directory), or undefined when the
+ * directory is not private (isPrivateDirectory) or the file is missing, not a regular file, bigger
+ * than `maxBytes` or unreadable.
  */
 export function readCacheFile(
+  directory: string,
   relative: string,
   maxBytes: number,
-  directory = userCacheDirectory(),
 ): string | undefined {
+  if (!isPrivateDirectory(directory)) return undefined;
   try {
-    const fd = openSync(path.join(directory, relative), constants.O_RDONLY | constants.O_NONBLOCK);
+    const fd = openSync(
+      path.join(directory, relative),
+      constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0),
+    );
     try {
       const stats = fstatSync(fd);
       if (!stats.isFile() || stats.size > maxBytes) return undefined;
@@ -56,22 +101,45 @@ export function readCacheFile(
 
 /**
  * Writes a cache file whole: a new file renamed over the old one, so a reader sees one or the
- * other. Returns false (and leaves the old file) when it cannot.
+ * other. The cache directory is created (0700) if its parent exists, and the file's own folder in
+ * it, one level at a time (a recursive mkdir spins forever where a parent refuses children, as
+ * /proc does). Returns false, and leaves the old file, when it cannot or the directory is not
+ * private; never throws.
  */
-export function writeCacheFile(
-  relative: string,
-  text: string,
-  directory = userCacheDirectory(),
-): boolean {
+export function writeCacheFile(directory: string, relative: string, text: string): boolean {
   const file = path.join(directory, relative);
   const temporary = `${file}.${process.pid}.${Date.now()}.tmp`;
+  let written = false;
   try {
-    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    makeDirectory(directory);
+    if (!isPrivateDirectory(directory)) return false;
+    const folders = path
+      .dirname(relative)
+      .split(path.sep)
+      .filter((part) => part !== '.');
+    let folder = directory;
+    for (const part of folders) makeDirectory((folder = path.join(folder, part)));
     writeFileSync(temporary, text, { mode: 0o600, flag: 'wx' });
+    written = true;
     renameSync(temporary, file);
     return true;
   } catch {
-    rmSync(temporary, { force: true });
+    if (written) {
+      try {
+        rmSync(temporary, { force: true });
+      } catch {
+        // Nothing more to do: the old file is whole.
+      }
+    }
     return false;
+  }
+}
+
+/** mkdir of one level, 0700; an existing entry is left to the caller's checks. */
+function makeDirectory(directory: string): void {
+  try {
+    mkdirSync(directory, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
 }

@@ -99,9 +99,9 @@ async function parseOffTheLoop(
   small: boolean,
 ): Promise<ConfigOutcome> {
   // The parser (the `yaml` package) loads only when a config is there to parse.
-  const parseConfigText = async (text: string, format: ConfigFormat) =>
+  const parseHere = async () =>
     (await import('../specs/config-text.ts')).parseConfigText(text, format);
-  if (small) return parseConfigText(text, format);
+  if (small) return parseHere();
   try {
     return await workerPool().run<ConfigOutcome>(
       'config-parse',
@@ -111,7 +111,7 @@ async function parseOffTheLoop(
   } catch (error) {
     if (error instanceof WorkersUnavailableError) {
       await nextSlice();
-      return parseConfigText(text, format);
+      return parseHere();
     }
     return {
       ok: false,

@@ -1,8 +1,9 @@
 // The lines of a spec's nodes that findings point to, taken from the one parse that loads the spec
 // (spec-validate.ts, specLineTable: on a worker thread for a big spec, in a slice of the event loop
-// for a small one) and kept as a small table, so that no finding ever parses a spec again and no YAML document
+// for a small one; the CLI may take it from the last run's, validated-spec-store.ts) and kept as a
+// small table, so that no finding ever parses a spec again and no YAML document
 // outlives its parse. The table holds the line of each node a check, lint or score finding may name
-// (ANCHORS below): top-level keys, artifact globs, `$ref`s, behaviors and their `tested_by` paths,
+// (ANCHORS in spec-validate.ts): top-level keys, artifact globs, `$ref`s, behaviors and their `tested_by` paths,
 // decisions. lineAt() answers like a lookup in the document: the node's line, or its closest
 // ancestor's that is in the table.
 

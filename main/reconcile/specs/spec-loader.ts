@@ -60,18 +60,21 @@ const validator = () => (loadingValidator ??= import('./spec-validate.ts'));
 /**
  * Names this build of the validator, for validations remembered on disk (validated-spec-store.ts):
  * in the bundle, this module's file is named by a hash of its content, which holds the name of the
- * validator's file, itself named by a hash of its own. Undefined when running from the sources,
- * whose validator can change under the same name: nothing is remembered then.
+ * validator's file, itself named by a hash of its own and of what it imports (checked: a change
+ * to spec-yaml.ts or to the `yaml` package renames both). Undefined, and nothing remembered, where
+ * the name carries no such hash: running from the sources, or a bundle that put this module in an
+ * entry file (`grove.js`).
  */
-export const VALIDATOR_BUILD: string | undefined = import.meta.url.endsWith('.ts')
-  ? undefined
-  : `${GROVE_VERSION} ${import.meta.url}`;
+export const VALIDATOR_BUILD: string | undefined = /-[\w-]{8}\.js$/.test(import.meta.url)
+  ? `${GROVE_VERSION} ${import.meta.url}`
+  : undefined;
 
 /**
  * Validations remembered between loads (the CLI keeps them on disk: validated-spec-store.ts). A
  * spec whose text it remembers at its path is not parsed again; the validator is not even loaded
- * when it remembers every spec. Only what the validator itself answered is remembered (not a
- * read error, nor a big spec's parse that ran out of time).
+ * when it remembers every spec. Only specs validated on the main thread are asked for and
+ * remembered: a big spec (over MAIN_THREAD_SPEC_BYTES) goes to a worker every time, and a read
+ * error is not a validation.
  */
 export interface SpecValidationMemo {
   get(relative: string, text: string): ValidatedSpec | InvalidSpec | undefined;

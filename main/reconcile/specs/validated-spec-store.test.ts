@@ -2,7 +2,7 @@
 // same specs as a fresh load (valid ones, a deprecated version's warning, schema errors with what
 // check reads of the spec, a YAML error), an edited spec is validated again, and a memory that is
 // corrupt, of another build, or holding what JSON cannot give back is not used.
-import { readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir, makeTempRepo, writeFiles, type TempRepo } from '../../testing/temp-repo.ts';
@@ -12,6 +12,7 @@ import {
   type SpecSet,
   type SpecValidationMemo,
 } from './spec-loader.ts';
+import { userCacheDirectory } from '../../platform/user-cache-directory.ts';
 import { survivesJson, ValidatedSpecStore } from './validated-spec-store.ts';
 
 const repos: TempRepo[] = [];
@@ -186,5 +187,108 @@ describe('ValidatedSpecStore', () => {
     );
     expect(second.hits).not.toContain('.notarai/bad.spec.yaml');
     expect(second.hits).toHaveLength(3);
+  });
+
+  it('loads a spec whose YAML anchor refers to itself, and leaves it out of the memory', async () => {
+    // yaml builds a cyclic value for it; JSON would never end. The spec is invalid (unknown key).
+    const { repo, cache } = await setUp();
+    const cyclic = `${SPECS['.notarai/app.spec.yaml']}extra: &x\n  self: *x\n`;
+    await writeFiles(repo.root, { '.notarai/app.spec.yaml': cyclic });
+    const fresh = await loadSpecs(repo.root);
+    const first = new ValidatedSpecStore(repo.root, 'build 1', cache);
+    expect(plainSet(await loadSpecs(repo.root, undefined, first)).errors).toEqual(fresh.errors);
+    first.save();
+    const second = counted(new ValidatedSpecStore(repo.root, 'build 1', cache));
+    await loadSpecs(repo.root, undefined, second);
+    expect(second.hits).not.toContain('.notarai/app.spec.yaml');
+    expect(second.hits).toHaveLength(3);
+  });
+
+  it('does not remember what aliases expand past four times the spec, nor a stack-depth error', async () => {
+    const { repo, cache } = await setUp();
+    // 60 KB once, referred to 999 times: 60 MB as JSON.
+    const expanded = `${SPECS['.notarai/old.spec.yaml']}big: &a ${'x'.repeat(60_000)}\nextra: [${Array(999).fill('*a').join(', ')}]\n`;
+    await writeFiles(repo.root, { '.notarai/old.spec.yaml': expanded });
+    const first = new ValidatedSpecStore(repo.root, 'build 1', cache);
+    await loadSpecs(repo.root, undefined, first);
+    first.save();
+    const [file] = await readdir(path.join(cache, 'validated-specs'));
+    const text = await readFile(path.join(cache, 'validated-specs', file!), 'utf8');
+    expect(text.length).toBeLessThan(64 * 1024);
+    const stack = counted(new ValidatedSpecStore(repo.root, 'build 1', cache));
+    stack.set('.notarai/deep.spec.yaml', 'a: [[[', {
+      ok: false,
+      path: '.notarai/deep.spec.yaml',
+      errors: [
+        {
+          file: '.notarai/deep.spec.yaml',
+          line: 1,
+          message: 'invalid YAML: Maximum call stack size exceeded',
+        },
+      ],
+    });
+    expect(stack.get('.notarai/deep.spec.yaml', 'a: [[[')).toBeUndefined();
+  });
+
+  it('keeps the memory when a run fails before loading the specs, and never throws writing it', async () => {
+    const { repo, cache } = await setUp();
+    const first = new ValidatedSpecStore(repo.root, 'build 1', cache);
+    await loadSpecs(repo.root, undefined, first);
+    first.save();
+    new ValidatedSpecStore(repo.root, 'build 1', cache).save(); // a run that never loaded
+    const after = counted(new ValidatedSpecStore(repo.root, 'build 1', cache));
+    await loadSpecs(repo.root, undefined, after);
+    expect(after.hits).toHaveLength(4);
+
+    // Its folder is a file: nothing is written, nothing thrown, the specs load as ever.
+    const blocked = await makeTempDir('grove-cache-');
+    directories.push(blocked);
+    await writeFile(path.join(blocked, 'validated-specs'), 'not a folder');
+    const store = new ValidatedSpecStore(repo.root, 'build 1', blocked);
+    expect(plainSet(await loadSpecs(repo.root, undefined, store))).toEqual(
+      plainSet(await loadSpecs(repo.root)),
+    );
+    expect(() => store.save()).not.toThrow();
+    // A directory others can write to is not used.
+    const shared = await makeTempDir('grove-cache-');
+    directories.push(shared);
+    await mkdir(path.join(shared, 'open'));
+    await chmod(path.join(shared, 'open'), 0o777);
+    const open = new ValidatedSpecStore(repo.root, 'build 1', path.join(shared, 'open'));
+    await loadSpecs(repo.root, undefined, open);
+    open.save();
+    expect(await readdir(path.join(shared, 'open'))).toEqual([]);
+  });
+
+  it('uses no cache directory inside the worktree, and none from a relative path', async () => {
+    const { repo } = await setUp();
+    const inside = path.join(repo.root, '.cache');
+    const store = new ValidatedSpecStore(repo.root, 'build 1', inside);
+    await loadSpecs(repo.root, undefined, store);
+    store.save();
+    expect(await readdir(repo.root)).not.toContain('.cache');
+    expect(userCacheDirectory({ XDG_CACHE_HOME: '.cache' }, 'linux')).not.toBe('.cache/grove');
+    expect(userCacheDirectory({ GROVE_CACHE_DIR: 'relative' }, 'linux')).not.toBe('relative');
+    expect(userCacheDirectory({ XDG_CACHE_HOME: '/c' }, 'linux')).toBe('/c/grove');
+    expect(userCacheDirectory({ GROVE_CACHE_DIR: '/g', XDG_CACHE_HOME: '/c' }, 'linux')).toBe('/g');
+  });
+
+  it('treats an entry of the wrong shape as a miss', async () => {
+    const { repo, cache } = await setUp();
+    const first = new ValidatedSpecStore(repo.root, 'build 1', cache);
+    await loadSpecs(repo.root, undefined, first);
+    first.save();
+    const [file] = await readdir(path.join(cache, 'validated-specs'));
+    const where = path.join(cache, 'validated-specs', file!);
+    const memory = JSON.parse(await readFile(where, 'utf8')) as {
+      specs: Record<string, { validated: unknown }>;
+    };
+    memory.specs['.notarai/app.spec.yaml']!.validated = { ok: true };
+    await writeFile(where, JSON.stringify(memory));
+    const second = counted(new ValidatedSpecStore(repo.root, 'build 1', cache));
+    expect(plainSet(await loadSpecs(repo.root, undefined, second))).toEqual(
+      plainSet(await loadSpecs(repo.root)),
+    );
+    expect(second.hits).not.toContain('.notarai/app.spec.yaml');
   });
 });
