@@ -9,6 +9,7 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -141,5 +142,29 @@ function makeDirectory(directory: string): void {
     mkdirSync(directory, { mode: 0o700 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
+/**
+ * Removes the files of a cache folder (`relative` to `directory`) not written for `maxAgeMs`: a
+ * cache keyed by worktree and build would otherwise keep one file for every checkout ever made.
+ * Only regular files directly in it; never throws.
+ */
+export function sweepCacheFolder(directory: string, relative: string, maxAgeMs: number): void {
+  if (!isPrivateDirectory(directory)) return;
+  const folder = path.join(directory, relative);
+  const before = Date.now() - maxAgeMs;
+  try {
+    for (const name of readdirSync(folder)) {
+      const file = path.join(folder, name);
+      try {
+        const stats = lstatSync(file);
+        if (stats.isFile() && stats.mtimeMs < before) rmSync(file, { force: true });
+      } catch {
+        // Gone meanwhile, or not ours to remove.
+      }
+    }
+  } catch {
+    // No folder yet.
   }
 }

@@ -2,7 +2,7 @@
 // same specs as a fresh load (valid ones, a deprecated version's warning, schema errors with what
 // check reads of the spec, a YAML error), an edited spec is validated again, and a memory that is
 // corrupt, of another build, or holding what JSON cannot give back is not used.
-import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir, makeTempRepo, writeFiles, type TempRepo } from '../../testing/temp-repo.ts';
@@ -13,7 +13,7 @@ import {
   type SpecValidationMemo,
 } from './spec-loader.ts';
 import { userCacheDirectory } from '../../platform/user-cache-directory.ts';
-import { survivesJson, ValidatedSpecStore } from './validated-spec-store.ts';
+import { MAX_STORE_AGE_MS, survivesJson, ValidatedSpecStore } from './validated-spec-store.ts';
 
 const repos: TempRepo[] = [];
 const directories: string[] = [];
@@ -290,5 +290,24 @@ describe('ValidatedSpecStore', () => {
       plainSet(await loadSpecs(repo.root)),
     );
     expect(second.hits).not.toContain('.notarai/app.spec.yaml');
+  });
+
+  it('sweeps memories not written for 30 days when it writes one', async () => {
+    const { repo, cache } = await setUp();
+    const folder = path.join(cache, 'validated-specs');
+    await mkdir(folder, { recursive: true });
+    const old = path.join(folder, 'old.json');
+    const recent = path.join(folder, 'recent.json');
+    await writeFile(old, '{}');
+    await writeFile(recent, '{}');
+    const longAgo = new Date(Date.now() - MAX_STORE_AGE_MS - 60_000);
+    await utimes(old, longAgo, longAgo);
+    const store = new ValidatedSpecStore(repo.root, 'build 1', cache);
+    await loadSpecs(repo.root, undefined, store);
+    store.save();
+    const left = await readdir(folder);
+    expect(left).not.toContain('old.json');
+    expect(left).toContain('recent.json');
+    expect(left).toHaveLength(2); // recent.json and this worktree's memory
   });
 });

@@ -5,7 +5,8 @@
 // directory (platform/user-cache-directory.ts: an absolute path the user alone can write), never in
 // the worktree: a file the repository could commit would let it hand Grove a "validated" spec that
 // never was. An entry holds for one spec path and the SHA-256 of its text, under one build of the
-// validator (VALIDATOR_BUILD); entries of specs not loaded in a run are dropped when it saves.
+// validator (VALIDATOR_BUILD; one file per worktree and build, files unwritten for 30 days swept);
+// entries of specs not loaded in a run are dropped when it saves.
 // Not remembered: values JSON cannot give back exactly (an infinite number, -0, a `__proto__` key,
 // an object two aliases share or a cycle), strings past 4x the spec's own length (aliases of a long
 // string), an error that depends on the stack's depth. A missing, unreadable, oversized, malformed
@@ -15,12 +16,20 @@ import path from 'node:path';
 import { nodeCrypto } from '../../platform/builtins.ts';
 import {
   readCacheFile,
+  sweepCacheFolder,
   userCacheDirectory,
   writeCacheFile,
 } from '../../platform/user-cache-directory.ts';
 import type { InvalidSpec, ValidatedSpec } from './spec-compile.ts';
 import type { SpecValidationMemo } from './spec-loader.ts';
 
+/** The memories' folder in the user cache directory. */
+const FOLDER = 'validated-specs';
+/**
+ * A memory not written for this long is removed when another is written (a memory is rewritten
+ * whenever its worktree's specs change; one removed too early only costs a validation).
+ */
+export const MAX_STORE_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 /** A memory file bigger than this is not read (a few KB per spec). */
 export const MAX_STORE_BYTES = 16 * 1024 * 1024;
 /**
@@ -203,7 +212,9 @@ export class ValidatedSpecStore implements SpecValidationMemo {
     const inside = !fromRoot.startsWith('..') && !path.isAbsolute(fromRoot);
     this.#directory =
       directory === undefined || inside || !path.isAbsolute(directory) ? undefined : directory;
-    this.#file = path.join('validated-specs', `${sha256(root)}.json`);
+    // One file per worktree and build: two builds used on one worktree do not replace each
+    // other's memory at every run (old ones are swept: MAX_STORE_AGE_MS).
+    this.#file = path.join(FOLDER, `${sha256(`${identity}\0${root}`)}.json`);
     this.#known = new Map(Object.entries(this.#read()?.specs ?? {}));
   }
 
@@ -236,6 +247,7 @@ export class ValidatedSpecStore implements SpecValidationMemo {
       const file: StoreFile = { identity: this.#identity, specs: Object.fromEntries(this.#kept) };
       const text = JSON.stringify(file);
       if (text.length <= MAX_STORE_BYTES) writeCacheFile(this.#directory, this.#file, text);
+      sweepCacheFolder(this.#directory, FOLDER, MAX_STORE_AGE_MS);
     } catch {
       // Not remembered this time.
     }
