@@ -61,7 +61,16 @@ export interface FingerprintResult {
  */
 export type FileOutcome =
   | { code: 'missing' }
-  | { code: 'hashed'; hash: string; size: number; mtimeMs: number; ino: number; recordedMs: number }
+  | {
+      code: 'hashed';
+      hash: string;
+      size: number;
+      mtimeMs: number;
+      ino: number;
+      recordedMs: number;
+      /** The file has more than one name (a hard link): a write through another sends no event. */
+      linked?: true;
+    }
   | { code: 'directory' }
   | { code: 'special' }
   | { code: 'refer' };
@@ -84,12 +93,15 @@ export interface ConfinedResult {
   hashes: string;
   /** KNOWN_STRIDE numbers per path (size, mtimeMs, ino, recordedMs), set for hashed files. */
   stats: Float64Array;
+  /** Indexes of the hashed files with more than one name (hard links). */
+  linked: number[];
 }
 
 /** The outcomes of a hash-confined job, one per path looked at. */
 export function confinedOutcomes(result: ConfinedResult): FileOutcome[] {
   const outcomes: FileOutcome[] = [];
   let hashed = 0;
+  const linked = new Set(result.linked);
   for (let index = 0; index < result.codes.length; index++) {
     const code = CONFINED_CODES[result.codes[index] as number] ?? 'refer';
     if (code !== 'hashed') {
@@ -104,6 +116,7 @@ export function confinedOutcomes(result: ConfinedResult): FileOutcome[] {
       mtimeMs: result.stats[base + 1] as number,
       ino: result.stats[base + 2] as number,
       recordedMs: result.stats[base + 3] as number,
+      ...(linked.has(index) ? { linked: true as const } : {}),
     });
     hashed++;
   }
@@ -266,6 +279,7 @@ export function hashFilesConfined(
   const codes = new Uint8Array(paths.length);
   const stats = new Float64Array(paths.length * KNOWN_STRIDE);
   const hashes: string[] = [];
+  const linked: number[] = [];
   let looked = 0;
   const budget = { bytes: hashBudgetBytes };
   try {
@@ -285,6 +299,7 @@ export function hashFilesConfined(
       stats[base + 1] = outcome.info.mtimeMs;
       stats[base + 2] = outcome.info.ino;
       stats[base + 3] = recordedMs;
+      if (outcome.info.nlink > 1) linked.push(looked);
     }
   } finally {
     directories.close();
@@ -293,6 +308,7 @@ export function hashFilesConfined(
     codes: codes.subarray(0, looked),
     hashes: hashes.join(''),
     stats: stats.subarray(0, looked * KNOWN_STRIDE),
+    linked,
   };
 }
 

@@ -99,12 +99,15 @@ export async function markFilesReconciled(
   }
   stageMark('hashed');
   const rows = new Map<string, StatRow>();
+  /** A file read here with more than one name: the live index may keep nothing (refuseLinked). */
+  let linked: string | undefined;
   await forEachInSlices(
     direct,
     (entry, index) => {
       const outcome = outcomes[index];
       switch (outcome?.code) {
         case 'hashed':
+          if (outcome.linked) linked ??= entry.relative;
           rows.set(entry.relative, {
             path: entry.relative,
             size: outcome.size,
@@ -143,6 +146,7 @@ export async function markFilesReconciled(
     const [outcome] = await parts.files.hashConfined(parts.root, [resolved.relativePath], signal);
     const key = cacheKey(parts.root, requested, resolved.relativePath);
     if (outcome?.code === 'hashed') {
+      if (outcome.linked) linked ??= resolved.relativePath;
       rows.set(key, {
         path: key,
         size: outcome.size,
@@ -158,6 +162,9 @@ export async function markFilesReconciled(
     }
   }
   const hashed = [...rows.values()];
+  // A file with another name can change with no event for this one (a write through a name
+  // outside the worktree): the index keeps nothing while there is one, as a scan that finds one.
+  if (linked !== undefined) parts.index?.refuseLinked(linked);
   // Into the snapshot the mark began with, if nothing moved since: only files git lists.
   const listedNow = listedFiles(parts.index?.snapshot(sequence));
   if (listedNow) {
