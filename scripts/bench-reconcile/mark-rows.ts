@@ -68,6 +68,28 @@ export interface MarkFigures {
 }
 
 /**
+ * One cold mark: clear_cache, then mark_reconciled of `files` (the live index made to vouch for
+ * nothing first when `afterWrite`; `beforeMark` runs between the two), both timed into `figures`.
+ * Resolves to the mark's time.
+ */
+async function clearAndMark(
+  client: Client,
+  root: string,
+  files: readonly string[],
+  afterWrite: boolean,
+  figures: MarkFigures,
+  beforeMark?: () => Promise<unknown>,
+): Promise<number> {
+  if (afterWrite) await dropLiveIndex(root);
+  const cleared = await time(() => callOk(client, 'clear_cache', {}));
+  await beforeMark?.();
+  const marked = await time(() => callOk(client, 'mark_reconciled', { files }));
+  figures.ms.push(marked.ms);
+  figures.withClearMs.push(cleared.ms + marked.ms);
+  return marked.ms;
+}
+
+/**
  * mark_reconciled of every file through the client, `runs` times, each right after a `b3sum` of
  * the same files. `afterWrite`: the .gitignore is rewritten just before, which the live index
  * cannot apply path by path (it changes what git lists), so it vouches for nothing and every file
@@ -86,18 +108,15 @@ export async function markRuns(
   const figures: MarkFigures = { ms: [], withClearMs: [], b3sumMs: [], stages: [] };
   for (let run = 0; run < runs; run++) {
     figures.b3sumMs.push((await time(() => b3sumAll(root, files))).ms);
-    if (afterWrite) await dropLiveIndex(root);
-    const cleared = await time(() => callOk(client, 'clear_cache', {}));
-    await takeStageTraces(traces);
-    const marked = await time(() => callOk(client, 'mark_reconciled', { files }));
+    const markedMs = await clearAndMark(client, root, files, afterWrite, figures, () =>
+      takeStageTraces(traces),
+    );
     // The mark's write makes the window's state be recomputed: not during the next b3sum.
     await served.settled(performance.now());
-    figures.ms.push(marked.ms);
-    figures.withClearMs.push(cleared.ms + marked.ms);
     const traced = (await takeStageTraces(traces)).find((marks) =>
       marks.some(([stage]) => stage === 'hashed'),
     );
-    const stages = traced ? markStages(traced, marked.ms) : undefined;
+    const stages = traced ? markStages(traced, markedMs) : undefined;
     if (stages) figures.stages.push(stages);
     if (process.env.BENCH_MARKS_RAW) console.log(JSON.stringify(traced));
   }
@@ -131,12 +150,8 @@ async function markBackToBack(
   const before = (await time(() => b3sumAll(root, files))).ms;
   const traced: { marks: StageMarks | undefined; ms: number }[] = [];
   for (let run = 0; run < runs; run++) {
-    if (afterWrite) await dropLiveIndex(root);
-    const cleared = await time(() => callOk(client, 'clear_cache', {}));
-    const marked = await time(() => callOk(client, 'mark_reconciled', { files }));
-    figures.ms.push(marked.ms);
-    figures.withClearMs.push(cleared.ms + marked.ms);
-    traced.push({ marks: undefined, ms: marked.ms });
+    const markedMs = await clearAndMark(client, root, files, afterWrite, figures);
+    traced.push({ marks: undefined, ms: markedMs });
   }
   const after = (await time(() => b3sumAll(root, files))).ms;
   figures.b3sumMs = figures.ms.map(() => (before + after) / 2);
