@@ -1,7 +1,7 @@
-// Where Grove keeps what it can always compute again (the CLI's remembered spec validations): the
-// platform's per-user cache directory. Nothing there is needed: a cache that is missing,
-// unreadable, read-only or not safely the user's only makes a command do the work itself, and no
-// function here throws or waits on anything but a local file system call.
+// Where Grove keeps what it can always compute again (the CLI's remembered spec validations and
+// its last classification): the platform's per-user cache directory. Nothing there is needed: a
+// cache that is missing, unreadable, read-only or not safely the user's only makes a command do
+// the work itself, and no function here throws or waits on anything but a local file system call.
 import {
   closeSync,
   constants,
@@ -17,6 +17,7 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { nodeCrypto } from './builtins.ts';
 
 /**
  * `GROVE_CACHE_DIR` when set, else `$XDG_CACHE_HOME/grove` (default `~/.cache/grove`),
@@ -73,6 +74,26 @@ function isPrivateDirectory(directory: string): boolean {
 }
 
 /**
+ * The cache directory to use for a worktree at `root` (its real path): `directory` when it is an
+ * absolute path outside the worktree, else undefined (nothing is remembered). A directory inside
+ * the worktree would hold files the repository could commit.
+ */
+export function cacheDirectoryOutside(
+  root: string,
+  directory: string | undefined,
+): string | undefined {
+  if (directory === undefined || !path.isAbsolute(directory)) return undefined;
+  const fromRoot = path.relative(root, directory);
+  const inside = !fromRoot.startsWith('..') && !path.isAbsolute(fromRoot);
+  return inside ? undefined : directory;
+}
+
+/** A cache file's name for one worktree and one key (a build, a format): a SHA-256 of both. */
+export function cacheFileName(key: string, root: string, extension: string): string {
+  return `${nodeCrypto().createHash('sha256').update(`${key}\0${root}`).digest('hex')}${extension}`;
+}
+
+/**
  * A cache file's text (`relative` to `directory`, the cache directory), or undefined when the
  * directory is not private (isPrivateDirectory) or the file is missing, not a regular file, bigger
  * than `maxBytes` or unreadable.
@@ -82,6 +103,15 @@ export function readCacheFile(
   relative: string,
   maxBytes: number,
 ): string | undefined {
+  return readCacheBytes(directory, relative, maxBytes)?.toString('utf8');
+}
+
+/** readCacheFile's bytes. */
+export function readCacheBytes(
+  directory: string,
+  relative: string,
+  maxBytes: number,
+): Buffer | undefined {
   if (!isPrivateDirectory(directory)) return undefined;
   try {
     const fd = openSync(
@@ -91,7 +121,7 @@ export function readCacheFile(
     try {
       const stats = fstatSync(fd);
       if (!stats.isFile() || stats.size > maxBytes) return undefined;
-      return readFileSync(fd, 'utf8');
+      return readFileSync(fd);
     } finally {
       closeSync(fd);
     }
@@ -107,7 +137,11 @@ export function readCacheFile(
  * /proc does). Returns false, and leaves the old file, when it cannot or the directory is not
  * private; never throws.
  */
-export function writeCacheFile(directory: string, relative: string, text: string): boolean {
+export function writeCacheFile(
+  directory: string,
+  relative: string,
+  content: string | Uint8Array,
+): boolean {
   const file = path.join(directory, relative);
   const temporary = `${file}.${process.pid}.${Date.now()}.tmp`;
   let written = false;
@@ -120,7 +154,7 @@ export function writeCacheFile(directory: string, relative: string, text: string
       .filter((part) => part !== '.');
     let folder = directory;
     for (const part of folders) makeDirectory((folder = path.join(folder, part)));
-    writeFileSync(temporary, text, { mode: 0o600, flag: 'wx' });
+    writeFileSync(temporary, content, { mode: 0o600, flag: 'wx' });
     written = true;
     renameSync(temporary, file);
     return true;
@@ -144,6 +178,12 @@ function makeDirectory(directory: string): void {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
 }
+
+/**
+ * A cache file not written for this long is removed when another of its folder is written (one is
+ * rewritten whenever what it remembers changes; one removed too early only costs the work again).
+ */
+export const CACHE_FILE_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 
 /**
  * Removes the files of a cache folder (`relative` to `directory`) not written for `maxAgeMs`: a

@@ -36,6 +36,10 @@ import {
 
 export const CACHE_DIR = '.notarai/.cache';
 
+/** SQLite's file header, and where in it the file change counter is (a 32-bit big-endian). */
+const SQLITE_HEADER_BYTES = 100;
+const CHANGE_COUNTER_AT = 24;
+
 const CORRUPT_CODES = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT', 'SQLITE_CANTOPEN']);
 
 /**
@@ -105,6 +109,24 @@ export class CacheDatabase {
 
   exists(): boolean {
     return this.#inspect()?.database?.isFile() === true;
+  }
+
+  /**
+   * What identifies the file's present contents, for a memory of what was computed from them
+   * (classification-store.ts): its lstat (device, inode, size, change and modification times)
+   * and the change counter of SQLite's header (bytes 24-27, moved by every write transaction in
+   * rollback-journal mode, the only one NotarAI and Grove use; a file replaced keeps none of it).
+   * Undefined when there is no file, or when a journal or WAL beside it could change what SQLite
+   * reads. Taken before a read, it names contents at least as old as what the read sees.
+   */
+  async fingerprint(): Promise<string | undefined> {
+    const files = this.#inspect();
+    const database = files?.database;
+    if (database?.isFile() !== true || companionToSettle(files)) return undefined;
+    const head = await readHeadInsideRoot(this.#options.root, this.relative, SQLITE_HEADER_BYTES);
+    if (head.length < SQLITE_HEADER_BYTES) return undefined;
+    const { dev, ino, size, mtimeMs, ctimeMs } = database;
+    return [dev, ino, size, mtimeMs, ctimeMs, head.readUInt32BE(CHANGE_COUNTER_AT)].join(':');
   }
 
   /**

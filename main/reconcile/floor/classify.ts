@@ -8,6 +8,16 @@ import type { FingerprintResult, StatResult } from './file-jobs.ts';
 import type { HashCache, ReconciledRow, StatRow } from './hash-cache.ts';
 import { statRowValid } from './stat-fast-path.ts';
 import type { Classification, ClassificationMemo } from './classification-memo.ts';
+import {
+  CHANGED,
+  HAS_ROW,
+  HAS_STAT,
+  MATCHES_ROW,
+  MISSING as MISSING_FILE,
+  UNCHANGED,
+  UNKNOWN,
+  type ClassificationStore,
+} from './classification-store.ts';
 import type { SpecValidationMemo } from '../specs/spec-loader.ts';
 import { listedFiles, type LiveIndex, type ScanSnapshot } from './live-index.ts';
 import { forEachInSlices, nextSlice, sliceDue } from '../../platform/time-slices.ts';
@@ -29,6 +39,8 @@ export interface EngineParts {
   memo?: ClassificationMemo;
   /** Spec validations remembered between runs (the CLI's: validated-spec-store.ts). */
   specMemo?: SpecValidationMemo;
+  /** The last run's classification, remembered between runs (the CLI's). */
+  classificationStore?: ClassificationStore;
 }
 
 /**
@@ -48,6 +60,8 @@ export async function classifyAgainstCache(
    * files no row vouches for are read. Without it, the workers stat and compare (fingerprint).
    */
   stated?: Promise<StatResult>,
+  /** The stat rows of `paths`, when the caller read them (else all are read). */
+  statRowsRead?: ReadonlyMap<string, StatRow>,
 ): Promise<Classification> {
   const result: Classification = {
     changed: new Set(),
@@ -78,7 +92,7 @@ export async function classifyAgainstCache(
     if (sliceDue()) await nextSlice(signal);
   }
   if (toCheck.length === 0) return result;
-  const statRows = await parts.cache.readStats();
+  const statRows = statRowsRead ?? (await parts.cache.readStats());
   const rowHashes: (string | undefined)[] = new Array<string | undefined>(toCheck.length);
   const { codes, hashed, linked } = stated
     ? await compareStated(parts, toCheck, toCheckAt, await stated, statRows, rowHashes, signal)
@@ -119,6 +133,106 @@ export async function classifyAgainstCache(
     },
     signal,
   );
+  return result;
+}
+
+/**
+ * classifyAgainstCache of `paths` (unique) by NotarAI's rule, taking from the last run's memory
+ * (classification-store.ts) what still holds: only the files it says nothing of any more are
+ * classified, with the rows of those files alone when they are fewer than half. `stated`: the
+ * lstat of every one of `paths` (FileJobRunner.statAll). What this run found is remembered for the
+ * next. For a one-shot command: the rows are read in one statement call each.
+ */
+export async function classifyRemembering(
+  parts: EngineParts,
+  store: ClassificationStore,
+  paths: readonly string[],
+  stated: Promise<StatResult>,
+  signal?: AbortSignal,
+): Promise<Classification> {
+  // Before any row is read: the rows read next are at least as new as what it names.
+  const fingerprint = await parts.cache.reconciledFingerprint();
+  const stat = await stated;
+  const { verdicts, facts, stats } = store.recall(fingerprint, paths, stat);
+  const result: Classification = {
+    changed: new Set(),
+    unchanged: new Set(),
+    missing: new Set(),
+    stats: [],
+    hashes: new Map(),
+    read: new Map(),
+  };
+  const unknown: number[] = [];
+  await forEachInSlices(
+    paths,
+    (file, index) => {
+      const verdict = verdicts[index];
+      if (verdict === UNKNOWN) unknown.push(index);
+      else if (verdict === UNCHANGED) result.unchanged.add(file);
+      else if (verdict === CHANGED) result.changed.add(file);
+      else if (verdict === MISSING_FILE) result.missing.add(file);
+    },
+    signal,
+  );
+  if (unknown.length > 0) {
+    const asked = unknown.map((index) => paths[index] as string);
+    const { codes: allCodes, stats: allStats } = stat;
+    const subset: StatResult = {
+      codes: new Uint8Array(unknown.length),
+      stats: new Float64Array(unknown.length * KNOWN_STRIDE),
+    };
+    unknown.forEach((index, position) => {
+      subset.codes[position] = allCodes[index] as number;
+      subset.stats.set(
+        allStats.subarray(index * KNOWN_STRIDE, (index + 1) * KNOWN_STRIDE),
+        position * KNOWN_STRIDE,
+      );
+    });
+    const few = unknown.length * 2 < paths.length;
+    const rows = few ? await parts.cache.readRowsOf(asked) : undefined;
+    const reconciled = rows?.reconciled ?? (await parts.cache.readReconciled());
+    const classified = await classifyAgainstCache(
+      parts,
+      asked,
+      reconciled,
+      signal,
+      undefined,
+      Promise.resolve(subset),
+      rows?.stats,
+    );
+    for (const name of ['changed', 'unchanged', 'missing'] as const) {
+      for (const file of classified[name]) result[name].add(file);
+    }
+    Object.assign(result, {
+      stats: classified.stats,
+      hashes: classified.hashes,
+      read: classified.read,
+    });
+    // What this run found, for the next: the stat each hash was taken at (the hash job's own for
+    // a file read now, this run's lstat for one a stat row vouched for).
+    const hashedAt = new Map(classified.stats.map((row) => [row.path, row]));
+    unknown.forEach((index, position) => {
+      const file = asked[position] as string;
+      const row = reconciled.get(file);
+      if (row === undefined) return; // no HAS_ROW: changed, whatever the file
+      const hash = classified.hashes.get(file);
+      if (classified.missing.has(file) || hash === undefined) {
+        facts[index] = HAS_ROW;
+        return;
+      }
+      facts[index] = HAS_ROW | HAS_STAT | (hash === row.hash ? MATCHES_ROW : 0);
+      const base = index * KNOWN_STRIDE;
+      const read = hashedAt.get(file);
+      if (read) stats.set([read.size, read.mtimeMs, read.ino, read.recordedMs], base);
+      else {
+        stats.set(
+          subset.stats.subarray(position * KNOWN_STRIDE, (position + 1) * KNOWN_STRIDE),
+          base,
+        );
+      }
+    });
+  }
+  if (fingerprint !== undefined) store.remember(fingerprint, paths, facts, stats);
   return result;
 }
 

@@ -61,6 +61,9 @@ export const STAT_CACHE_DDL =
 export const CACHE_DB = `${CACHE_DIR}/notarai.db`;
 export const STATS_DB = `${CACHE_DIR}/grove-stats.db`;
 
+/** A WHERE clause matching the paths of a JSON array bound as the statement's one parameter. */
+const PATH_IN_JSON = 'path IN (SELECT value FROM json_each(?))';
+
 export type { ReconciledRow } from './cache-rows.ts';
 
 /** Rows of one database kept in memory, valid for one connection while data_version holds. */
@@ -183,6 +186,52 @@ export class HashCache {
       })).rows;
     });
     return rows ?? new Map();
+  }
+
+  /**
+   * What identifies NotarAI's database as it is now (CacheDatabase.fingerprint; undefined: no
+   * file, or one SQLite would still settle): what a remembered classification was made against.
+   */
+  async reconciledFingerprint(): Promise<string | undefined> {
+    return this.#notarai.fingerprint();
+  }
+
+  /**
+   * NotarAI's rows of `paths` alone, and Grove's stat rows of them (each empty when its database
+   * is missing), each in one statement call, not kept: for a one-shot command that needs the rows
+   * of a few files (the CLI's remembered classification, classification-store.ts).
+   */
+  async readRowsOf(paths: readonly string[]): Promise<{
+    reconciled: ReadonlyMap<string, ReconciledRow>;
+    stats: ReadonlyMap<string, StatRow>;
+  }> {
+    const reconciled = new Map<string, ReconciledRow>();
+    const stats = new Map<string, StatRow>();
+    if (paths.length === 0) return { reconciled, stats };
+    const asked = JSON.stringify(paths);
+    await this.#notarai.use(false, (db) => {
+      const statement = db
+        .prepare(`SELECT path, blake3_hash, updated_at FROM file_cache WHERE ${PATH_IN_JSON}`)
+        .raw(true);
+      for (const [file, hash, updatedAt] of statement.all(asked) as [string, string, number][]) {
+        reconciled.set(file, { hash, updatedAt });
+      }
+    });
+    await this.#statsWriting;
+    if (!this.#notarai.exists()) return { reconciled, stats };
+    await this.#stats.use(false, (db) => {
+      type Row = [string, number, number, number, string, number];
+      const statement = db
+        .prepare(
+          'SELECT path, size, mtime_ms, ino, blake3_hash, recorded_ms FROM grove_stat_cache ' +
+            `WHERE ${PATH_IN_JSON}`,
+        )
+        .raw(true);
+      for (const [file, size, mtimeMs, ino, hash, recordedMs] of statement.all(asked) as Row[]) {
+        stats.set(file, { path: file, size, mtimeMs, ino, hash, recordedMs });
+      }
+    });
+    return { reconciled, stats };
   }
 
   /** Grove's stat rows (empty when either database is missing). Shared: do not change it. */

@@ -7,7 +7,8 @@ import { realWorktreeRoot } from '../../platform/confined-fs.ts';
 import { compileGlobs, matchingInSlices } from '../../platform/glob-matcher.ts';
 import type { GlobSet } from '../../platform/glob-matcher.ts';
 import { forEachInSlices, nextSlice, sliceDue } from '../../platform/time-slices.ts';
-import { classifyAgainstCache, type EngineParts } from '../floor/classify.ts';
+import { classifyAgainstCache, classifyRemembering, type EngineParts } from '../floor/classify.ts';
+import { ClassificationStore } from '../floor/classification-store.ts';
 import { CLI_MAIN_THREAD_STAT_PATHS, FileJobRunner } from '../floor/file-job-runner.ts';
 import type { WorktreeFiles } from '../floor/git-queries.ts';
 import { HashCache, type ReconciledRow } from '../floor/hash-cache.ts';
@@ -120,7 +121,9 @@ export async function gatherInputs(
         ? parts.files.statAll(parts.root, paths, signal)
         : undefined;
     stated?.catch(() => undefined); // awaited by classify, unless a read before it throws
-    const rows = cacheExists ? await parts.cache.readReconciled() : NO_ROWS;
+    // The CLI remembers its classification between runs: only what moved since is classified.
+    const store = committed === undefined ? parts.classificationStore : undefined;
+    const rows = cacheExists && !(store && stated) ? await parts.cache.readReconciled() : NO_ROWS;
     // Read after the rows: a new read moves it, and a write under way moves it again once done.
     const version = parts.cache.reconciledVersion;
     const reconciled = parts.memo
@@ -129,7 +132,9 @@ export async function gatherInputs(
     const classify = (against: ReadonlyMap<string, ReconciledRow>) =>
       parts.memo
         ? parts.memo.classify(parts, governedAll, against, version, known, generation, signal)
-        : classifyAgainstCache(parts, paths, against, signal, undefined, stated);
+        : store && stated
+          ? classifyRemembering(parts, store, paths, stated, signal)
+          : classifyAgainstCache(parts, paths, against, signal, undefined, stated);
     const classification = await classify(reconciled);
     changed = new Set();
     for (const file of classification.changed) if (governedAll.has(file)) changed.add(file);
@@ -241,11 +246,14 @@ export async function standaloneParts(root: string): Promise<[EngineParts, () =>
   const files = new FileJobRunner(undefined, { statOnMainThreadUpTo: CLI_MAIN_THREAD_STAT_PATHS });
   // ... and takes the specs' validations from the last run's where their texts are the same.
   const specMemo = VALIDATOR_BUILD ? new ValidatedSpecStore(real, VALIDATOR_BUILD) : undefined;
+  // ... and classifies only the governed files that moved since its last run there.
+  const classificationStore = new ClassificationStore(real);
   const parts: EngineParts = {
     root: real,
     cache,
     files,
     now: Date.now,
+    classificationStore,
     ...(specMemo ? { specMemo } : {}),
   };
   return [
@@ -254,6 +262,7 @@ export async function standaloneParts(root: string): Promise<[EngineParts, () =>
       cache.close();
       files.close();
       specMemo?.save();
+      classificationStore.save();
     },
   ];
 }

@@ -15,6 +15,9 @@
 import path from 'node:path';
 import { nodeCrypto } from '../../platform/builtins.ts';
 import {
+  CACHE_FILE_MAX_AGE_MS,
+  cacheDirectoryOutside,
+  cacheFileName,
   readCacheFile,
   sweepCacheFolder,
   userCacheDirectory,
@@ -25,11 +28,8 @@ import type { SpecValidationMemo } from './spec-loader.ts';
 
 /** The memories' folder in the user cache directory. */
 const FOLDER = 'validated-specs';
-/**
- * A memory not written for this long is removed when another is written (a memory is rewritten
- * whenever its worktree's specs change; one removed too early only costs a validation).
- */
-export const MAX_STORE_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+/** A memory not written for this long is removed when another is written. */
+export const MAX_STORE_AGE_MS = CACHE_FILE_MAX_AGE_MS;
 /** A memory file bigger than this is not read (a few KB per spec). */
 export const MAX_STORE_BYTES = 16 * 1024 * 1024;
 /**
@@ -208,13 +208,10 @@ export class ValidatedSpecStore implements SpecValidationMemo {
     directory: string | undefined = userCacheDirectory(),
   ) {
     this.#identity = identity;
-    const fromRoot = directory === undefined ? '' : path.relative(root, directory);
-    const inside = !fromRoot.startsWith('..') && !path.isAbsolute(fromRoot);
-    this.#directory =
-      directory === undefined || inside || !path.isAbsolute(directory) ? undefined : directory;
+    this.#directory = cacheDirectoryOutside(root, directory);
     // One file per worktree and build: two builds used on one worktree do not replace each
     // other's memory at every run (old ones are swept: MAX_STORE_AGE_MS).
-    this.#file = path.join(FOLDER, `${sha256(`${identity}\0${root}`)}.json`);
+    this.#file = path.join(FOLDER, cacheFileName(identity, root, '.json'));
     this.#known = new Map(Object.entries(this.#read()?.specs ?? {}));
   }
 
