@@ -480,7 +480,25 @@ describe('VerifiedDirectories', () => {
     for (const strict of [true, false]) {
       const directories = new VerifiedDirectories(root, { strict });
       try {
-        for (const name of ['out', 'slash', 'slash/tmp', '.git', 'missing', 'out/..']) {
+        // `..` after a directory inside (its parent known, the child looked up by name) still
+        // resolves to where it leads: the root's parent is outside.
+        const climbing = [
+          'sub/../..',
+          'sub/../../outside',
+          'sub/..//..',
+          'sub/./../..',
+          'sub/.git',
+        ];
+        directories.lstatText('sub', 'file.txt'); // the parent known first
+        for (const name of [
+          'out',
+          'slash',
+          'slash/tmp',
+          '.git',
+          'missing',
+          'out/..',
+          ...climbing,
+        ]) {
           expect(directories.prefix(bytes(name)), name).toBeNull();
           expect(directories.openFile(bytes(name), bytes('secret.txt'))).toBeNull();
           expect(directories.lstat(bytes(name), bytes('secret.txt'))).toBeNull();

@@ -11,7 +11,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { OPEN_FLAGS, PROC_FD, descriptorPathBytes } from './descriptors.ts';
-import { hasGitSegment, isInsideRoot } from './resolve.ts';
+import { hasGitSegment, isGitName, isInsideRoot } from './resolve.ts';
 
 export const DIRECTORY_FLAGS =
   constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | (constants.O_NOFOLLOW ?? 0);
@@ -19,20 +19,25 @@ export const DIRECTORY_FLAGS =
 export const FILE_OPEN_FLAGS = OPEN_FLAGS;
 
 interface VerifiedDirectory {
-  /** Where its entries resolve through the open descriptor (ends with a separator). */
-  prefix: Buffer;
-  fd: number;
   /** Its real path, ending with a separator. */
   real: Buffer;
   /** The same as text, when those bytes are valid UTF-8 (else null: lstat goes by bytes). */
   realText: string | null;
+  /**
+   * Opened on the first open of a file in it (a stat needs none): the descriptor, and the prefix
+   * its entries resolve through (/proc/self/fd/N/); null when the directory opened was not the
+   * one checked.
+   */
+  pinned?: { fd: number; prefix: Buffer } | null;
 }
 
 /**
  * Opens the directories of many files once each, proved inside the root, so that every file is
  * then opened relative to its directory's descriptor (/proc/self/fd/N/name on Linux): a directory
- * swapped for a symlink after the check cannot redirect an open. Synchronous, for worker threads
- * (grep, hashing). At most `maxOpen` directory descriptors are held at a time.
+ * swapped for a symlink after the check cannot redirect an open. A directory whose files are only
+ * stat'ed is resolved and checked, not opened (an lstat goes by its real path). Synchronous, for
+ * worker threads (grep, hashing) and the CLI's stat pass. At most `maxOpen` directories are kept
+ * at a time.
  */
 export class VerifiedDirectories {
   readonly #root: string;
@@ -63,14 +68,17 @@ export class VerifiedDirectories {
    * directory is missing, in `.git`, or not provably inside the root.
    */
   prefix(relativeDirectory: Buffer): Buffer | null {
-    return this.#directory(relativeDirectory)?.prefix ?? null;
+    const directory = this.#directory(relativeDirectory);
+    if (directory === null) return null;
+    if (directory.pinned === undefined) directory.pinned = pin(directory.real);
+    return directory.pinned?.prefix ?? null;
   }
 
   #directory(relativeDirectory: Buffer): VerifiedDirectory | null {
     const key = relativeDirectory.toString('latin1');
     const known = this.#known.get(key);
     if (known !== undefined) return known;
-    const verified = this.#open(relativeDirectory);
+    const verified = this.#resolve(relativeDirectory);
     if (verified !== null && this.#known.size >= this.#maxOpen) this.#evictOne();
     this.#known.set(key, verified);
     return verified;
@@ -114,7 +122,7 @@ export class VerifiedDirectories {
   }
 
   close(): void {
-    for (const entry of this.#known.values()) if (entry) closeSync(entry.fd);
+    for (const entry of this.#known.values()) if (entry?.pinned) closeSync(entry.pinned.fd);
     this.#known.clear();
     this.#lastText = undefined;
   }
@@ -123,13 +131,31 @@ export class VerifiedDirectories {
     this.#lastText = undefined; // lstatText looks its directory up again
     for (const [key, entry] of this.#known) {
       if (entry === null) continue;
-      closeSync(entry.fd);
+      if (entry.pinned) closeSync(entry.pinned.fd);
       this.#known.delete(key);
       return;
     }
   }
 
-  #open(relative: Buffer): VerifiedDirectory | null {
+  /** The directory's real path, if it is provably inside the root (and not in `.git`). */
+  #resolve(relative: Buffer): VerifiedDirectory | null {
+    // A directory that is no symlink, in a parent already resolved, is that parent's real path
+    // and its name: one lstat instead of realpath's one per component (git lists a directory's
+    // subdirectories together, so the parent is usually known).
+    const slash = relative.lastIndexOf(0x2f);
+    const name = relative.subarray(slash + 1).toString('utf8');
+    // A name that is not one (empty, `.`, `..`, a separator in it on Windows) takes the long way:
+    // realpath, then the checks.
+    if (relative.length > 0 && name !== '' && name !== '.' && name !== '..' && !/\\/.test(name)) {
+      if (isGitName(name)) return null;
+      const parent = this.#directory(slash < 0 ? EMPTY : relative.subarray(0, slash));
+      if (parent === null) return null;
+      const candidate = Buffer.concat([parent.real, relative.subarray(slash + 1)]);
+      const stats = lstatSync(candidate, { throwIfNoEntry: false });
+      if (stats === undefined) return null;
+      if (stats.isDirectory()) return verified(candidate);
+      if (!stats.isSymbolicLink()) return null;
+    }
     const native =
       path.sep === '/'
         ? relative
@@ -148,34 +174,48 @@ export class VerifiedDirectories {
     const realText = real.toString('utf8');
     if (!isInsideRoot(this.#root, realText)) return null;
     if (hasGitSegment(path.relative(this.#root, realText))) return null;
-    let fd: number;
-    try {
-      fd = openSync(real, DIRECTORY_FLAGS);
-    } catch {
-      return null;
-    }
-    // The descriptor must be the directory checked (see verifyOpened).
-    const kernel = PROC_FD ? descriptorPathBytes(fd) : undefined;
-    let same: boolean;
-    if (PROC_FD) {
-      same = kernel !== undefined && kernel.equals(real);
-    } else {
-      try {
-        const opened = fstatSync(fd);
-        const current = statSync(real);
-        same = opened.ino === current.ino && opened.dev === current.dev;
-      } catch {
-        same = false;
-      }
-    }
-    if (!same) {
-      closeSync(fd);
-      return null;
-    }
-    const realWithSeparator = Buffer.concat([real, Buffer.from(path.sep)]);
-    const prefix = PROC_FD ? Buffer.from(`/proc/self/fd/${fd}/`) : realWithSeparator;
-    const text = `${realText}${path.sep}`;
-    const textual = Buffer.from(text).equals(realWithSeparator) ? text : null;
-    return { prefix, fd, real: realWithSeparator, realText: textual };
+    return verified(real);
   }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** A directory proved inside, from its real path (`real`, no separator at the end). */
+function verified(real: Buffer): VerifiedDirectory {
+  const realWithSeparator = Buffer.concat([real, Buffer.from(path.sep)]);
+  const text = `${real.toString('utf8')}${path.sep}`;
+  const textual = Buffer.from(text).equals(realWithSeparator) ? text : null;
+  return { real: realWithSeparator, realText: textual };
+}
+
+/**
+ * Opens a checked directory (`real`, ending with a separator) and proves the descriptor is that
+ * directory (see verifyOpened): null when it cannot be opened or is another one by now.
+ */
+function pin(real: Buffer): { fd: number; prefix: Buffer } | null {
+  const directory = real.length > 1 ? real.subarray(0, real.length - 1) : real;
+  let fd: number;
+  try {
+    fd = openSync(directory, DIRECTORY_FLAGS);
+  } catch {
+    return null;
+  }
+  const kernel = PROC_FD ? descriptorPathBytes(fd) : undefined;
+  let same: boolean;
+  if (PROC_FD) {
+    same = kernel !== undefined && kernel.equals(directory);
+  } else {
+    try {
+      const opened = fstatSync(fd);
+      const current = statSync(directory);
+      same = opened.ino === current.ino && opened.dev === current.dev;
+    } catch {
+      same = false;
+    }
+  }
+  if (!same) {
+    closeSync(fd);
+    return null;
+  }
+  return { fd, prefix: PROC_FD ? Buffer.from(`/proc/self/fd/${fd}/`) : real };
 }
