@@ -11,6 +11,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   renameSync,
   rmSync,
   writeFileSync,
@@ -76,16 +77,46 @@ function isPrivateDirectory(directory: string): boolean {
 /**
  * The cache directory to use for a worktree at `root` (its real path): `directory` when it is an
  * absolute path outside the worktree, else undefined (nothing is remembered). A directory inside
- * the worktree would hold files the repository could commit.
+ * the worktree would hold files the repository could commit. Outside means by its path and by the
+ * real path it leads to (a symlink on the way, or an existing folder it would be made in, can
+ * lead back into the worktree).
  */
 export function cacheDirectoryOutside(
   root: string,
   directory: string | undefined,
 ): string | undefined {
   if (directory === undefined || !path.isAbsolute(directory)) return undefined;
-  const fromRoot = path.relative(root, directory);
-  const inside = !fromRoot.startsWith('..') && !path.isAbsolute(fromRoot);
-  return inside ? undefined : directory;
+  const resolved = path.resolve(directory);
+  const real = realPathOfNearest(resolved);
+  if (real === undefined) return undefined;
+  const isInside = (candidate: string) => {
+    const fromRoot = path.relative(root, candidate);
+    return (
+      fromRoot === '' ||
+      (fromRoot !== '..' && !fromRoot.startsWith(`..${path.sep}`) && !path.isAbsolute(fromRoot))
+    );
+  };
+  return isInside(resolved) || isInside(real) ? undefined : directory;
+}
+
+/**
+ * The real path `target` (absolute, normalized) has or would have once made: its nearest existing
+ * ancestor's real path with the rest joined on; undefined when that cannot be read.
+ */
+function realPathOfNearest(target: string): string | undefined {
+  const missing: string[] = [];
+  let existing = target;
+  for (;;) {
+    try {
+      return path.join(realpathSync.native(existing), ...missing.reverse());
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const parent = path.dirname(existing);
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || parent === existing) return undefined;
+      missing.push(path.basename(existing));
+      existing = parent;
+    }
+  }
 }
 
 /** A cache file's name for one worktree and one key (a build, a format): a SHA-256 of both. */

@@ -112,6 +112,17 @@ export class CacheDatabase {
   }
 
   /**
+   * Which file this is, or `none`: another file, or none, is another value. Its device, inode and
+   * birth time (a file made where one was deleted often gets its inode; where the file system
+   * keeps no birth time, Node gives 0 and the inode alone tells).
+   */
+  fileIdentity(): string {
+    const database = this.#inspect()?.database;
+    if (database?.isFile() !== true) return 'none';
+    return `${database.dev}:${database.ino}:${database.birthtimeMs}`;
+  }
+
+  /**
    * What identifies the file's present contents, for a memory of what was computed from them
    * (classification-store.ts): its lstat (device, inode, size, change and modification times)
    * and the change counter of SQLite's header (bytes 24-27, moved by every write transaction in

@@ -191,6 +191,18 @@ export async function classifyRemembering(
     const few = unknown.length * 2 < paths.length;
     const rows = few ? await parts.cache.readRowsOf(asked) : undefined;
     const reconciled = rows?.reconciled ?? (await parts.cache.readReconciled());
+    if ((await parts.cache.reconciledFingerprint()) !== fingerprint) {
+      // Written meanwhile (another process marked, or the file was recreated): the rows read and
+      // the facts recalled are of two databases. All of it again, from one read, not remembered.
+      return classifyAgainstCache(
+        parts,
+        paths,
+        await parts.cache.readReconciled(),
+        signal,
+        undefined,
+        Promise.resolve(stat),
+      );
+    }
     const classified = await classifyAgainstCache(
       parts,
       asked,

@@ -61,7 +61,12 @@ export const STAT_CACHE_DDL =
 export const CACHE_DB = `${CACHE_DIR}/notarai.db`;
 export const STATS_DB = `${CACHE_DIR}/grove-stats.db`;
 
-/** A WHERE clause matching the paths of a JSON array bound as the statement's one parameter. */
+/**
+ * A WHERE clause matching the paths of a JSON array bound as the statement's one parameter. Used
+ * with NOT INDEXED: the table is scanned as readReconciled scans it (a row a damaged index would
+ * find in another place, or none at all, reads the same either way; the last of two rows of one
+ * path wins in both).
+ */
 const PATH_IN_JSON = 'path IN (SELECT value FROM json_each(?))';
 
 export type { ReconciledRow } from './cache-rows.ts';
@@ -190,10 +195,13 @@ export class HashCache {
 
   /**
    * What identifies NotarAI's database as it is now (CacheDatabase.fingerprint; undefined: no
-   * file, or one SQLite would still settle): what a remembered classification was made against.
+   * file, or one SQLite would still settle), with which stat file lies beside it (deleting
+   * Grove's stat file is how a user makes every file be read again): what a remembered
+   * classification was made against.
    */
   async reconciledFingerprint(): Promise<string | undefined> {
-    return this.#notarai.fingerprint();
+    const notarai = await this.#notarai.fingerprint();
+    return notarai === undefined ? undefined : `${notarai} ${this.#stats.fileIdentity()}`;
   }
 
   /**
@@ -211,7 +219,9 @@ export class HashCache {
     const asked = JSON.stringify(paths);
     await this.#notarai.use(false, (db) => {
       const statement = db
-        .prepare(`SELECT path, blake3_hash, updated_at FROM file_cache WHERE ${PATH_IN_JSON}`)
+        .prepare(
+          `SELECT path, blake3_hash, updated_at FROM file_cache NOT INDEXED WHERE ${PATH_IN_JSON}`,
+        )
         .raw(true);
       for (const [file, hash, updatedAt] of statement.all(asked) as [string, string, number][]) {
         reconciled.set(file, { hash, updatedAt });
@@ -224,7 +234,7 @@ export class HashCache {
       const statement = db
         .prepare(
           'SELECT path, size, mtime_ms, ino, blake3_hash, recorded_ms FROM grove_stat_cache ' +
-            `WHERE ${PATH_IN_JSON}`,
+            `NOT INDEXED WHERE ${PATH_IN_JSON}`,
         )
         .raw(true);
       for (const [file, size, mtimeMs, ino, hash, recordedMs] of statement.all(asked) as Row[]) {

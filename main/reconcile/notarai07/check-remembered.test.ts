@@ -7,7 +7,18 @@
 // memory that no longer holds (NotarAI's database rewritten with its mtime put back, a corrupt
 // memory file) is not used.
 import Database from 'better-sqlite3';
-import { readdir, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import {
+  mkdir,
+  readFile,
+  readdir,
+  rename,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { git, makeTempDir, makeTempRepo } from '../../testing/temp-repo.ts';
@@ -230,7 +241,6 @@ describe("the CLI's remembered classification", () => {
 
     // Another hash for src/a.ts, written in place (same size), the file's times put back.
     const database = path.join(repo.root, '.notarai/.cache/notarai.db');
-    const { statSync } = await import('node:fs');
     const before = statSync(database);
     const db = new Database(database);
     try {
@@ -263,7 +273,6 @@ describe("the CLI's remembered classification", () => {
     const expected = await reports(repo.root);
     const folder = path.join(process.env.GROVE_CACHE_DIR as string, 'classifications');
     const memories = await readdir(folder);
-    const { readFile } = await import('node:fs/promises');
     for (const name of memories) {
       const file = path.join(folder, name);
       const bytes = await readFile(file);
@@ -300,5 +309,200 @@ describe("the CLI's remembered classification", () => {
     process.env.GROVE_CACHE_DIR = elsewhere;
     await reports(repo.root);
     expect(await readdir(path.join(elsewhere, 'classifications'))).toHaveLength(1);
+  });
+});
+
+const SPEC = spec('App', 'src/**');
+const DB = '.notarai/.cache/notarai.db';
+
+/** The changed files `grove check` reports (remembering). */
+async function changed(root: string): Promise<string[]> {
+  const report = await runCheck(root);
+  return report.findings
+    .filter((finding) => finding.type === 'changed_since_reconciliation')
+    .map((finding) => finding.file_path as string)
+    .sort();
+}
+
+/** The same from parts that remember nothing. */
+async function changedFresh(root: string): Promise<string[]> {
+  const [parts, close] = await standaloneParts(root);
+  const { classificationStore: _none, ...forgetful } = parts;
+  try {
+    const report = await runCheckWithParts(forgetful);
+    return report.findings
+      .filter((finding) => finding.type === 'changed_since_reconciliation')
+      .map((finding) => finding.file_path as string)
+      .sort();
+  } finally {
+    await parts.cache.flush();
+    close();
+  }
+}
+
+/** NotarAI's rows, read by a table scan (no index). */
+function tableRows(root: string): [string, string][] {
+  const db = new Database(path.join(root, DB), { readonly: true });
+  try {
+    return db
+      .prepare('SELECT path, blake3_hash FROM file_cache NOT INDEXED ORDER BY rowid')
+      .raw(true)
+      .all() as [string, string][];
+  } finally {
+    db.close();
+  }
+}
+
+/** Root pages of NotarAI's table and of its primary key's index, and the page size. */
+function layout(root: string): { table: number; index: number; pageSize: number } {
+  const db = new Database(path.join(root, DB), { readonly: true });
+  try {
+    const pages = new Map(
+      (
+        db.prepare('SELECT name, rootpage FROM sqlite_master').all() as {
+          name: string;
+          rootpage: number;
+        }[]
+      ).map((row) => [row.name, row.rootpage]),
+    );
+    return {
+      table: pages.get('file_cache')!,
+      index: pages.get('sqlite_autoindex_file_cache_1')!,
+      pageSize: db.pragma('page_size', { simple: true }) as number,
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/** Four governed files, all marked by Grove, aged; the engine closed (the file is ours to edit). */
+async function markedRepo() {
+  const files = {
+    '.notarai/app.spec.yaml': SPEC,
+    'src/a.ts': 'a\n',
+    'src/b.ts': 'b\n',
+    'src/c.ts': 'c\n',
+    'src/d.ts': 'd\n',
+  };
+  const repo = await makeTempRepo(files);
+  cleanups.push(() => repo.cleanup());
+  for (const file of Object.keys(files)) await ageFile(path.join(repo.root, file));
+  const engine = new ReconcileEngine({ root: repo.root });
+  await engine.markReconciled(Object.keys(files));
+  await engine.close();
+  return repo.root;
+}
+
+describe('the remembered classification against damaged databases and odd cache directories (found in review)', () => {
+  it('a table and its index that disagree give the same answer when only a few rows are read', async () => {
+    const root = await markedRepo();
+    // A torn or crafted file: the table row of src/c.ts names src/a.ts (another hash); the index
+    // still says src/a.ts -> its own row. A table scan (readReconciled, NotarAI's check) sees
+    // src/a.ts with c's hash; an index seek (readRowsOf) sees a's own hash.
+    const { table, pageSize } = layout(root);
+    const bytes = await readFile(path.join(root, DB));
+    const page = bytes.subarray((table - 1) * pageSize, table * pageSize);
+    const at = page.indexOf('src/c.ts');
+    expect(at).toBeGreaterThan(0);
+    page.write('src/a.ts', at);
+    await writeFile(path.join(root, DB), bytes);
+
+    expect(await changed(root)).toEqual(await changedFresh(root)); // [a, c]: nothing remembered
+    await ageFile(path.join(root, 'src/a.ts')); // moved, same content: only a is read again
+    const fresh = await changedFresh(root);
+    expect(fresh).toEqual(['src/a.ts', 'src/c.ts']);
+    expect(await changed(root)).toEqual(fresh);
+    expect(await changed(root)).toEqual(fresh); // and stays so (remembered)
+  });
+
+  it("a damaged primary-key index leaves NotarAI's rows alone and the answer right", async () => {
+    const root = await markedRepo();
+    // The table is whole, the index's root page is not (what a torn journal_mode=MEMORY commit
+    // can leave): a table scan reads every row; an index seek is SQLITE_CORRUPT.
+    const { index, pageSize } = layout(root);
+    const bytes = await readFile(path.join(root, DB));
+    bytes[(index - 1) * pageSize] = 0; // not a b-tree page type
+    await writeFile(path.join(root, DB), bytes);
+
+    expect(await changed(root)).toEqual([]); // nothing remembered: a table scan, all match
+    await ageFile(path.join(root, 'src/a.ts'));
+    expect(await changedFresh(root)).toEqual([]);
+    expect(tableRows(root)).toHaveLength(5); // a run that remembers nothing left the rows alone
+    const remembering = await changed(root);
+    const rowsAfter = tableRows(root);
+    // The rows of a few files are read by a table scan too: the index is never used, never met
+    // as corrupt, and the file is not recreated.
+    expect(rowsAfter).toHaveLength(5);
+    expect(remembering).toEqual([]);
+  });
+
+  it("a cache directory in the worktree whose name starts with '..' is not used", async () => {
+    const root = await markedRepo();
+    const saved = process.env.GROVE_CACHE_DIR;
+    cleanups.push(() => {
+      process.env.GROVE_CACHE_DIR = saved;
+    });
+    process.env.GROVE_CACHE_DIR = path.join(root, '..cache');
+    await changed(root);
+    // A name that starts with '..' is still inside: nothing is written there.
+    await expect(readdir(path.join(root, '..cache'))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('a cache directory reached through a symlink to the worktree is not used', async () => {
+    const root = await markedRepo();
+    const outside = await makeTempDir();
+    cleanups.push(() => rm(outside, { recursive: true, force: true }));
+    await symlink(root, path.join(outside, 'link'));
+    await mkdir(path.join(root, 'cache'), { mode: 0o700 });
+    const saved = process.env.GROVE_CACHE_DIR;
+    cleanups.push(() => {
+      process.env.GROVE_CACHE_DIR = saved;
+    });
+    process.env.GROVE_CACHE_DIR = path.join(outside, 'link', 'cache');
+    await changed(root);
+    // The path leads into the worktree: nothing is written there.
+    expect(await readdir(path.join(root, 'cache'))).toEqual([]);
+  });
+
+  it("a write by another process while a run reads rows gives that database's answer, not a mix", async () => {
+    const root = await markedRepo();
+    expect(await changed(root)).toEqual([]);
+    await ageFile(path.join(root, 'src/a.ts')); // moved: its rows are read next run
+    // NotarAI's CLI writes b's row at the moment the run reads a's.
+    const readRowsOf = HashCache.prototype.readRowsOf;
+    vi.spyOn(HashCache.prototype, 'readRowsOf').mockImplementation(async function (
+      this: HashCache,
+      paths,
+    ) {
+      const db = new Database(path.join(root, DB));
+      try {
+        db.prepare('UPDATE file_cache SET blake3_hash = ? WHERE path = ?').run(
+          'f'.repeat(64),
+          'src/b.ts',
+        );
+      } finally {
+        db.close();
+      }
+      return readRowsOf.call(this, paths);
+    });
+    expect(await changed(root)).toEqual(['src/b.ts']);
+    vi.restoreAllMocks();
+    expect(await changed(root)).toEqual(['src/b.ts']);
+    expect(await changedFresh(root)).toEqual(['src/b.ts']);
+  });
+
+  it('deleting grove-stats.db makes the next check read every file again', async () => {
+    const root = await markedRepo();
+    const file = path.join(root, 'src/b.ts');
+    await changed(root);
+    // Same size, mtime put back (cp -p, tar, rsync -a --inplace): what no stat can see. Deleting
+    // Grove's stat cache is the way to have every file read again, and ends the memory too.
+    const before = await stat(file);
+    await writeFile(file, 'B\n');
+    await utimes(file, before.atime, before.mtime);
+    await rm(path.join(root, '.notarai/.cache/grove-stats.db'));
+    const fresh = await changedFresh(root);
+    expect(fresh).toEqual(['src/b.ts']);
+    expect(await changed(root)).toEqual(fresh);
   });
 });
