@@ -1,7 +1,7 @@
 // The CLI rows: `grove check` / `score` / `export-context` as new processes, each right after
 // NotarAI's same command when a binary is given (interleaved, ratios per pair).
 import { spawn } from 'node:child_process';
-import { rename, rm } from 'node:fs/promises';
+import { appendFile, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { medianOf } from './bench-repo.ts';
 
@@ -60,6 +60,21 @@ export async function benchCli(root: string, runs: number, notarai?: string): Pr
       ...(notarai ? { notarai: medianOf(theirs), ratio: medianOf(ratios) } : {}),
     });
   };
+  // What a user does between two checks: edit a governed file (src/d0/f0.ts: every bench
+  // repository has it, under the product spec's src/**/*.ts), then check again.
+  const edited = path.join(root, 'src/d0/f0.ts');
+  const original = await readFile(edited);
+  let edits = 0;
+  try {
+    await row(
+      'check --format json, one governed file edited before each run',
+      ['check', '--format', 'json'],
+      ['check', '--format', 'json'],
+      () => appendFile(edited, `// edit ${++edits}\n`),
+    );
+  } finally {
+    await writeFile(edited, original);
+  }
   const cache = path.join(root, '.notarai/.cache');
   const aside = `${cache}-aside-${process.pid}`;
   await row(
