@@ -11,6 +11,7 @@ import {
   matchesGlob,
   MAX_COMPILED_CHARACTERS,
   normalizePattern,
+  matchesAnyInSlices,
 } from './glob-matcher.ts';
 import { seededRandom } from '../testing/seeded-random.ts';
 
@@ -297,5 +298,45 @@ describe('linear time, the same answers', () => {
     expect(candidateRanges([compileGlobs(['**/*.json'])], listing).ranges).toEqual([
       [0, listing.length],
     ]);
+  });
+});
+
+describe('matchesAnyInSlices', () => {
+  it('says whether any sorted path matches, as testing every path does', async () => {
+    const paths = sortedUtf8([
+      'README.md',
+      'docs/a.md',
+      'docs/deep/b.txt',
+      'lib/x.ts',
+      'src/a.ts',
+      'src/b/c.ts',
+      'src/b/d.md',
+      'src/zz/last.rs',
+      'tests/t.test.ts',
+    ]);
+    const patterns = [
+      'docs/**',
+      'nothing/**',
+      'src/**/*.rs', // the only match is the last path of its directory
+      'src/**/*.py', // a directory with paths, none matching
+      '**/*.md',
+      '**/*.go',
+      'README.md', // a literal listed
+      'CHANGELOG.md', // a literal not listed
+      'src/b/*.md',
+      '{lib,tests}/**/*.ts',
+      'lib/*.js',
+    ];
+    for (const pattern of patterns) {
+      const set = compileGlobs([pattern]);
+      const expected = paths.some((file) => set.test(file));
+      expect(await matchesAnyInSlices(set, paths), pattern).toBe(expected);
+    }
+    // Both answers occur.
+    const answers = await Promise.all(
+      patterns.map((pattern) => matchesAnyInSlices(compileGlobs([pattern]), paths)),
+    );
+    expect(answers).toContain(true);
+    expect(answers).toContain(false);
   });
 });

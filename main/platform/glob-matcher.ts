@@ -526,6 +526,27 @@ export async function matchingInSlices(
   return mergeIndexes(found, literals).map((index) => sorted[index]!);
 }
 
+/**
+ * Whether `set` matches any path of `sorted` (UTF-8 byte order): one of its literal paths, or a
+ * path of its candidateRanges, tested until the first match, in slices of the event loop. A glob
+ * whose directory holds no listed path costs two binary searches, not a test of every path.
+ */
+export async function matchesAnyInSlices(
+  set: GlobSet,
+  sorted: readonly string[],
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const { ranges, literals } = candidateRanges([set], sorted);
+  if (literals.length > 0) return true;
+  for (const [start, end] of ranges) {
+    for (let index = start; index < end; index++) {
+      if (set.test(sorted[index]!)) return true;
+      if (sliceDue()) await nextSlice(signal);
+    }
+  }
+  return false;
+}
+
 /** Two ascending lists of indexes as one, ascending, without duplicates. */
 function mergeIndexes(left: readonly number[], right: readonly number[]): number[] {
   if (right.length === 0) return left as number[];

@@ -4,9 +4,9 @@
 // cache, then the committed snapshot). A running worktree process reads them from the live index
 // while it vouches for them; a CLI call opens its own parts (`standaloneParts`).
 import { realWorktreeRoot } from '../../platform/confined-fs.ts';
-import { compileGlobs, matchingInSlices } from '../../platform/glob-matcher.ts';
+import { compileGlobs, matchesAnyInSlices, matchingInSlices } from '../../platform/glob-matcher.ts';
 import type { GlobSet } from '../../platform/glob-matcher.ts';
-import { forEachInSlices, nextSlice, sliceDue } from '../../platform/time-slices.ts';
+import { forEachInSlices } from '../../platform/time-slices.ts';
 import { classifyAgainstCache, classifyRemembering, type EngineParts } from '../floor/classify.ts';
 import { ClassificationStore } from '../floor/classification-store.ts';
 import { CLI_MAIN_THREAD_STAT_PATHS, FileJobRunner } from '../floor/file-job-runner.ts';
@@ -210,15 +210,7 @@ async function layoutOf(
     await forEachInSlices(files, (file) => governedAll.add(file), signal);
     const orphans: CheckSpec['globs'] = [];
     for (const glob of spec.globs) {
-      let found = false;
-      for (const file of files) {
-        if (glob.set.test(file)) {
-          found = true;
-          break;
-        }
-        if (sliceDue()) await nextSlice(signal);
-      }
-      if (!found) orphans.push(glob);
+      if (!(await matchesAnyInSlices(glob.set, files, signal))) orphans.push(glob);
     }
     orphaned.set(spec.path, orphans);
   }
