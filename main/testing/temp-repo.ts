@@ -83,3 +83,15 @@ behaviors:
     given: input
     then: output
 `;
+
+/** A valid spec named `name` governing `glob`, with one behavior (tests that vary the globs). */
+export const specGoverning = (name: string, glob: string): string => `schema_version: '0.8'
+intent: ${name}.
+behaviors:
+  - name: works
+    given: a call
+    then: an answer
+artifacts:
+  code:
+    - path: ${glob}
+`;

@@ -9,7 +9,7 @@ import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ReconcileState } from '../../../shared/reconcile.ts';
-import { git, makeTempRepo } from '../../testing/temp-repo.ts';
+import { git, makeTempRepo, specGoverning } from '../../testing/temp-repo.ts';
 import { ReconcileEngine } from '../reconcile-engine.ts';
 import { ReconcileWatcher } from '../reconcile-watcher.ts';
 import { seededRandom } from '../../testing/seeded-random.ts';
@@ -23,16 +23,7 @@ artifacts:
 exclude:
   - vendor/**
 `;
-const spec = (name: string, glob: string): string => `schema_version: '0.8'
-intent: ${name}.
-behaviors:
-  - name: works
-    given: a call
-    then: an answer
-artifacts:
-  code:
-    - path: ${glob}
-`;
+const spec = specGoverning;
 const GLOBS = ['src/**', 'src/*.ts', 'lib/**', 'lib/*.md', 'src/a*', 'docs/**'];
 const DIRS = ['src', 'lib', 'docs', 'vendor'];
 

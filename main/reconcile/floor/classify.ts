@@ -43,6 +43,18 @@ export interface EngineParts {
   classificationStore?: ClassificationStore;
 }
 
+/** A classification of no file yet. */
+function emptyClassification(): Classification {
+  return {
+    changed: new Set(),
+    unchanged: new Set(),
+    missing: new Set(),
+    stats: [],
+    hashes: new Map(),
+    read: new Map(),
+  };
+}
+
 /**
  * Which of `paths` match their cache row. A path without a row is changed (nothing is read);
  * one with a row is compared by hash, the hash coming from the stat fast path when valid.
@@ -63,14 +75,7 @@ export async function classifyAgainstCache(
   /** The stat rows of `paths`, when the caller read them (else all are read). */
   statRowsRead?: ReadonlyMap<string, StatRow>,
 ): Promise<Classification> {
-  const result: Classification = {
-    changed: new Set(),
-    unchanged: new Set(),
-    missing: new Set(),
-    stats: [],
-    hashes: new Map(),
-    read: new Map(),
-  };
+  const result = emptyClassification();
   const toCheck: string[] = [];
   /** With `stated`: where each of toCheck is in `paths`. */
   const toCheckAt: number[] = [];
@@ -154,14 +159,7 @@ export async function classifyRemembering(
   const fingerprint = await parts.cache.reconciledFingerprint();
   const stat = await stated;
   const { verdicts, facts, stats } = store.recall(fingerprint, paths, stat);
-  const result: Classification = {
-    changed: new Set(),
-    unchanged: new Set(),
-    missing: new Set(),
-    stats: [],
-    hashes: new Map(),
-    read: new Map(),
-  };
+  const result = emptyClassification();
   const unknown: number[] = [];
   await forEachInSlices(
     paths,

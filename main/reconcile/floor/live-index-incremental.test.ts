@@ -9,7 +9,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ReconcileState } from '../../../shared/reconcile.ts';
-import { git, makeTempRepo, writeFiles } from '../../testing/temp-repo.ts';
+import { git, makeTempRepo, writeFiles, specGoverning } from '../../testing/temp-repo.ts';
 import { ReconcileEngine } from '../reconcile-engine.ts';
 import { cleanupsAfterEach } from '../../testing/cleanups.ts';
 import { watchedEngine } from '../../testing/sync-tap-fixtures.ts';
@@ -25,16 +25,7 @@ artifacts:
 exclude:
   - vendor/**
 `;
-const APP = `schema_version: '0.8'
-intent: App.
-behaviors:
-  - name: works
-    given: a call
-    then: an answer
-artifacts:
-  code:
-    - path: src/**
-`;
+const APP = specGoverning('App', 'src/**');
 const LIB = `schema_version: '0.8'
 intent: Lib.
 tier: registered

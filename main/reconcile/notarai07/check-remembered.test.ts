@@ -21,7 +21,7 @@ import {
 } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { git, makeTempDir, makeTempRepo } from '../../testing/temp-repo.ts';
+import { git, makeTempDir, makeTempRepo, specGoverning } from '../../testing/temp-repo.ts';
 import { seededRandom } from '../../testing/seeded-random.ts';
 import { HashCache } from '../floor/hash-cache.ts';
 import { ReconcileEngine } from '../reconcile-engine.ts';
@@ -35,16 +35,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const spec = (name: string, glob: string): string => `schema_version: '0.8'
-intent: ${name}.
-behaviors:
-  - name: works
-    given: a call
-    then: an answer
-artifacts:
-  code:
-    - path: ${glob}
-`;
+const spec = specGoverning;
 const DIRS = ['src', 'lib', 'docs'];
 const GLOBS = ['src/**', 'lib/**', 'docs/*.md', 'src/*.ts'];
 
@@ -96,6 +87,18 @@ async function repoWith(files: Record<string, string>) {
   const repo = await makeTempRepo(files);
   cleanups.push(() => repo.cleanup());
   for (const file of Object.keys(files)) await ageFile(path.join(repo.root, file));
+  return repo;
+}
+
+/** One governed file, marked. */
+async function markedOneFile() {
+  const repo = await repoWith({
+    '.notarai/app.spec.yaml': spec('App', 'src/**'),
+    'src/a.ts': 'a\n',
+  });
+  const engine = new ReconcileEngine({ root: repo.root });
+  cleanups.push(() => engine.close());
+  await engine.markReconciled(['src/a.ts']);
   return repo;
 }
 
@@ -263,13 +266,7 @@ describe("the CLI's remembered classification", () => {
   });
 
   it('a corrupt or truncated memory file is an empty memory', async () => {
-    const repo = await repoWith({
-      '.notarai/app.spec.yaml': spec('App', 'src/**'),
-      'src/a.ts': 'a\n',
-    });
-    const engine = new ReconcileEngine({ root: repo.root });
-    cleanups.push(() => engine.close());
-    await engine.markReconciled(['src/a.ts']);
+    const repo = await markedOneFile();
     const expected = await reports(repo.root);
     const folder = path.join(process.env.GROVE_CACHE_DIR as string, 'classifications');
     const memories = await readdir(folder);
@@ -289,13 +286,7 @@ describe("the CLI's remembered classification", () => {
   });
 
   it('keeps nothing in the worktree when the cache directory is inside it', async () => {
-    const repo = await repoWith({
-      '.notarai/app.spec.yaml': spec('App', 'src/**'),
-      'src/a.ts': 'a\n',
-    });
-    const engine = new ReconcileEngine({ root: repo.root });
-    cleanups.push(() => engine.close());
-    await engine.markReconciled(['src/a.ts']);
+    const repo = await markedOneFile();
     const saved = process.env.GROVE_CACHE_DIR;
     process.env.GROVE_CACHE_DIR = path.join(repo.root, 'cache');
     cleanups.push(() => {
