@@ -153,6 +153,18 @@ describe('grove check (NotarAI check: flags, output, exit codes)', () => {
     expect((await inProcess('check', root)).code).toBe(1);
   });
 
+  it('says on stderr when it found the hash cache corrupt and recreated it, the JSON unchanged', async () => {
+    const root = await project({ ...CLEAN, '.notarai/.cache/notarai.db': 'not a database\n' });
+    const run = await grove(root, 'check', '--format', 'json');
+    expect(run.stderr).toMatch(
+      /warning: the hash cache \.notarai\/\.cache\/notarai\.db was unreadable/,
+    );
+    expect(run.stderr).toContain('recreated empty');
+    expect(Object.keys(JSON.parse(run.stdout) as object)).toEqual(['findings', 'summary']);
+    const score = await grove(root, 'score', '--format', 'json');
+    expect(score.stderr).toBe(''); // recreated by check: nothing to say again
+  });
+
   it('a bad flag is a usage error (exit 2) naming it', async () => {
     const run = await inProcess('check', '--format', 'xml', await project(CLEAN));
     expect(run.code).toBe(2);

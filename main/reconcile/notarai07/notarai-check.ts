@@ -42,7 +42,13 @@ import { type EngineParts } from '../floor/classify.ts';
 import { loadCheckConfig, loadLintConfig } from './notarai-configs.ts';
 import { incompleteBehaviors, refCycles, runLint } from './notarai-lint.ts';
 import { lineOf, type CheckSpec } from './notarai-specs.ts';
-import { gatherInputs, isInternal, withStandalone, type NotaraiInputs } from './notarai-inputs.ts';
+import {
+  gatherInputs,
+  isInternal,
+  withCacheWarnings,
+  withStandalone,
+  type NotaraiInputs,
+} from './notarai-inputs.ts';
 import { scoreSpecsWithParts } from './notarai-score.ts';
 import { coverageByFolder } from './notarai-coverage.ts';
 
@@ -500,5 +506,7 @@ export async function liveCheckWithParts(
 
 /** NotarAI's `check` for the worktree at `root` (see the header). */
 export function runCheck(root: string, options: CheckOptions = {}): Promise<CheckReport> {
-  return withStandalone(root, (parts) => runCheckWithParts(parts, options));
+  return withStandalone(root, async (parts) =>
+    withCacheWarnings(parts, await runCheckWithParts(parts, options)),
+  );
 }

@@ -272,3 +272,15 @@ export async function withStandalone<T>(
     close();
   }
 }
+
+/**
+ * `report` with the cache's warnings of the run added (a corrupt database recreated, ...): the
+ * CLI prints a report's warnings; a worktree process takes the cache's itself (the window's).
+ */
+export function withCacheWarnings<T extends { warnings: string[] }>(
+  parts: EngineParts,
+  report: T,
+): T {
+  report.warnings.push(...parts.cache.takeWarnings());
+  return report;
+}

@@ -14,7 +14,13 @@ import { todayDays } from './notarai-lint.ts';
 import { artifactEntryCount, unreadableSpecs } from './notarai-specs.ts';
 import { readCommittedSnapshot } from '../floor/state-file.ts';
 import { changedAmong } from '../floor/classification-memo.ts';
-import { gatherInputs, isInternal, withStandalone, type NotaraiInputs } from './notarai-inputs.ts';
+import {
+  gatherInputs,
+  isInternal,
+  withCacheWarnings,
+  withStandalone,
+  type NotaraiInputs,
+} from './notarai-inputs.ts';
 
 /** Days used when no reconciliation was recorded (NotarAI's default). */
 export const DEFAULT_DAYS_SINCE_RECONCILIATION = 30;
@@ -209,5 +215,7 @@ export async function scoreSpecsWithParts(
 
 /** NotarAI's `score` for the worktree at `root` (see the header). */
 export function scoreSpecs(root: string, options: ScoreOptions = {}): Promise<DriftReport> {
-  return withStandalone(root, (parts) => scoreSpecsWithParts(parts, options));
+  return withStandalone(root, async (parts) =>
+    withCacheWarnings(parts, await scoreSpecsWithParts(parts, options)),
+  );
 }
