@@ -74,6 +74,8 @@ export class ClassificationStore {
   #read: Memory | null | undefined;
   /** What the next run will find, once remembered. */
   #next: Memory | undefined;
+  /** The paths last recalled, and them joined (remember takes the same list again). */
+  #joined: { paths: readonly string[]; joined: string } | undefined;
 
   /** The memory of the worktree at `root` (its real path), in `directory` (the user's cache). */
   constructor(root: string, directory: string | undefined = userCacheDirectory()) {
@@ -96,7 +98,7 @@ export class ClassificationStore {
     const memory = this.#memory();
     if (fingerprint === undefined || memory?.fingerprint !== fingerprint) return recall;
     if (memory.facts.length === 0) return recall;
-    const joined = paths.join('\0');
+    const joined = this.#join(paths);
     let at: (index: number) => number | undefined = (index) => index;
     if (joined !== memory.joined) {
       const positions = new Map<string, number>();
@@ -141,7 +143,12 @@ export class ClassificationStore {
    * differs from what was read.
    */
   remember(fingerprint: string, paths: readonly string[], facts: Uint8Array, stats: Float64Array) {
-    this.#next = { fingerprint, joined: paths.join('\0'), facts, stats };
+    this.#next = { fingerprint, joined: this.#join(paths), facts, stats };
+  }
+
+  #join(paths: readonly string[]): string {
+    if (this.#joined?.paths !== paths) this.#joined = { paths, joined: paths.join('\0') };
+    return this.#joined.joined;
   }
 
   /** Writes what was remembered, when it differs from what was read; never throws. */
