@@ -18,6 +18,11 @@ export function nodeCrypto(): typeof NodeCrypto {
   return (crypto ??= requireBuiltin<typeof NodeCrypto>('node:crypto'));
 }
 
+/** The SHA-256 of a text (UTF-8), as lowercase hex. */
+export function sha256Hex(text: string): string {
+  return nodeCrypto().createHash('sha256').update(text).digest('hex');
+}
+
 let workerThreads: typeof WorkerThreads | undefined;
 /** node:worker_threads, loaded by the first call (the worker pool's first worker). */
 export function nodeWorkerThreads(): typeof WorkerThreads {

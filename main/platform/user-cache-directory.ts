@@ -18,7 +18,7 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { nodeCrypto } from './builtins.ts';
+import { sha256Hex } from './builtins.ts';
 
 /**
  * `GROVE_CACHE_DIR` when set, else `$XDG_CACHE_HOME/grove` (default `~/.cache/grove`),
@@ -81,10 +81,7 @@ function isPrivateDirectory(directory: string): boolean {
  * real path it leads to (a symlink on the way, or an existing folder it would be made in, can
  * lead back into the worktree).
  */
-export function cacheDirectoryOutside(
-  root: string,
-  directory: string | undefined,
-): string | undefined {
+function cacheDirectoryOutside(root: string, directory: string | undefined): string | undefined {
   if (directory === undefined || !path.isAbsolute(directory)) return undefined;
   const resolved = path.resolve(directory);
   const real = realPathOfNearest(resolved);
@@ -119,30 +116,12 @@ function realPathOfNearest(target: string): string | undefined {
   }
 }
 
-/** A cache file's name for one worktree and one key (a build, a format): a SHA-256 of both. */
-export function cacheFileName(key: string, root: string, extension: string): string {
-  return `${nodeCrypto().createHash('sha256').update(`${key}\0${root}`).digest('hex')}${extension}`;
-}
-
 /**
- * A cache file's text (`relative` to `directory`, the cache directory), or undefined when the
+ * A cache file's bytes (`relative` to `directory`, the cache directory), or undefined when the
  * directory is not private (isPrivateDirectory) or the file is missing, not a regular file, bigger
  * than `maxBytes` or unreadable.
  */
-export function readCacheFile(
-  directory: string,
-  relative: string,
-  maxBytes: number,
-): string | undefined {
-  return readCacheBytes(directory, relative, maxBytes)?.toString('utf8');
-}
-
-/** readCacheFile's bytes. */
-export function readCacheBytes(
-  directory: string,
-  relative: string,
-  maxBytes: number,
-): Buffer | undefined {
+function readCacheBytes(directory: string, relative: string, maxBytes: number): Buffer | undefined {
   if (!isPrivateDirectory(directory)) return undefined;
   try {
     const fd = openSync(
@@ -168,7 +147,7 @@ export function readCacheBytes(
  * /proc does). Returns false, and leaves the old file, when it cannot or the directory is not
  * private; never throws.
  */
-export function writeCacheFile(
+function writeCacheFile(
   directory: string,
   relative: string,
   content: string | Uint8Array,
@@ -221,7 +200,7 @@ export const CACHE_FILE_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
  * cache keyed by worktree and build would otherwise keep one file for every checkout ever made.
  * Only regular files directly in it; never throws.
  */
-export function sweepCacheFolder(directory: string, relative: string, maxAgeMs: number): void {
+function sweepCacheFolder(directory: string, relative: string, maxAgeMs: number): void {
   if (!isPrivateDirectory(directory)) return;
   const folder = path.join(directory, relative);
   const before = Date.now() - maxAgeMs;
@@ -237,5 +216,66 @@ export function sweepCacheFolder(directory: string, relative: string, maxAgeMs: 
     }
   } catch {
     // No folder yet.
+  }
+}
+
+/**
+ * One cache file of a worktree: `<folder>/<SHA-256 of key and root><extension>` in the cache
+ * directory, read and written whole (at most `maxBytes`), never when the directory lies inside the
+ * worktree (cacheDirectoryOutside) or is not the user's alone. Writing one sweeps its folder of
+ * files not written for CACHE_FILE_MAX_AGE_MS. Nothing here throws.
+ */
+export class WorktreeCacheFile {
+  /** The cache directory; undefined: nothing is read or written (no safe place for it). */
+  readonly #directory: string | undefined;
+  readonly #folder: string;
+  /** The file, relative to the cache directory. */
+  readonly #file: string;
+  readonly #maxBytes: number;
+
+  /**
+   * `root`: the worktree's real path; `key`: what else tells files of one worktree apart (a build,
+   * a format); `directory`: the cache directory (userCacheDirectory(), or a test's).
+   */
+  constructor(options: {
+    root: string;
+    folder: string;
+    key: string;
+    extension: string;
+    maxBytes: number;
+    directory: string | undefined;
+  }) {
+    this.#directory = cacheDirectoryOutside(options.root, options.directory);
+    this.#folder = options.folder;
+    this.#file = path.join(
+      options.folder,
+      `${sha256Hex(`${options.key}\0${options.root}`)}${options.extension}`,
+    );
+    this.#maxBytes = options.maxBytes;
+  }
+
+  /** Whether there is a safe place for the file. */
+  get usable(): boolean {
+    return this.#directory !== undefined;
+  }
+
+  /** Its bytes, or undefined (missing, not a regular file, too big, unreadable, no safe place). */
+  readBytes(): Buffer | undefined {
+    return this.#directory === undefined
+      ? undefined
+      : readCacheBytes(this.#directory, this.#file, this.#maxBytes);
+  }
+
+  /** Its text (UTF-8), or undefined as readBytes. */
+  readText(): string | undefined {
+    return this.readBytes()?.toString('utf8');
+  }
+
+  /** Writes it whole when `content` is within the size cap, then sweeps old files of its folder. */
+  write(content: string | Uint8Array): void {
+    if (this.#directory === undefined) return;
+    const size = typeof content === 'string' ? Buffer.byteLength(content) : content.byteLength;
+    if (size <= this.#maxBytes) writeCacheFile(this.#directory, this.#file, content);
+    sweepCacheFolder(this.#directory, this.#folder, CACHE_FILE_MAX_AGE_MS);
   }
 }

@@ -16,16 +16,7 @@
 // (platform/user-cache-directory.ts), never in the worktree (a repository could commit a memory
 // saying its files match). A missing, unreadable, oversized or malformed file is an empty memory;
 // nothing here throws, and a write is whole (a new file renamed over the old).
-import path from 'node:path';
-import {
-  CACHE_FILE_MAX_AGE_MS,
-  cacheDirectoryOutside,
-  cacheFileName,
-  readCacheBytes,
-  sweepCacheFolder,
-  userCacheDirectory,
-  writeCacheFile,
-} from '../../platform/user-cache-directory.ts';
+import { userCacheDirectory, WorktreeCacheFile } from '../../platform/user-cache-directory.ts';
 import { FILE, KNOWN_STRIDE, type StatResult } from './file-jobs.ts';
 import { statRowValid } from './stat-fast-path.ts';
 
@@ -66,10 +57,7 @@ interface Memory {
 }
 
 export class ClassificationStore {
-  /** The cache directory; undefined: nothing is remembered (no safe place for it). */
-  readonly #directory: string | undefined;
-  /** The memory's file, relative to the cache directory. */
-  readonly #file: string;
+  readonly #file: WorktreeCacheFile;
   /** What was read (null: nothing usable), read on the first recall. */
   #read: Memory | null | undefined;
   /** What the next run will find, once remembered. */
@@ -79,8 +67,14 @@ export class ClassificationStore {
 
   /** The memory of the worktree at `root` (its real path), in `directory` (the user's cache). */
   constructor(root: string, directory: string | undefined = userCacheDirectory()) {
-    this.#directory = cacheDirectoryOutside(root, directory);
-    this.#file = path.join(FOLDER, cacheFileName(MAGIC.toString('latin1'), root, '.bin'));
+    this.#file = new WorktreeCacheFile({
+      root,
+      folder: FOLDER,
+      key: MAGIC.toString('latin1'),
+      extension: '.bin',
+      maxBytes: MAX_MEMORY_BYTES,
+      directory,
+    });
   }
 
   /**
@@ -154,7 +148,7 @@ export class ClassificationStore {
   /** Writes what was remembered, when it differs from what was read; never throws. */
   save(): void {
     const next = this.#next;
-    if (this.#directory === undefined || next === undefined) return;
+    if (!this.#file.usable || next === undefined) return;
     const read = this.#read ?? undefined;
     if (
       read !== undefined &&
@@ -165,21 +159,12 @@ export class ClassificationStore {
     ) {
       return;
     }
-    try {
-      const bytes = encode(next);
-      if (bytes.length <= MAX_MEMORY_BYTES) writeCacheFile(this.#directory, this.#file, bytes);
-      sweepCacheFolder(this.#directory, FOLDER, CACHE_FILE_MAX_AGE_MS);
-    } catch {
-      // Not remembered this time.
-    }
+    this.#file.write(encode(next));
   }
 
   #memory(): Memory | undefined {
     if (this.#read === undefined) {
-      const bytes =
-        this.#directory === undefined
-          ? undefined
-          : readCacheBytes(this.#directory, this.#file, MAX_MEMORY_BYTES);
+      const bytes = this.#file.readBytes();
       this.#read = (bytes && decode(bytes)) ?? null;
     }
     return this.#read ?? undefined;

@@ -8,7 +8,7 @@
 // coverage (which files count as unspecced) and never removes a governed file.
 import path from 'node:path';
 import type { SpecError } from '../../../shared/reconcile.ts';
-import { nodeCrypto } from '../../platform/builtins.ts';
+import { sha256Hex } from '../../platform/builtins.ts';
 import { globBudget } from '../../platform/glob-matcher.ts';
 import { UserError } from '../../platform/errors.ts';
 import { GROVE_VERSION } from '../../platform/version.ts';
@@ -227,7 +227,7 @@ function validateBig(
   pool: WorkerPool | undefined,
   owner: object,
 ): Promise<ValidatedSpec | InvalidSpec> {
-  const key = `${relative}\0${nodeCrypto().createHash('sha256').update(text).digest('hex')}`;
+  const key = `${relative}\0${sha256Hex(text)}`;
   const known = inFlight.get(key);
   if (known) return known;
   const parse = (async () => {

@@ -12,8 +12,11 @@ import {
   type SpecSet,
   type SpecValidationMemo,
 } from './spec-loader.ts';
-import { userCacheDirectory } from '../../platform/user-cache-directory.ts';
-import { MAX_STORE_AGE_MS, survivesJson, ValidatedSpecStore } from './validated-spec-store.ts';
+import {
+  CACHE_FILE_MAX_AGE_MS as MAX_STORE_AGE_MS,
+  userCacheDirectory,
+} from '../../platform/user-cache-directory.ts';
+import { survivesJson, ValidatedSpecStore } from './validated-spec-store.ts';
 
 const repos: TempRepo[] = [];
 const directories: string[] = [];

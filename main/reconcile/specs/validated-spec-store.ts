@@ -12,24 +12,13 @@
 // string), an error that depends on the stack's depth. A missing, unreadable, oversized, malformed
 // or ill-shaped file or entry is a miss; nothing here throws, and a failed write leaves the last
 // file whole (a new file is renamed over it).
-import path from 'node:path';
-import { nodeCrypto } from '../../platform/builtins.ts';
-import {
-  CACHE_FILE_MAX_AGE_MS,
-  cacheDirectoryOutside,
-  cacheFileName,
-  readCacheFile,
-  sweepCacheFolder,
-  userCacheDirectory,
-  writeCacheFile,
-} from '../../platform/user-cache-directory.ts';
+import { sha256Hex as sha256 } from '../../platform/builtins.ts';
+import { userCacheDirectory, WorktreeCacheFile } from '../../platform/user-cache-directory.ts';
 import type { InvalidSpec, ValidatedSpec } from './spec-compile.ts';
 import type { SpecValidationMemo } from './spec-loader.ts';
 
 /** The memories' folder in the user cache directory. */
 const FOLDER = 'validated-specs';
-/** A memory not written for this long is removed when another is written. */
-export const MAX_STORE_AGE_MS = CACHE_FILE_MAX_AGE_MS;
 /** A memory file bigger than this is not read (a few KB per spec). */
 export const MAX_STORE_BYTES = 16 * 1024 * 1024;
 /**
@@ -48,8 +37,6 @@ interface StoreFile {
   identity: string;
   specs: Record<string, StoredEntry>;
 }
-
-const sha256 = (text: string) => nodeCrypto().createHash('sha256').update(text).digest('hex');
 
 /**
  * True when JSON.parse(JSON.stringify(value)) gives back exactly `value` in at most `maxChars`
@@ -185,10 +172,7 @@ function isStoreFile(value: unknown, identity: string): value is StoreFile {
 }
 
 export class ValidatedSpecStore implements SpecValidationMemo {
-  /** The cache directory; undefined: nothing is remembered (no safe place for it). */
-  readonly #directory: string | undefined;
-  /** The memory's file, relative to the cache directory. */
-  readonly #file: string;
+  readonly #file: WorktreeCacheFile;
   readonly #identity: string;
   readonly #known: Map<string, StoredEntry>;
   /** What this run loaded: what the next run will find. */
@@ -208,10 +192,16 @@ export class ValidatedSpecStore implements SpecValidationMemo {
     directory: string | undefined = userCacheDirectory(),
   ) {
     this.#identity = identity;
-    this.#directory = cacheDirectoryOutside(root, directory);
     // One file per worktree and build: two builds used on one worktree do not replace each
-    // other's memory at every run (old ones are swept: MAX_STORE_AGE_MS).
-    this.#file = path.join(FOLDER, cacheFileName(identity, root, '.json'));
+    // other's memory at every run (old ones are swept).
+    this.#file = new WorktreeCacheFile({
+      root,
+      folder: FOLDER,
+      key: identity,
+      extension: '.json',
+      maxBytes: MAX_STORE_BYTES,
+      directory,
+    });
     this.#known = new Map(Object.entries(this.#read()?.specs ?? {}));
   }
 
@@ -238,21 +228,14 @@ export class ValidatedSpecStore implements SpecValidationMemo {
    * never throws (a memory that cannot be written is only not there next time).
    */
   save(): void {
-    if (this.#directory === undefined || !this.#used) return;
+    if (!this.#file.usable || !this.#used) return;
     if (!this.#changed && this.#kept.size === this.#known.size) return;
-    try {
-      const file: StoreFile = { identity: this.#identity, specs: Object.fromEntries(this.#kept) };
-      const text = JSON.stringify(file);
-      if (text.length <= MAX_STORE_BYTES) writeCacheFile(this.#directory, this.#file, text);
-      sweepCacheFolder(this.#directory, FOLDER, MAX_STORE_AGE_MS);
-    } catch {
-      // Not remembered this time.
-    }
+    const file: StoreFile = { identity: this.#identity, specs: Object.fromEntries(this.#kept) };
+    this.#file.write(JSON.stringify(file));
   }
 
   #read(): StoreFile | undefined {
-    if (this.#directory === undefined) return undefined;
-    const text = readCacheFile(this.#directory, this.#file, MAX_STORE_BYTES);
+    const text = this.#file.readText();
     if (text === undefined) return undefined;
     try {
       const value: unknown = JSON.parse(text);
