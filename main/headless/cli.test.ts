@@ -11,8 +11,9 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { childProcesses, zombieChildren } from '../testing/child-processes.ts';
 import { connectClient } from '../testing/mcp-clients.ts';
 import { isPortOpen, randomFirstPort } from '../testing/net.ts';
-import { addWorktree, makeTempDir, makeTempRepo } from '../testing/temp-repo.ts';
+import { addWorktree, makeTempDir, makeTempRepo, specGoverning } from '../testing/temp-repo.ts';
 import { putJustOnPath } from '../testing/just.ts';
+import { makeLoggingGit } from '../testing/logging-git.ts';
 
 // The just-task tests run the real `just` (grove serve finds it on the PATH it inherits).
 putJustOnPath();
@@ -299,6 +300,32 @@ describe('grove serve', () => {
     expect(await page.text()).toContain('<div id="root">');
     run.child.kill('SIGINT');
     expect(await run.exit).toBe(0);
+    await repo.cleanup();
+  });
+
+  it('checks a worktree with one listing, and without a hash cache never loads SQLite', async () => {
+    const repo = await makeTempRepo({
+      '.notarai/app.spec.yaml': specGoverning('App', 'src/**'),
+      'src/a.ts': 'a\n',
+    });
+    await writeFile(path.join(repo.root, 'notes.txt'), 'untracked\n');
+    // Every git command the check runs, through a git that logs it and runs the real one.
+    const git = await makeLoggingGit();
+    const env = { PATH: git.path, GROVE_CACHE_DIR: await makeTempDir() };
+    const { code, stdout, sources } = await loadedBy(env, 'check', '--format', 'json', repo.root);
+    // Both listings count: the tracked README and the untracked notes no spec governs.
+    expect(code).toBe(0);
+    const { findings } = JSON.parse(stdout) as { findings: { type: string; file_path: string }[] };
+    expect(
+      findings.filter((item) => item.type === 'coverage_gap').map((item) => item.file_path),
+    ).toEqual(['README.md', 'notes.txt']);
+    // The listing started while the command loaded is the one the check used: each once.
+    const listings = (await git.runs()).filter((line) => /ls-files/.test(line));
+    expect(listings.sort()).toEqual([
+      '-c core.fsmonitor=false -c core.quotepath=false ls-files -z --cached',
+      '-c core.fsmonitor=false -c core.quotepath=false ls-files -z --others --exclude-standard',
+    ]);
+    expect(sources.filter((source) => source.includes('better-sqlite3'))).toEqual([]);
     await repo.cleanup();
   });
 

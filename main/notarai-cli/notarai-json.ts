@@ -28,6 +28,22 @@ function floatText(value: number): string {
   return /[.eE]/.test(text) ? text : `${text}.0`;
 }
 
+/** Key lists already sorted, by the keys in their own order (a report's objects share a few). */
+const sortedByShape = new Map<string, readonly string[]>();
+const MAX_SHAPES = 256;
+
+/** serde_json's map is a BTreeMap<String, _>: keys in UTF-8 byte order. */
+function sortedKeys(record: object): readonly string[] {
+  const keys = Object.keys(record);
+  const shape = JSON.stringify(keys); // unambiguous, whatever the keys hold
+  let sorted = sortedByShape.get(shape);
+  if (sorted === undefined) {
+    sorted = keys.sort(compareUtf8);
+    if (sortedByShape.size < MAX_SHAPES) sortedByShape.set(shape, sorted);
+  }
+  return sorted;
+}
+
 /** serde_json's pretty printer on a BTreeMap-backed value. */
 export function notaraiJson(value: NotaraiJson, indent = ''): string {
   if (value instanceof Float) return floatText(value.value);
@@ -39,8 +55,7 @@ export function notaraiJson(value: NotaraiJson, indent = ''): string {
     return `[\n${items.map((item) => inner + notaraiJson(item, inner)).join(',\n')}\n${indent}]`;
   }
   const record = value as { readonly [key: string]: NotaraiJson };
-  // serde_json's map is a BTreeMap<String, _>: keys in UTF-8 byte order.
-  const keys = Object.keys(record).sort(compareUtf8);
+  const keys = sortedKeys(record);
   if (keys.length === 0) return '{}';
   return `{\n${keys
     .map(

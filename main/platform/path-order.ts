@@ -20,6 +20,23 @@ export function compareUtf8(a: string, b: string): number {
   return a.length - b.length;
 }
 
+/** Code units from which JavaScript's order of strings may differ from UTF-8 byte order. */
+const MAY_ORDER_OTHERWISE = /[\ud800-\uffff]/;
+
+/**
+ * True if no code unit of `text` is at or above U+D800: then, for any two strings cut from it,
+ * JavaScript's own comparison (`<`, native code) gives UTF-8 byte order, and compareCodeUnits may
+ * stand in for compareUtf8 (a listing of 20,000 paths is tested once, in native code).
+ */
+export function ordersAsUtf8(text: string): boolean {
+  return !MAY_ORDER_OTHERWISE.test(text);
+}
+
+/** JavaScript's order of strings (UTF-16 code units): UTF-8 order for text ordersAsUtf8 accepts. */
+export function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** A UTF-16 code unit moved so that plain numeric order becomes code point order. */
 function codePointRank(unit: number): number {
   if (unit < 0xd800) return unit;

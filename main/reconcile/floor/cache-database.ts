@@ -12,7 +12,7 @@
 // `checkFirstPage` accepts. Then `prepare` checks the schema as SQLite loaded it.
 // Work on a connection may span several turns of the event loop (a 100,000-row transaction is
 // written in slices), so the uses of one file run one after another.
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import path from 'node:path';
 import {
   entryKind,
@@ -26,6 +26,7 @@ import {
 import { UserError } from '../../platform/errors.ts';
 import { WorkersUnavailableError, workerPool } from '../../platform/worker-pool.ts';
 import {
+  openSqlite,
   MAX_PAGE_SIZE,
   PATH_CHANGED,
   readFirstPage,
@@ -309,7 +310,7 @@ export class CacheDatabase {
     }
     await this.#settleCompanions();
     await this.#checkFirstPage();
-    const db = new Database(this.absolute, { fileMustExist: true });
+    const db = openSqlite(this.absolute, { fileMustExist: true });
     let schemaVersion: number | undefined;
     try {
       // The file SQLite opened must be the one checked (SQLite resolves symlinks in the name: a

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { git, makeTempRepo, writeFiles } from '../../testing/temp-repo.ts';
 import type { TempRepo } from '../../testing/temp-repo.ts';
+import { compareCodeUnits } from '../../platform/path-order.ts';
 import {
   changedVsBase,
   defaultBase,
@@ -26,6 +27,24 @@ describe('git queries', () => {
     expect(mergeSorted(['a', 'c', 'c', 'e'], ['b', 'd'])).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(mergeSorted([], ['x'])).toEqual(['x']);
     expect(mergeSorted(['b', 'a'], ['c'])).toEqual(['a', 'b', 'c']);
+    // In native order (the listing's when no path holds a code unit from U+D800), the same.
+    expect(mergeSorted(['a', 'c', 'c', 'e'], ['b', 'd'], compareCodeUnits)).toEqual([
+      'a',
+      'b',
+      'c',
+      'd',
+      'e',
+    ]);
+    expect(mergeSorted(['b', 'a'], ['c'], compareCodeUnits)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('merges a listing in UTF-8 order whichever names it holds', async () => {
+    // git lists by bytes: U+FF01 before the emoji. JavaScript's own order puts the emoji first, so
+    // merging the tracked U+FF01 with the untracked emoji by it would swap them.
+    const { root } = await repo({ '！.txt': '1\n', 'a.txt': 'a\n' });
+    await writeFiles(root, { '😀.txt': '2\n', 'b.txt': 'b\n' });
+    const files = await listWorktreeFileSets(root);
+    expect(files.present).toEqual(['README.md', 'a.txt', 'b.txt', '！.txt', '😀.txt']);
   });
 
   it('lists tracked and untracked files, leaving ignored ones out and finding deletions on request', async () => {

@@ -8,8 +8,17 @@
 import path from 'node:path';
 import { displayPath } from '../../platform/confined-fs.ts';
 import { UserError } from '../../platform/errors.ts';
-import { gitStdout, type GitScratchEnvironment } from '../../platform/git/run-git.ts';
-import { compareUtf8, sortedUtf8 } from '../../platform/path-order.ts';
+import {
+  gitStdout,
+  startGitAhead,
+  type GitScratchEnvironment,
+} from '../../platform/git/run-git.ts';
+import {
+  compareCodeUnits,
+  compareUtf8,
+  ordersAsUtf8,
+  sortedUtf8,
+} from '../../platform/path-order.ts';
 
 /**
  * Longest one git command of the engine may take. Tool calls have their own deadline (which
@@ -33,7 +42,7 @@ export interface GitOptions {
  */
 export function gitInWorktree(
   root: string,
-  args: string[],
+  args: readonly string[],
   options: GitOptions = {},
 ): Promise<string> {
   return gitStdout(args, {
@@ -66,6 +75,25 @@ export interface WorktreeFiles {
   untracked: Set<string>;
 }
 
+/** listWorktreeFileSets's two git commands: tracked files, and untracked ones not ignored. */
+const LIST_TRACKED = ['ls-files', '-z', '--cached'] as const;
+const LIST_UNTRACKED = ['ls-files', '-z', '--others', '--exclude-standard'] as const;
+
+/**
+ * Starts the git commands of a listWorktreeFileSets(root) (without `deleted`) that is known to
+ * come, before the modules that make it have loaded (run-git.ts, startGitAhead). `root` must be
+ * the real path the call will be given (realWorktreeRoot), or the runs are not taken.
+ */
+export function startListingAhead(root: string): void {
+  for (const args of [LIST_TRACKED, LIST_UNTRACKED]) {
+    startGitAhead(args, {
+      cwd: root,
+      ceiling: path.dirname(root),
+      timeoutMs: ENGINE_GIT_TIMEOUT_MS,
+    });
+  }
+}
+
 /**
  * One `git ls-files` call: every file of the worktree git would show (ignored ones left out).
  * `deleted: true` also finds tracked files missing from disk, which costs an lstat of every
@@ -76,28 +104,39 @@ export async function listWorktreeFileSets(
   options: { deleted?: boolean; signal?: AbortSignal } = {},
 ): Promise<WorktreeFiles> {
   const gitOptions = options.signal ? { signal: options.signal } : {};
-  const list = async (args: string[]): Promise<string[]> =>
-    (await gitInWorktree(root, ['ls-files', '-z', ...args], gitOptions))
-      .split('\0')
-      .filter((file) => file !== '');
+  // Whether every path listed so far compares in UTF-8 order as JavaScript compares strings.
+  let nativeOrder = true;
+  const list = async (args: readonly string[]): Promise<string[]> => {
+    const output = await gitInWorktree(root, args, gitOptions);
+    nativeOrder &&= ordersAsUtf8(output);
+    const files = output.split('\0');
+    files.pop(); // after the last NUL (or the empty output's one empty string)
+    return files;
+  };
   // Separate calls run in parallel (and are faster than one `-t` listing).
   const [tracked, untrackedList, deletedList] = await Promise.all([
-    list(['--cached']),
-    list(['--others', '--exclude-standard']),
-    options.deleted ? list(['--deleted']) : Promise.resolve([]),
+    list(LIST_TRACKED),
+    list(LIST_UNTRACKED),
+    options.deleted ? list(['ls-files', '-z', '--deleted']) : Promise.resolve([]),
   ]);
   const deleted = new Set(deletedList);
   const untracked = new Set(untrackedList);
   const kept = deleted.size === 0 ? tracked : tracked.filter((file) => !deleted.has(file));
-  return { present: mergeSorted(kept, untrackedList), deleted, untracked };
+  const compare = nativeOrder ? compareCodeUnits : compareUtf8;
+  return { present: mergeSorted(kept, untrackedList, compare), deleted, untracked };
 }
 
 /**
  * Both lists (each sorted by bytes, as git prints them) as one list in UTF-8 byte order without
  * duplicates (--cached lists a path once per stage during a conflicted merge). Falls back to a
- * sort if either list turns out not to be in order.
+ * sort if either list turns out not to be in order. `compare`: compareCodeUnits when the paths
+ * hold no code unit from U+D800 (path-order.ts, ordersAsUtf8), the same order in native code.
  */
-export function mergeSorted(left: readonly string[], right: readonly string[]): string[] {
+export function mergeSorted(
+  left: readonly string[],
+  right: readonly string[],
+  compare: (a: string, b: string) => number = compareUtf8,
+): string[] {
   const out: string[] = [];
   let i = 0;
   let j = 0;
@@ -106,7 +145,7 @@ export function mergeSorted(left: readonly string[], right: readonly string[]): 
     const a = left[i];
     const b = right[j];
     let next: string;
-    if (b === undefined || (a !== undefined && compareUtf8(a, b) <= 0)) {
+    if (b === undefined || (a !== undefined && compare(a, b) <= 0)) {
       next = a as string;
       i++;
     } else {
@@ -114,7 +153,7 @@ export function mergeSorted(left: readonly string[], right: readonly string[]): 
       j++;
     }
     if (next === last) continue;
-    if (last !== undefined && compareUtf8(next, last) < 0)
+    if (last !== undefined && compare(next, last) < 0)
       return sortedUtf8(new Set([...left, ...right]));
     out.push(next);
     last = next;

@@ -16,7 +16,21 @@
 // SQLite also reads what lies beside the database: a write-ahead log (refused by the caller) and a
 // hot rollback journal, whose pages it writes back into the file on its first read. replayJournal
 // does that on a worker thread, before the first page is read.
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+
+let sqlite: typeof Database | undefined;
+
+/**
+ * Opens a connection to `file` (better-sqlite3). The module is loaded by the first open: a
+ * command-line run that finds no cache database, or one whose rows it does not need (the
+ * classification it remembers still holds: classification-store.ts), never loads it (~7 ms of a
+ * `grove check`, its CommonJS files and Node's CommonJS loader).
+ */
+export function openSqlite(file: string, options: Database.Options): Database.Database {
+  sqlite ??= createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+  return new sqlite(file, options);
+}
 
 /** The largest page SQLite writes: reading this much of a file always covers its first page. */
 export const MAX_PAGE_SIZE = 65_536;
@@ -202,7 +216,7 @@ export function replayJournal(file: string): SqliteFailure | undefined {
   let db: Database.Database | undefined;
   try {
     // timeout 0: a lock held by another process is waited for by the caller, on a timer.
-    db = new Database(file, { fileMustExist: true, timeout: 0 });
+    db = openSqlite(file, { fileMustExist: true, timeout: 0 });
     // As on the main connection (cache-database.ts): SQLite resolves symlinks in the name, so a
     // directory swapped for a link since the caller's check shows up as another path. Nothing is
     // read before this.
