@@ -120,8 +120,13 @@ describe('linear time, the same answers', () => {
       ['src/**', '[s]rc/**'],
       ['src/lib/**/a?', '[s]rc/lib/**/a?'],
       ['a//**/b', '[a]//**/b'],
+      // Plain names with a prefix, runs between stars and a suffix that may overlap them.
+      ['src/**/x*s*.ts', '[s]rc/**/x*s*.ts'],
+      ['src/**/x*x', '[s]rc/**/x*x'],
+      ['src/**/ab*b*', '[s]rc/**/ab*b*'],
     ];
-    const names = ['src', 'lib', 'a', 'ab', 'x.ts', 'x.tsx', '.ts', 'b', ''];
+    const names = ['src', 'lib', 'a', 'ab', 'x.ts', 'x.tsx', '.ts', 'b', '', 'x', 'xx', 'xs.ts'];
+    names.push('x.s.ts', 'xsts', 'xax', 'abx', 'abb', 'abxb');
     const paths: string[] = [];
     const walk = (prefix: string[], depth: number): void => {
       if (prefix.length > 0) paths.push(prefix.join('/'));

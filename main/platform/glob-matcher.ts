@@ -292,6 +292,31 @@ function compileAlternative(pattern: string): CompiledGlob {
   return { segments, literal: text };
 }
 
+/**
+ * matchSegment against the name of `path` that starts at `start` (its last name), a plain segment
+ * without cutting the name out: the product spec's `src/**\/*.ts` tests every file of a worktree,
+ * and a substring per path was most of that test's cost and garbage.
+ */
+function matchName(segment: CompiledSegment, path: string, start: number): boolean {
+  const plain = segment.plain;
+  if (plain === undefined) return matchSegment(segment, path.slice(start));
+  if (path.length - start < segment.minLength) return false;
+  if (plain.exact !== undefined) {
+    return path.length - start === plain.exact.length && path.startsWith(plain.exact, start);
+  }
+  const end = path.length - plain.suffix.length;
+  if (end < start + plain.prefix.length) return false;
+  if (!path.startsWith(plain.prefix, start) || !path.endsWith(plain.suffix)) return false;
+  // Each run leftmost after the one before, as matchSegment.
+  let at = start + plain.prefix.length;
+  for (const run of plain.middle) {
+    const found = path.indexOf(run, at);
+    if (found === -1 || found + run.length > end) return false;
+    at = found + run.length;
+  }
+  return true;
+}
+
 function tokenMatches(token: Token, code: number): boolean {
   switch (token.kind) {
     case 'literal':
@@ -427,7 +452,7 @@ export function compileGlobs(
         if (!path.startsWith(directories[index]!)) continue;
         const last = lastOnly[index];
         if (last !== undefined) {
-          if (matchSegment(last, path.slice(path.lastIndexOf('/') + 1))) return true;
+          if (matchName(last, path, path.lastIndexOf('/') + 1)) return true;
           continue;
         }
         parts ??= path.split('/');
