@@ -319,7 +319,7 @@ describe('grove serve', () => {
     expect(
       findings.filter((item) => item.type === 'coverage_gap').map((item) => item.file_path),
     ).toEqual(['README.md', 'notes.txt']);
-    // The listing started while the command loaded is the one the check used: each once.
+    // One listing: each of its git commands runs once.
     const listings = (await git.runs()).filter((line) => /ls-files/.test(line));
     expect(listings.sort()).toEqual([
       '-c core.fsmonitor=false -c core.quotepath=false ls-files -z --cached',

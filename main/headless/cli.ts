@@ -16,9 +16,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<CliCommand>> = {
     (['check', 'score', 'export-context'] as const).map((name) => [
       name,
       async (args: string[]): Promise<CliCommand> => {
-        // git's listing and the pool's threads start first, while the command loads
-        // (notarai-cli/command-warm-up.ts).
-        (await import('../notarai-cli/command-warm-up.ts')).warmUpCommand(name, args);
+        // The pool's threads start first, while the command loads (notarai-cli/pool-warm-up.ts).
+        (await import('../notarai-cli/pool-warm-up.ts')).warmUpPool(name, args);
         const { NOTARAI_USAGE, runNotaraiCommand } =
           await import('../notarai-cli/notarai-commands.ts');
         return { usage: NOTARAI_USAGE, run: (args) => runNotaraiCommand(name, args) };

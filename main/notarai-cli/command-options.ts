@@ -1,6 +1,6 @@
 // The flags of `grove check`, `grove score` and `grove export-context` (NotarAI 0.7's, with
 // Grove's additions), as node:util parseArgs takes them: one definition for the commands
-// (notarai-commands.ts) and for the warm-up before they load (command-warm-up.ts).
+// (notarai-commands.ts) and for the pool's warm-up before they load (pool-warm-up.ts).
 import type { ParseArgsOptionsConfig } from 'node:util';
 
 export const CHECK_OPTIONS = {

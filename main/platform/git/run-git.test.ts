@@ -4,7 +4,6 @@ import { getPriority } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../testing/net.ts';
-import { makeLoggingGit } from '../../testing/logging-git.ts';
 import { makeTempRepo, type TempRepo } from '../../testing/temp-repo.ts';
 import { pauseAtSlices } from '../time-slices.ts';
 import {
@@ -13,7 +12,6 @@ import {
   gitStdout,
   runGit,
   splitNul,
-  startGitAhead,
   type RunGitOptions,
 } from './run-git.ts';
 
@@ -24,35 +22,6 @@ afterEach(async () => {
 });
 
 describe('the git runner', () => {
-  it('hands a run started ahead to the one call made for it, once', async () => {
-    repo = await makeTempRepo({ 'a.txt': 'a\n' });
-    const git = await makeLoggingGit();
-    const saved = process.env.PATH;
-    process.env.PATH = git.path;
-    try {
-      const args = ['ls-files', '-z', '--cached'];
-      const options = { cwd: repo.root, ceiling: repo.dir, timeoutMs: 60_000 };
-      startGitAhead(args, options);
-      startGitAhead(args, options); // already under way: not started twice
-      const listing = (await gitStdout(args, options)).split('\0');
-      expect(listing).toEqual(['README.md', 'a.txt', '']);
-      expect(await git.runs()).toHaveLength(1);
-      // Taken: the next call runs git itself.
-      await gitStdout(args, options);
-      expect(await git.runs()).toHaveLength(2);
-      // A call with its own signal, or another timeout, runs its own; the run ahead waits for
-      // the call it was made for.
-      startGitAhead(args, options);
-      await gitStdout(args, { ...options, signal: new AbortController().signal });
-      await gitStdout(args, { ...options, timeoutMs: 30_000 });
-      expect(await git.runs()).toHaveLength(5);
-      await gitStdout(args, options);
-      expect(await git.runs()).toHaveLength(5);
-    } finally {
-      process.env.PATH = saved;
-    }
-  });
-
   it('ignores the GIT_* variables of whoever started Grove', async () => {
     repo = await makeTempRepo({ 'a.txt': 'a\n' });
     const saved = process.env.GIT_DIR;

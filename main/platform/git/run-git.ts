@@ -103,49 +103,11 @@ export function spawnGit(
   });
 }
 
-/** What a run started ahead is matched by: its arguments, directory, ceiling and timeout. */
-type AheadOptions = Pick<RunGitOptions, 'cwd' | 'ceiling' | 'timeoutMs'>;
-
-const aheadKey = (args: readonly string[], options: AheadOptions) =>
-  JSON.stringify([args, options.cwd, options.ceiling ?? null, options.timeoutMs ?? null]);
-
-/** Runs started by startGitAhead that no runGit call has taken yet. */
-const startedAhead = new Map<string, Promise<GitOutput>>();
-
-/**
- * Starts `git <args>` now for a runGit call with the same arguments, directory, ceiling and
- * timeout that is known to come (and with no signal, stdin, scratch environment or output cap of
- * its own): that call takes this run's output instead of starting git again. A command-line run
- * starts its listing this way while its modules load (notarai-cli/command-warm-up.ts): git then
- * runs beside the loading instead of after it. Each run is taken once; one nobody takes is left
- * to finish on its own (its output is dropped with the process).
- */
-export function startGitAhead(args: readonly string[], options: AheadOptions): void {
-  const key = aheadKey(args, options);
-  if (!startedAhead.has(key)) startedAhead.set(key, runGit(args, options));
-}
-
-/** The run startGitAhead started for this call, taken (once), if there is one. */
-function takeStartedAhead(
-  args: readonly string[],
-  options: RunGitOptions,
-): Promise<GitOutput> | undefined {
-  if (startedAhead.size === 0) return undefined;
-  const own = options.signal ?? options.input ?? options.env ?? options.maxOutputBytes;
-  if (own !== undefined) return undefined;
-  const key = aheadKey(args, options);
-  const started = startedAhead.get(key);
-  startedAhead.delete(key);
-  return started;
-}
-
 /**
  * Runs git. Resolves with the exit code and output whatever the code; resolves with code null
  * when git could not run, was cancelled, timed out or exceeded the output cap. Never rejects.
  */
 export async function runGit(args: readonly string[], options: RunGitOptions): Promise<GitOutput> {
-  const ahead = takeStartedAhead(args, options);
-  if (ahead !== undefined) return ahead;
   const background = isBackgroundWork(options.signal);
   // Background work steps aside while clients' calls run, before git starts too (a racily clean
   // index makes git read every file: that read would compete with the call).

@@ -8,11 +8,7 @@
 import path from 'node:path';
 import { displayPath } from '../../platform/confined-fs.ts';
 import { UserError } from '../../platform/errors.ts';
-import {
-  gitStdout,
-  startGitAhead,
-  type GitScratchEnvironment,
-} from '../../platform/git/run-git.ts';
+import { gitStdout, type GitScratchEnvironment } from '../../platform/git/run-git.ts';
 import {
   compareCodeUnits,
   compareUtf8,
@@ -42,7 +38,7 @@ export interface GitOptions {
  */
 export function gitInWorktree(
   root: string,
-  args: readonly string[],
+  args: string[],
   options: GitOptions = {},
 ): Promise<string> {
   return gitStdout(args, {
@@ -75,25 +71,6 @@ export interface WorktreeFiles {
   untracked: Set<string>;
 }
 
-/** listWorktreeFileSets's two git commands: tracked files, and untracked ones not ignored. */
-const LIST_TRACKED = ['ls-files', '-z', '--cached'] as const;
-const LIST_UNTRACKED = ['ls-files', '-z', '--others', '--exclude-standard'] as const;
-
-/**
- * Starts the git commands of a listWorktreeFileSets(root) (without `deleted`) that is known to
- * come, before the modules that make it have loaded (run-git.ts, startGitAhead). `root` must be
- * the real path the call will be given (realWorktreeRoot), or the runs are not taken.
- */
-export function startListingAhead(root: string): void {
-  for (const args of [LIST_TRACKED, LIST_UNTRACKED]) {
-    startGitAhead(args, {
-      cwd: root,
-      ceiling: path.dirname(root),
-      timeoutMs: ENGINE_GIT_TIMEOUT_MS,
-    });
-  }
-}
-
 /**
  * One `git ls-files` call: every file of the worktree git would show (ignored ones left out).
  * `deleted: true` also finds tracked files missing from disk, which costs an lstat of every
@@ -106,8 +83,8 @@ export async function listWorktreeFileSets(
   const gitOptions = options.signal ? { signal: options.signal } : {};
   // Whether every path listed so far compares in UTF-8 order as JavaScript compares strings.
   let nativeOrder = true;
-  const list = async (args: readonly string[]): Promise<string[]> => {
-    const output = await gitInWorktree(root, args, gitOptions);
+  const list = async (args: string[]): Promise<string[]> => {
+    const output = await gitInWorktree(root, ['ls-files', '-z', ...args], gitOptions);
     nativeOrder &&= ordersAsUtf8(output);
     const files = output.split('\0');
     files.pop(); // after the last NUL (or the empty output's one empty string)
@@ -115,9 +92,9 @@ export async function listWorktreeFileSets(
   };
   // Separate calls run in parallel (and are faster than one `-t` listing).
   const [tracked, untrackedList, deletedList] = await Promise.all([
-    list(LIST_TRACKED),
-    list(LIST_UNTRACKED),
-    options.deleted ? list(['ls-files', '-z', '--deleted']) : Promise.resolve([]),
+    list(['--cached']),
+    list(['--others', '--exclude-standard']),
+    options.deleted ? list(['--deleted']) : Promise.resolve([]),
   ]);
   const deleted = new Set(deletedList);
   const untracked = new Set(untrackedList);

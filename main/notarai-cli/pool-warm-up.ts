@@ -1,23 +1,17 @@
-// What `grove check` and `grove score` will surely need is started before their modules load
-// (~20 ms of the run), so it runs beside the loading instead of after it. The dispatcher
-// (main/headless/cli.ts) calls warmUpCommand first, then loads the command:
-//
-// - git's listing of the worktree (listWorktreeFileSets's two `git ls-files`, run-git.ts's
-//   startGitAhead): the command's own listing takes their output.
-// - the worker pool's threads, when the hash cache says they will get work. The commands stat
-//   every governed file (notarai-inputs.ts, FileJobRunner.statAll): on the main thread up to
-//   CLI_MAIN_THREAD_STAT_PATHS files (a pool worker costs ~100 ms of CPU to start, more than it
-//   saves there), on the pool's threads beyond, and the files no stat row vouches for are hashed
-//   on them. So the threads start when the cache is too big for the main thread's stat pass, when
-//   its stat rows are missing for many files, or with --with-snapshot (which may hash every file).
-//
-// Anything unexpected (a bad flag, no worktree) starts nothing: the command itself reports it.
-import { realpathSync, statSync } from 'node:fs';
+// `grove check` and `grove score` stat every governed file (notarai-inputs.ts,
+// FileJobRunner.statAll): on the main thread up to CLI_MAIN_THREAD_STAT_PATHS files (a pool
+// worker costs ~100 ms of CPU to start, more than it saves there), on the worker pool's threads
+// beyond, and the files no stat row vouches for are hashed on the workers. The dispatcher
+// (main/headless/cli.ts) calls warmUpPool first, before it loads the command: when the worktree's
+// hash cache says the workers will get work (a cache too big for the main thread's stat pass, one
+// whose stat rows are missing for many files, or --with-snapshot, which may hash every file), the
+// pool's workers start now, and their start overlaps loading the command, the specs and git's
+// listing. Anything unexpected (a bad flag, no worktree) starts nothing: the command itself
+// reports it.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { statInsideRoot } from '../platform/confined-fs.ts';
 import { workerPool } from '../platform/worker-pool.ts';
-import { startListingAhead } from '../reconcile/floor/git-queries.ts';
 import { CHECK_OPTIONS, SCORE_OPTIONS } from './command-options.ts';
 
 /**
@@ -35,8 +29,8 @@ export const WORKER_STAT_CACHE_BYTES = 50_000 * 120;
 const NOTARAI_DB = '.notarai/.cache/notarai.db';
 const STATS_DB = '.notarai/.cache/grove-stats.db';
 
-/** Starts git's listing, and the worker pool's threads if `command` will hand them work. */
-export function warmUpCommand(command: string, args: readonly string[]): void {
+/** Starts the worker pool's threads if `command` with `args` will hand them work. */
+export function warmUpPool(command: string, args: readonly string[]): void {
   if (command !== 'check' && command !== 'score') return;
   let root: string;
   let withSnapshot: boolean;
@@ -51,13 +45,6 @@ export function warmUpCommand(command: string, args: readonly string[]): void {
     withSnapshot = values['with-snapshot'];
   } catch {
     return;
-  }
-  // Now, not at a later turn of the event loop: the command's modules load without giving one.
-  // The real path, as the command's own listing is asked for (standaloneParts, realWorktreeRoot).
-  try {
-    if (statSync(root).isDirectory()) startListingAhead(realpathSync.native(root));
-  } catch {
-    // no such directory: the command says so
   }
   if (withSnapshot) {
     workerPool().prestart();
