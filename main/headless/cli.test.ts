@@ -14,6 +14,7 @@ import { isPortOpen, randomFirstPort } from '../testing/net.ts';
 import { addWorktree, makeTempDir, makeTempRepo, specGoverning } from '../testing/temp-repo.ts';
 import { putJustOnPath } from '../testing/just.ts';
 import { makeLoggingGit } from '../testing/logging-git.ts';
+import { ReconcileEngine } from '../reconcile/reconcile-engine.ts';
 
 // The just-task tests run the real `just` (grove serve finds it on the PATH it inherits).
 putJustOnPath();
@@ -303,7 +304,7 @@ describe('grove serve', () => {
     await repo.cleanup();
   });
 
-  it('checks a worktree with one listing, and without a hash cache never loads SQLite', async () => {
+  it('checks a worktree with one listing, loading SQLite only once there is a hash cache', async () => {
     const repo = await makeTempRepo({
       '.notarai/app.spec.yaml': specGoverning('App', 'src/**'),
       'src/a.ts': 'a\n',
@@ -326,6 +327,19 @@ describe('grove serve', () => {
       '-c core.fsmonitor=false -c core.quotepath=false ls-files -z --others --exclude-standard',
     ]);
     expect(sources.filter((source) => source.includes('better-sqlite3'))).toEqual([]);
+
+    // With a hash cache, the bundle loads SQLite at its first open and reads the rows: a file
+    // reconciled, then edited, is changed since reconciliation.
+    const engine = new ReconcileEngine({ root: repo.root });
+    await engine.markReconciled(['src/a.ts']);
+    engine.close();
+    await writeFile(path.join(repo.root, 'src/a.ts'), 'a, edited\n');
+    const cached = await loadedBy(env, 'check', '--format', 'json', repo.root);
+    const changed = (JSON.parse(cached.stdout) as { findings: { type: string }[] }).findings.filter(
+      (item) => item.type === 'changed_since_reconciliation',
+    );
+    expect(changed).toMatchObject([{ file_path: 'src/a.ts' }]);
+    expect(cached.sources).toContain('node_modules/better-sqlite3/lib/database.js');
     await repo.cleanup();
   });
 

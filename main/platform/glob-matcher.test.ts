@@ -126,7 +126,7 @@ describe('linear time, the same answers', () => {
       ['src/**/ab*b*', '[s]rc/**/ab*b*'],
     ];
     const names = ['src', 'lib', 'a', 'ab', 'x.ts', 'x.tsx', '.ts', 'b', '', 'x', 'xx', 'xs.ts'];
-    names.push('x.s.ts', 'xsts', 'xax', 'abx', 'abb', 'abxb');
+    names.push('x.s.ts', 'xsts', 'xax', 'abx', 'abb', 'abxb', 'xa.ts');
     const paths: string[] = [];
     const walk = (prefix: string[], depth: number): void => {
       if (prefix.length > 0) paths.push(prefix.join('/'));
