@@ -245,15 +245,7 @@ describe("the CLI's remembered classification", () => {
     // Another hash for src/a.ts, written in place (same size), the file's times put back.
     const database = path.join(repo.root, '.notarai/.cache/notarai.db');
     const before = statSync(database);
-    const db = new Database(database);
-    try {
-      db.prepare('UPDATE file_cache SET blake3_hash = ? WHERE path = ?').run(
-        '0'.repeat(64),
-        'src/a.ts',
-      );
-    } finally {
-      db.close();
-    }
+    setRowHash(repo.root, 'src/a.ts', '0'.repeat(64));
     await utimes(database, before.atime, before.mtime);
     expect(statSync(database).size).toBe(before.size);
     const reads = countReads();
@@ -307,6 +299,16 @@ const SPEC = spec('App', 'src/**');
 const DB = '.notarai/.cache/notarai.db';
 
 /** The changed files `grove check` reports (remembering). */
+/** Another hash in `file`'s row of NotarAI's cache, written in place by a connection of its own. */
+function setRowHash(root: string, file: string, hash: string): void {
+  const db = new Database(path.join(root, DB));
+  try {
+    db.prepare('UPDATE file_cache SET blake3_hash = ? WHERE path = ?').run(hash, file);
+  } finally {
+    db.close();
+  }
+}
+
 async function changed(root: string): Promise<string[]> {
   const report = await runCheck(root);
   return report.findings
@@ -465,15 +467,7 @@ describe('the remembered classification against damaged databases and odd cache 
       this: HashCache,
       paths,
     ) {
-      const db = new Database(path.join(root, DB));
-      try {
-        db.prepare('UPDATE file_cache SET blake3_hash = ? WHERE path = ?').run(
-          'f'.repeat(64),
-          'src/b.ts',
-        );
-      } finally {
-        db.close();
-      }
+      setRowHash(root, 'src/b.ts', 'f'.repeat(64));
       return readRowsOf.call(this, paths);
     });
     expect(await changed(root)).toEqual(['src/b.ts']);
